@@ -1,0 +1,30 @@
+# Every target builds the environment it needs; a fresh clone needs only python3 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test lint demo bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,cli,proxy]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check pi_trio tests benchmarks examples
+	$(BIN)/ruff format --check pi_trio tests benchmarks examples
+
+test: $(STAMP)
+	$(BIN)/ruff check pi_trio tests benchmarks
+	$(BIN)/python -m pytest -q
+
+demo: $(STAMP)
+	$(BIN)/python -m pi_trio demo
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV)

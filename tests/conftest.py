@@ -1,0 +1,1 @@
+"""Shared fixtures: every async test runs on trio (pytest-trio, ``trio_mode``)."""
