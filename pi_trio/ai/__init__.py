@@ -13,6 +13,20 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._transcript import ToolStateChanges as ToolStateChanges
+from ._transcript import collapse_system_messages as collapse_system_messages
+from ._transcript import create_initial_system_message as create_initial_system_message
+from ._transcript import declarations_equal as declarations_equal
+from ._transcript import declare_tool_changes as declare_tool_changes
+from ._transcript import get_current_system_message as get_current_system_message
+from ._transcript import get_current_system_prompt as get_current_system_prompt
+from ._transcript import get_current_tools as get_current_tools
+from ._transcript import get_system_message_text as get_system_message_text
+from ._transcript import get_tool_state_changes as get_tool_state_changes
+from ._transcript import normalize_context as normalize_context
+from ._transcript import render_system_message_update as render_system_message_update
+from ._transcript import to_tool_declaration as to_tool_declaration
+from ._transform import transform_messages as transform_messages
 from ._types import AssistantMessage as AssistantMessage
 from ._types import Context as Context
 from ._types import Cost as Cost
@@ -67,7 +81,21 @@ __all__ = [
     "ToolCallStartEvent",
     "ToolRef",
     "ToolResultMessage",
+    "ToolStateChanges",
     "Usage",
     "UserMessage",
+    "collapse_system_messages",
+    "create_initial_system_message",
+    "declarations_equal",
+    "declare_tool_changes",
+    "get_current_system_message",
+    "get_current_system_prompt",
+    "get_current_tools",
+    "get_system_message_text",
+    "get_tool_state_changes",
+    "normalize_context",
     "now_ms",
+    "render_system_message_update",
+    "to_tool_declaration",
+    "transform_messages",
 ]
