@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_trio.ai import (
     AssistantMessage,
@@ -564,3 +566,36 @@ def test_transcript_functions_do_not_mutate_messages() -> None:
     collapse_system_messages(messages)
     declare_tool_changes(messages, [tool("b")], [system("x", tools_added=[tool("z")])])
     assert msgspec.json.encode(messages) == before
+
+
+# --------------------------------------------------------------------------- property
+
+
+_tool_names = st.sampled_from(["a", "b", "c", "d"])
+_tools = st.builds(tool, _tool_names, st.sampled_from(["v1", "v2"]))
+_system_messages = st.builds(
+    lambda added, removed: system(tools_added=added or None,
+                                  tools_removed=[ToolRef(name=n) for n in removed] or None),
+    st.lists(_tools, max_size=3),
+    st.lists(_tool_names, max_size=2),
+)
+_executable = st.lists(_tools, max_size=4, unique_by=lambda t: t.name)
+
+
+@settings(derandomize=True, max_examples=300)
+@given(
+    history=st.lists(st.one_of(_system_messages, st.builds(user)), max_size=5),
+    pending_system=st.one_of(st.none(), _system_messages),
+    executable=_executable,
+)
+def test_after_declaring_the_transcript_replays_exactly_the_executable_set(
+    history: list[Any], pending_system: SystemMessage | None, executable: list[Tool]
+) -> None:
+    pending: list[Any] = [user("next")]
+    if pending_system is not None:
+        pending.insert(0, pending_system)
+    result = declare_tool_changes(history, executable, pending)
+    replayed = {t.name: t for t in get_current_tools([*history, *result])}
+    assert sorted(replayed) == sorted(t.name for t in executable)
+    assert all(declarations_equal(replayed[t.name], t) for t in executable)
+    assert declare_tool_changes([*history, *result], executable, []) == []

@@ -182,7 +182,7 @@ def get_current_system_message(messages: Sequence[object]) -> SystemMessage | No
     line, the live sections, the currently declared tools and the first one's timestamp.
     ``None`` when the transcript has no system message."""
     texts: list[str] = []
-    sections: dict[str, str] = {}
+    sections: dict[str, str | None] = {}
     first: SystemMessage | None = None
     for message in _system_messages(messages):
         if first is None:
@@ -307,7 +307,9 @@ def declare_tool_changes(
 def collapse_system_messages(messages: Sequence[Message]) -> tuple[str, list[Message]]:
     """For wire formats with one leading system prompt: the replayed prompt text of all
     system messages and the remaining (non-system) messages in order."""
-    rest = [message for message in messages if not isinstance(message, SystemMessage)]
+    rest: list[Message] = [
+        message for message in messages if not isinstance(message, SystemMessage)
+    ]
     return get_current_system_prompt(messages), rest
 
 
