@@ -1,5 +1,8 @@
 """One stateless LLM call: the message model, the event protocol, providers and the catalog."""
 
+from ._env import env_api_key_names as env_api_key_names
+from ._env import find_env_keys as find_env_keys
+from ._env import get_env_api_key as get_env_api_key
 from ._events import AssistantMessageEvent as AssistantMessageEvent
 from ._events import DoneEvent as DoneEvent
 from ._events import ErrorEvent as ErrorEvent
@@ -13,6 +16,17 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._models import calculate_cost as calculate_cost
+from ._models import clamp_thinking_level as clamp_thinking_level
+from ._models import get_model as get_model
+from ._models import get_models as get_models
+from ._models import get_providers as get_providers
+from ._models import get_supported_thinking_levels as get_supported_thinking_levels
+from ._models import models_are_equal as models_are_equal
+from ._overflow import get_overflow_patterns as get_overflow_patterns
+from ._overflow import is_context_overflow as is_context_overflow
+from ._overflow import is_retryable_assistant_error as is_retryable_assistant_error
+from ._sanitize import sanitize_surrogates as sanitize_surrogates
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message
@@ -84,18 +98,32 @@ __all__ = [
     "ToolStateChanges",
     "Usage",
     "UserMessage",
+    "calculate_cost",
+    "clamp_thinking_level",
     "collapse_system_messages",
     "create_initial_system_message",
     "declarations_equal",
     "declare_tool_changes",
+    "env_api_key_names",
+    "find_env_keys",
     "get_current_system_message",
     "get_current_system_prompt",
     "get_current_tools",
+    "get_env_api_key",
+    "get_model",
+    "get_models",
+    "get_overflow_patterns",
+    "get_providers",
+    "get_supported_thinking_levels",
     "get_system_message_text",
     "get_tool_state_changes",
+    "is_context_overflow",
+    "is_retryable_assistant_error",
+    "models_are_equal",
     "normalize_context",
     "now_ms",
     "render_system_message_update",
+    "sanitize_surrogates",
     "to_tool_declaration",
     "transform_messages",
 ]
