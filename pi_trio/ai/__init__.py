@@ -16,6 +16,9 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._json_parse import StreamingJsonParser as StreamingJsonParser
+from ._json_parse import parse_streaming_json as parse_streaming_json
+from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
 from ._models import clamp_thinking_level as clamp_thinking_level
 from ._models import get_model as get_model
@@ -62,6 +65,9 @@ from ._types import ToolResultMessage as ToolResultMessage
 from ._types import Usage as Usage
 from ._types import UserMessage as UserMessage
 from ._types import now_ms as now_ms
+from ._validation import ToolArgumentsError as ToolArgumentsError
+from ._validation import validate_tool_arguments as validate_tool_arguments
+from ._validation import validate_tool_call as validate_tool_call
 
 __all__ = [
     "AssistantMessage",
@@ -78,6 +84,7 @@ __all__ = [
     "ModelThinkingLevel",
     "StartEvent",
     "StopReason",
+    "StreamingJsonParser",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
@@ -89,6 +96,7 @@ __all__ = [
     "ThinkingLevel",
     "ThinkingStartEvent",
     "Tool",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
@@ -122,8 +130,12 @@ __all__ = [
     "models_are_equal",
     "normalize_context",
     "now_ms",
+    "parse_streaming_json",
     "render_system_message_update",
+    "repair_json",
     "sanitize_surrogates",
     "to_tool_declaration",
     "transform_messages",
+    "validate_tool_arguments",
+    "validate_tool_call",
 ]

@@ -1,0 +1,443 @@
+"""Tool-argument validation (reference/ai.md §8.2).
+
+`validate_tool_arguments` copies the arguments, deletes optional nulls the schema rejects,
+coerces scalars the way upstream does (``"42"`` → 42 for a number), validates with
+jsonschema and returns the copy; the arguments handed in are never mutated. A failure
+raises `ToolArgumentsError` with upstream's text::
+
+    Validation failed for tool "<name>":
+      - <path>: <message>
+
+    Received arguments:
+    <the arguments as handed in, JSON with 2-space indentation>
+
+Paths follow upstream's newest form: the instance path joined with ``.``, a missing
+required property appended to its parent's path, ``root`` for the whole value. Messages
+use AJV's wording (``must be number``, ``must have required property 'x'``) for the
+keywords AJV and jsonschema share; other keywords keep jsonschema's own message. Unlike
+upstream, local ``$ref``s are followed when coercing and when deciding whether an optional
+property accepts null, since msgspec-generated schemas put every object behind one.
+Schemas without ``$schema`` are Draft 2020-12; remote references are never fetched. A
+schema that jsonschema cannot use (invalid, unresolvable ``$ref``) leaves the arguments
+unvalidated, as upstream does when its compiler fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, Final, Protocol
+
+import jsonschema
+import referencing
+import referencing.exceptions
+from jsonschema.exceptions import ValidationError
+
+from ._json_parse import copy_json
+
+__all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
+
+_CACHE_SIZE: Final = 256
+"""Compiled validators kept (least recently used dropped first): more distinct tool schemas
+than one process normally declares, few enough that a schema generator cannot grow memory."""
+_MAX_REF_HOPS: Final = 32  # $ref / allOf / anyOf / oneOf steps on one value (cycle guard)
+_JS_WHITESPACE: Final = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+_RADIX: Final = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
+_UNCHANGED: Final[Any] = object()
+
+
+class ToolArgumentsError(ValueError):
+    """Tool arguments do not match the tool's schema, or the tool does not exist; the
+    message is the text the model sees."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_name: str,
+        errors: Iterable[tuple[str, str]] = (),
+        arguments: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.errors: tuple[tuple[str, str], ...] = tuple(errors)
+        """``(path, message)`` per validation error."""
+        self.arguments = arguments
+
+
+class _ToolLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def parameters(self) -> Any: ...
+
+
+class _ToolCallLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> Any: ...
+
+
+def validate_tool_call(tools: Iterable[_ToolLike], tool_call: _ToolCallLike) -> dict[str, Any]:
+    """Validate a tool call against the tool of the same name; see `validate_tool_arguments`."""
+    for tool in tools:
+        if tool.name == tool_call.name:
+            return validate_tool_arguments(tool, tool_call.arguments)
+    raise ToolArgumentsError(
+        f'Tool "{tool_call.name}" not found',
+        tool_name=tool_call.name,
+        arguments=tool_call.arguments,
+    )
+
+
+def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
+    """Return a validated, coerced copy of ``arguments`` or raise `ToolArgumentsError`."""
+    value = copy_json(arguments)
+    checker = _checker(tool.parameters)
+    if checker is None:
+        return value  # type: ignore[no-any-return]
+    try:
+        checker.normalize_optional_nulls(value, checker.schema)
+        value = checker.coerce(value, checker.schema, 0)
+        errors = list(checker.validator.iter_errors(value))
+    except referencing.exceptions.Unresolvable:
+        return copy_json(arguments)  # type: ignore[no-any-return]
+    if not errors:
+        return value  # type: ignore[no-any-return]
+    details = [(_error_path(error), _error_message(error)) for error in errors]
+    lines = "\n".join(f"  - {path}: {message}" for path, message in details)
+    raise ToolArgumentsError(
+        f'Validation failed for tool "{tool.name}":\n{lines or "Unknown validation error"}'
+        f"\n\nReceived arguments:\n{_pretty_json(arguments)}",
+        tool_name=tool.name,
+        errors=details,
+        arguments=arguments,
+    )
+
+
+# -- compiled schemas
+
+
+class _Checker:
+    """A compiled schema plus the schema-guided passes that run before validation."""
+
+    def __init__(self, schema: Any, validator: Any) -> None:
+        self.schema = schema
+        self.validator = validator
+
+    def accepts(self, schema: Any, value: Any) -> bool:
+        return bool(self.validator.evolve(schema=schema).is_valid(value))
+
+    def resolve(self, schema: Any) -> Any:
+        """Follow local ``$ref``s (``#`` and ``#/json/pointer``) from ``schema``."""
+        for _ in range(_MAX_REF_HOPS):
+            ref = schema.get("$ref") if isinstance(schema, dict) else None
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                return schema
+            target: Any = self.schema
+            for part in ref[1:].split("/")[1:]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                if isinstance(target, dict) and part in target:
+                    target = target[part]
+                elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                    target = target[int(part)]
+                else:
+                    return schema
+            schema = target
+        return schema
+
+    def normalize_optional_nulls(self, value: Any, schema: Any) -> None:
+        schema = self.resolve(schema)
+        if not isinstance(schema, dict):
+            return
+        if type(value) is list:
+            items = schema.get("prefixItems", schema.get("items"))
+            if isinstance(items, list):
+                for item, item_schema in zip(value, items, strict=False):
+                    self.normalize_optional_nulls(item, item_schema)
+            elif isinstance(items, dict):
+                for item in value:
+                    self.normalize_optional_nulls(item, items)
+            return
+        properties = schema.get("properties")
+        if type(value) is not dict or not isinstance(properties, dict):
+            return
+        required = schema.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        for key, sub in properties.items():
+            if key not in value:
+                continue
+            if value[key] is None and key not in required and not self.accepts(sub, None):
+                del value[key]
+            else:
+                self.normalize_optional_nulls(value[key], sub)
+
+    def coerce(self, value: Any, schema: Any, hops: int) -> Any:
+        if not isinstance(schema, dict) or hops > _MAX_REF_HOPS:
+            return value
+        if "$ref" in schema:
+            target = self.resolve(schema)
+            if target is not schema:
+                value = self.coerce(value, target, hops + 1)
+        for sub in _list(schema.get("allOf")):
+            value = self.coerce(value, sub, hops + 1)
+        for keyword in ("anyOf", "oneOf"):
+            members = _list(schema.get(keyword))
+            if members and not any(self.accepts(member, value) for member in members):
+                for member in members:
+                    candidate = self.coerce(copy_json(value), member, hops + 1)
+                    if self.accepts(member, candidate):
+                        value = candidate
+                        break
+        types = _types(schema)
+        if types and not any(_has_type(value, name) for name in types):
+            for name in types:
+                candidate = _coerce_scalar(value, name)
+                if candidate is not _UNCHANGED:
+                    value = candidate
+                    break
+        if "object" in types and type(value) is dict:
+            properties = schema.get("properties")
+            properties = properties if isinstance(properties, dict) else {}
+            extra = schema.get("additionalProperties")
+            for key in list(value):
+                if key in properties:
+                    value[key] = self.coerce(value[key], properties[key], 0)
+                elif isinstance(extra, dict):
+                    value[key] = self.coerce(value[key], extra, 0)
+        if "array" in types and type(value) is list:
+            prefix = schema.get("prefixItems", schema.get("items"))
+            rest = schema.get("items") if "prefixItems" in schema else None
+            if isinstance(prefix, dict):
+                prefix, rest = [], prefix
+            prefix = _list(prefix)
+            for index, item in enumerate(value):
+                sub = prefix[index] if index < len(prefix) else rest
+                value[index] = self.coerce(item, sub, 0)
+        return value
+
+
+_cache: OrderedDict[str, _Checker | None] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _checker(schema: Any) -> _Checker | None:
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON: compile it, but not for the cache
+        return _compile(schema)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    checker = _compile(copy_json(schema))
+    with _cache_lock:
+        _cache[key] = checker
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return checker
+
+
+def _compile(schema: Any) -> _Checker | None:
+    if not isinstance(schema, dict | bool):
+        return None
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return None
+    validator = cls(schema, registry=referencing.Registry(), format_checker=cls.FORMAT_CHECKER)
+    return _Checker(schema, validator)
+
+
+# -- coercion rules (the same for every keyword that reaches them)
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    return [name for name in _list(declared) if isinstance(name, str)]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _has_type(value: Any, name: str) -> bool:
+    if name == "number":
+        return _is_number(value)
+    if name == "integer":
+        return _is_number(value) and (isinstance(value, int) or value.is_integer())
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "null":
+        return value is None
+    if name == "array":
+        return isinstance(value, list)
+    if name == "object":
+        return isinstance(value, dict)
+    return True
+
+
+def _coerce_scalar(value: Any, name: str) -> Any:
+    """The converted value, or `_UNCHANGED` when ``value`` has no form of type ``name``."""
+    if name in ("number", "integer"):
+        if value is None:
+            return 0
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, str):
+            number = _js_number(value)
+            if number is None or (name == "integer" and not isinstance(number, int)):
+                return _UNCHANGED
+            return number
+    elif name == "boolean":
+        if value is None:
+            return False
+        if isinstance(value, str) and value in ("true", "false"):
+            return value == "true"
+        if _is_number(value) and value in (0, 1):
+            return value == 1
+    elif name == "string":
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if _is_number(value):
+            return _js_string(value)
+    elif name == "null" and (value == "" or value is False or (_is_number(value) and value == 0)):
+        return None
+    return _UNCHANGED
+
+
+def _js_number(text: str) -> int | float | None:
+    """JavaScript's ``Number(text)`` for a non-blank, finite result (ints when integral)."""
+    text = text.strip(_JS_WHITESPACE)
+    if _RADIX.fullmatch(text):
+        return int(text, 0)
+    if not _DECIMAL.fullmatch(text):
+        return None
+    if _INTEGER.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # beyond int()'s digit limit
+            pass
+    number = float(text)
+    if not math.isfinite(number):
+        return None
+    return int(number) if number.is_integer() else number
+
+
+def _js_string(number: float) -> str:
+    """JavaScript's ``String(number)``."""
+    if isinstance(number, int):
+        return str(number)
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0:
+        return "0"
+    mantissa, _, exponent = repr(abs(number)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    if fraction == "0":
+        fraction = ""
+    digits = whole + fraction
+    point = len(whole) + int(exponent or 0) - (len(digits) - len(digits.lstrip("0")))
+    digits = digits.strip("0")
+    if len(digits) <= point <= 21:
+        text = digits + "0" * (point - len(digits))
+    elif 0 < point <= 21:
+        text = f"{digits[:point]}.{digits[point:]}"
+    elif -6 < point <= 0:
+        text = f"0.{'0' * -point}{digits}"
+    else:
+        tail = f".{digits[1:]}" if len(digits) > 1 else ""
+        text = f"{digits[0]}{tail}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+    return f"-{text}" if number < 0 else text
+
+
+# -- error text
+
+
+def _error_path(error: ValidationError) -> str:
+    path = ".".join(str(part) for part in error.absolute_path)
+    if error.validator == "required":
+        missing = _missing_property(error)
+        if missing is not None:
+            return f"{path}.{missing}" if path else missing
+    return path or "root"
+
+
+def _missing_property(error: ValidationError) -> str | None:
+    for name in _list(error.validator_value):
+        if isinstance(name, str) and error.message == f"{name!r} is a required property":
+            return name
+    return None
+
+
+_LIMITS: Final = {
+    "minimum": "must be >= {}",
+    "maximum": "must be <= {}",
+    "exclusiveMinimum": "must be > {}",
+    "exclusiveMaximum": "must be < {}",
+    "multipleOf": "must be multiple of {}",
+    "minLength": "must NOT have fewer than {} characters",
+    "maxLength": "must NOT have more than {} characters",
+    "minItems": "must NOT have fewer than {} items",
+    "maxItems": "must NOT have more than {} items",
+    "minProperties": "must NOT have fewer than {} properties",
+    "maxProperties": "must NOT have more than {} properties",
+}
+_FIXED: Final = {
+    "additionalProperties": "must NOT have additional properties",
+    "enum": "must be equal to one of the allowed values",
+    "const": "must be equal to constant",
+    "uniqueItems": "must NOT have duplicate items",
+    "anyOf": "must match a schema in anyOf",
+    "oneOf": "must match exactly one schema in oneOf",
+    "not": "must NOT be valid",
+}
+
+
+def _error_message(error: ValidationError) -> str:
+    keyword, expected = error.validator, error.validator_value
+    if keyword == "type":
+        names = expected if isinstance(expected, list) else [expected]
+        return f"must be {','.join(str(name) for name in names)}"
+    if keyword == "required":
+        missing = _missing_property(error)
+        if missing is not None:
+            return f"must have required property '{missing}'"
+    if keyword in _LIMITS and _is_number(expected):
+        return _LIMITS[keyword].format(_js_string(expected))
+    if keyword == "pattern":
+        return f'must match pattern "{expected}"'
+    if keyword == "format":
+        return f'must match format "{expected}"'
+    if keyword in _FIXED:
+        return _FIXED[keyword]
+    if keyword is None and error.schema is False:
+        return "boolean schema is false"
+    return error.message
+
+
+def _pretty_json(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    except (ValueError, RecursionError):  # a cycle, or nesting deeper than json recurses
+        return repr(value)
