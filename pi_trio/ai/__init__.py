@@ -1,8 +1,15 @@
 """One stateless LLM call: the message model, the event protocol, providers and the catalog."""
 
+from ._abort import AbortController as AbortController
+from ._abort import AbortSignal as AbortSignal
+from ._builder import MessageBuilder as MessageBuilder
+from ._builder import MessageFold as MessageFold
 from ._env import env_api_key_names as env_api_key_names
 from ._env import find_env_keys as find_env_keys
 from ._env import get_env_api_key as get_env_api_key
+from ._errors import PiError as PiError
+from ._errors import ProviderError as ProviderError
+from ._errors import StreamProtocolError as StreamProtocolError
 from ._events import AssistantMessageEvent as AssistantMessageEvent
 from ._events import DoneEvent as DoneEvent
 from ._events import ErrorEvent as ErrorEvent
@@ -26,10 +33,27 @@ from ._models import get_models as get_models
 from ._models import get_providers as get_providers
 from ._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._models import models_are_equal as models_are_equal
+from ._options import ResponseInfo as ResponseInfo
+from ._options import StreamFn as StreamFn
+from ._options import StreamOptions as StreamOptions
+from ._options import ThinkingBudgets as ThinkingBudgets
 from ._overflow import get_overflow_patterns as get_overflow_patterns
 from ._overflow import is_context_overflow as is_context_overflow
 from ._overflow import is_retryable_assistant_error as is_retryable_assistant_error
+from ._registry import ApiProvider as ApiProvider
+from ._registry import ProviderRegistry as ProviderRegistry
+from ._registry import default_registry as default_registry
+from ._registry import get_api_provider as get_api_provider
+from ._registry import get_api_providers as get_api_providers
+from ._registry import register_api_provider as register_api_provider
+from ._registry import unregister_api_provider as unregister_api_provider
+from ._registry import unregister_api_providers as unregister_api_providers
 from ._sanitize import sanitize_surrogates as sanitize_surrogates
+from ._stream import AssistantMessageStream as AssistantMessageStream
+from ._stream import complete as complete
+from ._stream import complete_simple as complete_simple
+from ._stream import open_stream as open_stream
+from ._stream import open_stream_simple as open_stream_simple
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message
@@ -70,8 +94,12 @@ from ._validation import validate_tool_arguments as validate_tool_arguments
 from ._validation import validate_tool_call as validate_tool_call
 
 __all__ = [
+    "AbortController",
+    "AbortSignal",
+    "ApiProvider",
     "AssistantMessage",
     "AssistantMessageEvent",
+    "AssistantMessageStream",
     "Context",
     "Cost",
     "CostTier",
@@ -79,17 +107,27 @@ __all__ = [
     "ErrorEvent",
     "ImageContent",
     "Message",
+    "MessageBuilder",
+    "MessageFold",
     "Model",
     "ModelCost",
     "ModelThinkingLevel",
+    "PiError",
+    "ProviderError",
+    "ProviderRegistry",
+    "ResponseInfo",
     "StartEvent",
     "StopReason",
+    "StreamFn",
+    "StreamOptions",
+    "StreamProtocolError",
     "StreamingJsonParser",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
     "TextEndEvent",
     "TextStartEvent",
+    "ThinkingBudgets",
     "ThinkingContent",
     "ThinkingDeltaEvent",
     "ThinkingEndEvent",
@@ -109,11 +147,16 @@ __all__ = [
     "calculate_cost",
     "clamp_thinking_level",
     "collapse_system_messages",
+    "complete",
+    "complete_simple",
     "create_initial_system_message",
     "declarations_equal",
     "declare_tool_changes",
+    "default_registry",
     "env_api_key_names",
     "find_env_keys",
+    "get_api_provider",
+    "get_api_providers",
     "get_current_system_message",
     "get_current_system_prompt",
     "get_current_tools",
@@ -130,12 +173,17 @@ __all__ = [
     "models_are_equal",
     "normalize_context",
     "now_ms",
+    "open_stream",
+    "open_stream_simple",
     "parse_streaming_json",
+    "register_api_provider",
     "render_system_message_update",
     "repair_json",
     "sanitize_surrogates",
     "to_tool_declaration",
     "transform_messages",
+    "unregister_api_provider",
+    "unregister_api_providers",
     "validate_tool_arguments",
     "validate_tool_call",
 ]

@@ -1,0 +1,124 @@
+"""``AbortController`` / ``AbortSignal``: the abort request, readable from any thread.
+
+Aborting does not rely on anyone polling: the runtime registers the cancel scope of the
+work being aborted, and ``abort()`` cancels it (from the event loop's thread directly, from
+any other thread through the loop's token). Code that wants to look — sync code in a
+worker thread, a loop that checkpoints early — reads ``signal.aborted`` or awaits
+``signal.wait()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+__all__ = ["AbortController", "AbortSignal"]
+
+
+class _Registration:
+    __slots__ = ("callback", "thread", "token")
+
+    def __init__(self, callback: Callable[[], object], thread: int, token: Any) -> None:
+        self.callback = callback
+        self.thread = thread
+        self.token = token
+
+
+class AbortSignal:
+    """The read side of an ``AbortController``. Safe to read from any thread."""
+
+    __slots__ = ("__weakref__", "_aborted", "_lock", "_reason", "_registrations")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._aborted = False
+        self._reason: object = None
+        self._registrations: list[_Registration] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    @property
+    def reason(self) -> object:
+        """What ``abort(reason)`` was given (``None`` when not aborted or no reason)."""
+        return self._reason
+
+    def __repr__(self) -> str:
+        state = f"aborted, reason={self._reason!r}" if self._aborted else "not aborted"
+        return f"<AbortSignal {state}>"
+
+    async def wait(self) -> None:
+        """Return once the signal is aborted (immediately, after a checkpoint, if it is)."""
+        if self._aborted:
+            await anyio.lowlevel.checkpoint()
+            return
+        event = anyio.Event()
+        unregister = self.on_abort(event.set)
+        try:
+            await event.wait()
+        finally:
+            unregister()
+
+    def on_abort(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Run the sync ``callback`` in the calling event loop's thread when the signal is
+        aborted (right away if it already is). Returns a function that unregisters it.
+        Must be called from inside an event loop."""
+        registration = _Registration(
+            callback, threading.get_ident(), anyio.lowlevel.current_token()
+        )
+        with self._lock:
+            already = self._aborted
+            if not already:
+                self._registrations.append(registration)
+        if already:
+            callback()
+            return _noop
+
+        def unregister() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._registrations.remove(registration)
+
+        return unregister
+
+    def _abort(self, reason: object) -> None:
+        with self._lock:
+            if self._aborted:
+                return
+            self._aborted = True
+            self._reason = reason
+            registrations, self._registrations = self._registrations, []
+        here = threading.get_ident()
+        for registration in registrations:
+            if registration.thread == here:
+                registration.callback()
+            else:
+                # RuntimeError: the event loop that registered the callback has finished,
+                # so there is nothing left there to cancel.
+                with contextlib.suppress(RuntimeError):
+                    anyio.from_thread.run_sync(registration.callback, token=registration.token)
+
+
+def _noop() -> None:
+    return None
+
+
+class AbortController:
+    """Owns an ``AbortSignal``; ``abort()`` is sync, idempotent and thread-safe."""
+
+    __slots__ = ("signal",)
+
+    def __init__(self) -> None:
+        self.signal = AbortSignal()
+
+    def abort(self, reason: object = None) -> None:
+        self.signal._abort(reason)
+
+    def __repr__(self) -> str:
+        return f"<AbortController {self.signal!r}>"

@@ -1,0 +1,107 @@
+"""Options of one LLM call and the stream-function contract."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+import msgspec
+
+from ._abort import AbortSignal
+from ._events import AssistantMessageEvent
+from ._types import CacheRetention, Context, Model, ThinkingLevel
+
+if TYPE_CHECKING:
+    from anyio.abc import ObjectSendStream
+
+__all__ = [
+    "EventSender",
+    "OnPayload",
+    "OnResponse",
+    "ResponseInfo",
+    "StreamFn",
+    "StreamOptions",
+    "ThinkingBudgets",
+]
+
+EventSender: TypeAlias = "ObjectSendStream[AssistantMessageEvent]"
+
+
+class ResponseInfo(msgspec.Struct, frozen=True):
+    """What ``on_response`` sees: the HTTP status and headers, before the body is read."""
+
+    status: int
+    headers: Mapping[str, str]
+
+
+OnPayload: TypeAlias = Callable[[Any, Model], Any]
+"""``on_payload(body, model)``: inspect or replace the request body (returning ``None``
+keeps it); sync or async."""
+
+OnResponse: TypeAlias = Callable[[ResponseInfo, Model], Any]
+"""``on_response(info, model)``: called once the response headers arrived; sync or async."""
+
+
+class ThinkingBudgets(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Thinking-token budgets per level for budget-based providers."""
+
+    minimal: int | None = None
+    low: int | None = None
+    medium: int | None = None
+    high: int | None = None
+
+
+class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Options of one LLM call. Every field is optional.
+
+    The generic fields apply to every provider. ``reasoning``, ``thinking_budgets`` and
+    ``tool_choice`` are read by the ``*_simple`` entry points, which map them to each
+    provider's native parameters; ``extra`` carries provider-native options for the raw
+    entry points (e.g. ``{"thinking_enabled": True}`` for Anthropic,
+    ``{"reasoning_effort": "high"}`` for OpenAI).
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key: str | None = None
+    cache_retention: CacheRetention | None = None
+    session_id: str | None = None
+    headers: dict[str, str | None] | None = None
+    metadata: dict[str, Any] | None = None
+    transport: Literal["sse", "websocket", "auto"] | None = None
+    timeout_ms: int | None = None
+    max_retries: int = 0
+    max_retry_delay_ms: int = 60_000
+    env: dict[str, str] | None = None
+    sampling_params: dict[str, Any] | None = None
+    on_payload: OnPayload | None = None
+    on_response: OnResponse | None = None
+    signal: AbortSignal | None = None
+    # simple (unified) options
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: ThinkingBudgets | None = None
+    tool_choice: Any = None
+    # provider-native options for the raw entry points
+    extra: dict[str, Any] | None = None
+    # the registry that dispatched the call; providers take its shared HTTP client
+    # (``registry.http_client()``). Set by the entry points.
+    registry: Any = None
+
+
+class StreamFn(Protocol):
+    """``async def stream_fn(model, context, options, send) -> None``.
+
+    Sends zero or more ``AssistantMessageEvent``s on ``send`` and then exactly one
+    terminal ``done`` or ``error``, last. Request failures (HTTP status, transport
+    errors, malformed payloads) become an ``error`` event, never an exception;
+    cancellation propagates. The runtime runs it as a child task and closes ``send``.
+    """
+
+    def __call__(
+        self,
+        model: Model,
+        context: Context,
+        options: StreamOptions,
+        send: ObjectSendStream[AssistantMessageEvent],
+        /,
+    ) -> Awaitable[None]: ...

@@ -1,0 +1,342 @@
+"""Running one stream function: ``open_stream``, ``complete`` and their ``*_simple`` forms.
+
+The stream function runs as a child task of ``open_stream``'s task group and sends its
+events over a bounded memory channel; ``open_stream`` yields the receiving side. Whatever
+the stream function does — returns without a terminal event, raises, breaks the protocol —
+the consumer sees exactly one terminal event, last, and ``result()`` is the final message.
+Cancellation (the caller's scope, or ``options.signal``) propagates as cancellation.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+import msgspec
+
+from ._abort import AbortSignal
+from ._builder import MessageFold, seal_message
+from ._errors import StreamProtocolError
+from ._events import AssistantMessageEvent, ErrorEvent
+from ._options import StreamFn, StreamOptions
+from ._registry import ProviderRegistry, default_registry
+from ._types import AssistantMessage, Context, Model, Usage, now_ms
+
+__all__ = [
+    "ABORTED_TEXT",
+    "AssistantMessageStream",
+    "STREAM_BUFFER",
+    "complete",
+    "complete_simple",
+    "open_stream",
+    "open_stream_simple",
+]
+
+# Events in flight between a stream function and its consumer. Large enough that a
+# provider decoding one network chunk into many events does not switch tasks per event;
+# small enough that a consumer that stops reading stops the provider (backpressure).
+STREAM_BUFFER = 64
+
+# How long a stream function may keep running after it sent its terminal event (closing
+# its HTTP response so the connection returns to the pool) before it is cancelled.
+AFTER_TERMINAL_GRACE_S = 5.0
+
+ABORTED_TEXT = "Request was aborted"
+
+
+class AssistantMessageStream:
+    """The events of one LLM call, in order; the last one is ``done`` or ``error``.
+
+    Iterate it with ``async for``. ``message`` is what was received so far (``None``
+    before ``start``); ``result()`` is the final message once the terminal event was
+    received.
+    """
+
+    __slots__ = ("_done", "_failure", "_finished", "_fold", "_model", "_name", "_receive",
+                 "_signal")
+
+    def __init__(
+        self,
+        receive: anyio.abc.ObjectReceiveStream[AssistantMessageEvent],
+        model: Model,
+        name: str,
+        signal: AbortSignal | None,
+    ) -> None:
+        self._receive = receive
+        self._model = model
+        self._name = name
+        self._signal = signal
+        self._fold = MessageFold()
+        self._done = False
+        self._failure: BaseException | None = None
+        self._finished = anyio.Event()
+
+    @property
+    def message(self) -> AssistantMessage | None:
+        return self._fold.message
+
+    @property
+    def done(self) -> bool:
+        """True once the terminal event was received."""
+        return self._done
+
+    def result(self) -> AssistantMessage:
+        result = self._fold.result
+        if result is None:
+            raise RuntimeError(
+                "result() is available once the terminal event was received; iterate the "
+                "stream to its end first (or use complete())"
+            )
+        return result
+
+    def __aiter__(self) -> AssistantMessageStream:
+        return self
+
+    async def __anext__(self) -> AssistantMessageEvent:
+        if self._done:
+            raise StopAsyncIteration
+        receive = self._receive
+        try:
+            try:
+                event = receive.receive_nowait()
+            except anyio.WouldBlock:
+                event = await receive.receive()
+        except anyio.EndOfStream:
+            event = self._missing_terminal()
+        try:
+            self._fold.apply(event)
+        except StreamProtocolError as exc:
+            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
+            self._fold.result = event.error
+        if event.type == "done" or event.type == "error":
+            self._done = True
+            receive.close()
+        return event
+
+    def receive_nowait(self) -> AssistantMessageEvent:
+        """The next event if one is ready, else raise ``anyio.WouldBlock``; raises
+        ``StopAsyncIteration`` after the terminal event."""
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            event = self._receive.receive_nowait()
+        except anyio.EndOfStream:
+            event = self._missing_terminal()
+        try:
+            self._fold.apply(event)
+        except StreamProtocolError as exc:
+            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
+            self._fold.result = event.error
+        if event.type == "done" or event.type == "error":
+            self._done = True
+            self._receive.close()
+        return event
+
+    def aborted_message(self, error_message: str = ABORTED_TEXT) -> AssistantMessage:
+        """The outcome of an abort: what was received so far, finished, with
+        ``stop_reason="aborted"``."""
+        return self._outcome("aborted", error_message)
+
+    def _missing_terminal(self) -> ErrorEvent:
+        if self._signal is not None and self._signal.aborted:
+            return ErrorEvent(reason="aborted", error=self._outcome("aborted", ABORTED_TEXT))
+        failure = self._failure
+        if failure is not None:
+            text = str(failure) or type(failure).__name__
+        else:
+            text = f"Stream function {self._name} returned without a terminal event"
+        return self._error_outcome(text)
+
+    def _error_outcome(self, text: str) -> ErrorEvent:
+        return ErrorEvent(reason="error", error=self._outcome("error", text))
+
+    def _outcome(self, reason: Any, text: str) -> AssistantMessage:
+        partial = self._fold.message
+        if partial is None:
+            model = self._model
+            message = AssistantMessage(
+                content=[], api=model.api, provider=model.provider, model=model.id,
+                usage=Usage(), stop_reason=reason, timestamp=now_ms(),
+            )
+        else:
+            message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
+            message.stop_reason = reason
+        message.error_message = text
+        return message
+
+
+class _OpenStream:
+    __slots__ = ("_args", "_stream", "_task_group")
+
+    def __init__(self, args: tuple[StreamFn, Model, Context, StreamOptions, str]) -> None:
+        self._args = args
+        self._stream: AssistantMessageStream | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> AssistantMessageStream:
+        stream_fn, model, context, options, name = self._args
+        send, receive = anyio.create_memory_object_stream[AssistantMessageEvent](STREAM_BUFFER)
+        stream = self._stream = AssistantMessageStream(receive, model, name, options.signal)
+        task_group = self._task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        task_group.start_soon(_drive, stream_fn, model, context, options, send, stream,
+                              name=f"stream function {name}")
+        return stream
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        stream = self._stream
+        task_group = self._task_group
+        assert stream is not None
+        assert task_group is not None
+        if not stream._done or exc is not None:
+            task_group.cancel_scope.cancel()
+        else:
+            with anyio.move_on_after(AFTER_TERMINAL_GRACE_S):
+                await stream._finished.wait()
+            task_group.cancel_scope.cancel()
+        stream._receive.close()
+        return await task_group.__aexit__(exc_type, exc, tb)
+
+
+async def _drive(
+    stream_fn: StreamFn,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+    stream: AssistantMessageStream,
+) -> None:
+    try:
+        with send:
+            signal = options.signal
+            if signal is None:
+                await _call(stream_fn, model, context, options, send, stream)
+            else:
+                with anyio.CancelScope() as scope:
+                    unregister = signal.on_abort(scope.cancel)
+                    try:
+                        await _call(stream_fn, model, context, options, send, stream)
+                    finally:
+                        unregister()
+    finally:
+        stream._finished.set()
+
+
+async def _call(
+    stream_fn: StreamFn,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+    stream: AssistantMessageStream,
+) -> None:
+    try:
+        await stream_fn(model, context, options, send)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        # The consumer stopped reading (it has its terminal event, or it went away).
+        pass
+    except Exception as exc:
+        # The stream function broke its contract (failures are events, not exceptions);
+        # the consumer gets an ``error`` outcome naming the cause.
+        stream._failure = exc
+
+
+def _stream_name(stream_fn: Any) -> str:
+    fn = getattr(stream_fn, "__wrapped__", stream_fn)
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def _prepare(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None,
+    overrides: dict[str, Any],
+    registry: ProviderRegistry | None,
+    stream_fn: StreamFn | None,
+    simple: bool,
+) -> _OpenStream:
+    registry = registry or default_registry
+    if stream_fn is None:
+        provider = registry.require(model.api)
+        stream_fn = provider.stream_simple if simple else provider.stream
+    if options is None:
+        options = StreamOptions(**overrides)
+    elif overrides:
+        options = msgspec.structs.replace(options, **overrides)
+    if options.registry is None:
+        options = msgspec.structs.replace(options, registry=registry)
+    return _OpenStream((stream_fn, model, context, options, _stream_name(stream_fn)))
+
+
+def open_stream(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None = None,
+    *,
+    registry: ProviderRegistry | None = None,
+    stream_fn: StreamFn | None = None,
+    **overrides: Any,
+) -> _OpenStream:
+    """``async with open_stream(model, context) as events:`` — stream one LLM call with
+    provider-native options. Keyword arguments override fields of ``options``.
+
+    The provider is looked up by ``model.api`` (unknown api: ``PiError``) unless
+    ``stream_fn`` is given. Iterate ``events``; ``events.result()`` is the final message.
+    Leaving the block early cancels the request.
+    """
+    return _prepare(model, context, options, overrides, registry, stream_fn, simple=False)
+
+
+def open_stream_simple(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None = None,
+    *,
+    registry: ProviderRegistry | None = None,
+    stream_fn: StreamFn | None = None,
+    **overrides: Any,
+) -> _OpenStream:
+    """Like ``open_stream``, with the unified options: ``reasoning`` and
+    ``thinking_budgets`` are mapped to each provider's thinking parameters."""
+    return _prepare(model, context, options, overrides, registry, stream_fn, simple=True)
+
+
+async def complete(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None = None,
+    *,
+    registry: ProviderRegistry | None = None,
+    stream_fn: StreamFn | None = None,
+    **overrides: Any,
+) -> AssistantMessage:
+    """Run one LLM call to its end and return the final message (failures included, as
+    a message with ``stop_reason`` ``"error"`` or ``"aborted"``)."""
+    async with _prepare(model, context, options, overrides, registry, stream_fn, False) as events:
+        async for _ in events:
+            pass
+    return events.result()
+
+
+async def complete_simple(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None = None,
+    *,
+    registry: ProviderRegistry | None = None,
+    stream_fn: StreamFn | None = None,
+    **overrides: Any,
+) -> AssistantMessage:
+    """``complete`` with the unified options (see ``open_stream_simple``)."""
+    async with _prepare(model, context, options, overrides, registry, stream_fn, True) as events:
+        async for _ in events:
+            pass
+    return events.result()
+
