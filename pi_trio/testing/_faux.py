@@ -1,0 +1,349 @@
+"""``FauxProvider``: a scripted provider for tests, with the original runtime's behaviour.
+
+Responses are queued (``set_responses`` / ``append_responses``); each call takes the next
+one, counts itself in ``state.call_count`` and streams the response in token-sized chunks,
+optionally paced at ``tokens_per_second`` (so it runs on trio's autojump clock). Usage is
+estimated from the prompt text, with a per-session prompt-cache simulation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+import anyio
+import anyio.lowlevel
+import msgspec
+
+from pi_trio.ai import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolCallDeltaEvent,
+    Usage,
+    now_ms,
+)
+from pi_trio.ai._builder import MessageBuilder
+from pi_trio.ai._options import ResponseInfo, StreamOptions
+from pi_trio.ai._registry import ApiProvider, ProviderRegistry, default_registry
+
+from ._faux_blocks import random_id
+from ._faux_config import (
+    DEFAULT_TOKEN_SIZE,
+    FauxModel,
+    FauxState,
+    faux_models,
+    normalize_token_size,
+)
+from ._faux_usage import (
+    PromptCache,
+    assistant_text,
+    compact_json,
+    estimate_tokens,
+    estimate_usage,
+    serialize_prompt,
+    split_by_token_size,
+)
+
+if TYPE_CHECKING:
+    from anyio.abc import ObjectSendStream
+
+__all__ = [
+    "FauxModel",
+    "FauxProvider",
+    "FauxResponseFactory",
+    "FauxResponseStep",
+    "FauxState",
+]
+
+NO_MORE_RESPONSES = "No more faux responses queued"
+NO_STOP_REASON = "Faux response ended without a stop reason"
+ABORTED = "Request was aborted"
+
+FauxResponseFactory: TypeAlias = Callable[
+    [Context, StreamOptions, FauxState, Model],
+    "AssistantMessage | Awaitable[AssistantMessage]",
+]
+"""``factory(context, options, state, model)`` returns (or resolves to) the response."""
+
+FauxResponseStep: TypeAlias = "AssistantMessage | FauxResponseFactory"
+
+
+def _check_step(step: object) -> FauxResponseStep:
+    if isinstance(step, AssistantMessage) or callable(step):
+        return step
+    raise TypeError(
+        "a faux response is an AssistantMessage (e.g. faux_assistant_message('hi')) or a "
+        f"factory(context, options, state, model) returning one, got {step!r}"
+    )
+
+
+class FauxProvider:
+    """A scripted provider. Pass the instance as ``stream_fn=`` or ``register()`` it.
+
+    ``api`` defaults to a unique ``faux:<ms>:<random>``; ``models`` to one model
+    ``faux-1``. ``token_size`` is the (min, max) number of tokens (4 characters each) per
+    streamed chunk; ``tokens_per_second`` paces the chunks (unset: one checkpoint per
+    chunk); ``rng`` draws the chunk sizes. Response factories are called as
+    ``factory(context, options, state, model)`` with the context as the caller passed it.
+    """
+
+    def __init__(
+        self,
+        *,
+        api: str | None = None,
+        provider: str = "faux",
+        models: Sequence[FauxModel | Mapping[str, Any]] | None = None,
+        tokens_per_second: float | None = None,
+        token_size: tuple[int | None, int | None] = DEFAULT_TOKEN_SIZE,
+        rng: random.Random | None = None,
+    ) -> None:
+        if tokens_per_second is not None and (
+            not isinstance(tokens_per_second, (int, float)) or isinstance(tokens_per_second, bool)
+        ):
+            raise TypeError(
+                f"tokens_per_second must be a number or None, got {tokens_per_second!r}"
+            )
+        self.api: str = random_id("faux") if api is None else api
+        self.provider = provider
+        self.models: list[Model] = faux_models(models, self.api, provider)
+        self.tokens_per_second = tokens_per_second
+        self.token_size: tuple[int, int] = normalize_token_size(token_size)
+        self.state = FauxState()
+        self._rng = random.Random() if rng is None else rng
+        self._responses: deque[FauxResponseStep] = deque()
+        self._prompt_cache: PromptCache = {}
+        self.api_provider = ApiProvider(
+            api=self.api, stream=self.stream, stream_simple=self.stream_simple
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<FauxProvider api={self.api!r} calls={self.state.call_count} "
+            f"pending={len(self._responses)}>"
+        )
+
+    # ------------------------------------------------------------------ models & queue
+
+    def get_model(self, id: str | None = None) -> Model | None:
+        """The first model, or the model with ``id`` (``None`` if there is none)."""
+        if id is None:
+            return self.models[0]
+        return next((model for model in self.models if model.id == id), None)
+
+    @property
+    def call_count(self) -> int:
+        return self.state.call_count
+
+    def set_responses(self, steps: Iterable[FauxResponseStep]) -> None:
+        """Replace the queue with ``steps``."""
+        self._responses = deque(_check_step(step) for step in steps)
+
+    def append_responses(self, steps: Iterable[FauxResponseStep]) -> None:
+        self._responses.extend([_check_step(step) for step in steps])
+
+    @property
+    def pending_response_count(self) -> int:
+        return len(self._responses)
+
+    def get_pending_response_count(self) -> int:
+        return len(self._responses)
+
+    # ------------------------------------------------------------------ registration
+
+    def register(self, registry: ProviderRegistry | None = None) -> Callable[[], None]:
+        """Register under ``self.api`` (in ``registry`` or the default registry); returns
+        a function that removes the registration again."""
+        target = default_registry if registry is None else registry
+        source_id = random_id("faux-source")
+        target.register(self.api_provider, source_id)
+
+        def unregister() -> None:
+            target.unregister_source(source_id)
+
+        return unregister
+
+    # ------------------------------------------------------------------ streaming
+
+    async def stream(
+        self,
+        model: Model,
+        context: Context,
+        options: StreamOptions | None,
+        send: ObjectSendStream[AssistantMessageEvent],
+        /,
+    ) -> None:
+        """The stream function: the response is taken from the queue and the call
+        counted before the first checkpoint."""
+        step = self._responses.popleft() if self._responses else None
+        self.state.call_count += 1
+        if options is None:
+            options = StreamOptions()
+        try:
+            prepared = await self._prepare(step, model, context, options)
+        except Exception as exc:
+            # Scripted failures (a raising factory or on_response) are request failures.
+            text = str(exc) or type(exc).__name__
+            await send.send(ErrorEvent(reason="error", error=self._error_message(model, text)))
+            return
+        if isinstance(prepared, ErrorEvent):
+            await send.send(prepared)
+        else:
+            await self._stream_message(prepared, model, options, send)
+
+    stream_simple = stream
+    __call__ = stream
+
+    async def _prepare(
+        self,
+        step: FauxResponseStep | None,
+        model: Model,
+        context: Context,
+        options: StreamOptions,
+    ) -> AssistantMessage | ErrorEvent:
+        on_response = options.on_response
+        if on_response is not None:
+            result = on_response(ResponseInfo(200, {}), model)
+            if inspect.isawaitable(result):
+                await result
+        if step is None:
+            message = self._error_message(model, NO_MORE_RESPONSES)
+            message.usage = self._estimate(context, options, message)
+            return ErrorEvent(reason="error", error=message)
+        if isinstance(step, AssistantMessage):
+            scripted: object = step
+        else:
+            scripted = step(context, options, self.state, model)
+            if inspect.isawaitable(scripted):
+                scripted = await scripted
+            if not isinstance(scripted, AssistantMessage):
+                raise TypeError(
+                    f"a faux response factory must return an AssistantMessage (e.g. "
+                    f"faux_assistant_message(...)), got {scripted!r}"
+                )
+        message = msgspec.json.decode(msgspec.json.encode(scripted), type=AssistantMessage)
+        message.api = self.api
+        message.provider = self.provider
+        message.model = model.id
+        message.usage = self._estimate(context, options, message)
+        return message
+
+    def _estimate(
+        self, context: Context, options: StreamOptions, message: AssistantMessage
+    ) -> Usage:
+        return estimate_usage(
+            serialize_prompt(context),
+            assistant_text(message.content),
+            session_id=options.session_id,
+            cache_retention=options.cache_retention,
+            cache=self._prompt_cache,
+        )
+
+    def _error_message(self, model: Model, text: str) -> AssistantMessage:
+        return AssistantMessage(
+            content=[],
+            api=self.api,
+            provider=self.provider,
+            model=model.id,
+            usage=Usage(),
+            stop_reason="error",
+            error_message=text,
+            timestamp=now_ms(),
+        )
+
+    async def _pace(self, chunk: str) -> None:
+        tokens_per_second = self.tokens_per_second
+        if tokens_per_second is None or tokens_per_second <= 0:
+            await anyio.lowlevel.checkpoint()
+        else:
+            await anyio.sleep(estimate_tokens(chunk) / tokens_per_second)
+
+    def _chunks(self, text: str) -> list[str]:
+        return split_by_token_size(text, *self.token_size, self._rng)
+
+    async def _stream_message(
+        self,
+        message: AssistantMessage,
+        model: Model,
+        options: StreamOptions,
+        send: ObjectSendStream[AssistantMessageEvent],
+    ) -> None:
+        signal = options.signal
+        if signal is not None and signal.aborted:
+            aborted = msgspec.structs.replace(
+                message,
+                content=[],
+                stop_reason="aborted",
+                error_message=ABORTED,
+                timestamp=now_ms(),
+            )
+            await send.send(ErrorEvent(reason="aborted", error=aborted))
+            return
+        # Cancellation (abort) propagates from any checkpoint below; the runtime that owns
+        # the cancel scope writes the aborted outcome from what was received.
+        builder = MessageBuilder(model)
+        builder.message = msgspec.structs.replace(message, content=[], stop_reason="pending")
+        await send.send(_snapshot(builder.start()))
+        for index, block in enumerate(message.content):
+            if isinstance(block, ThinkingContent):
+                await send.send(_snapshot(builder.thinking_start(), ThinkingContent(thinking="")))
+                for chunk in self._chunks(block.thinking):
+                    await self._pace(chunk)
+                    await send.send(_snapshot(builder.thinking_delta(index, chunk)))
+                await send.send(_snapshot(builder.thinking_end(index)))
+            elif isinstance(block, TextContent):
+                await send.send(_snapshot(builder.text_start(), TextContent(text="")))
+                for chunk in self._chunks(block.text):
+                    await self._pace(chunk)
+                    await send.send(_snapshot(builder.text_delta(index, chunk)))
+                await send.send(_snapshot(builder.text_end(index)))
+            else:
+                start = builder.toolcall_start(block.id, block.name)
+                await send.send(
+                    _snapshot(start, ToolCall(id=block.id, name=block.name, arguments={}))
+                )
+                # The partial's arguments stay {} until the call ends, as in the original.
+                for chunk in self._chunks(compact_json(block.arguments)):
+                    await self._pace(chunk)
+                    delta = ToolCallDeltaEvent(
+                        content_index=index, delta=chunk, partial=builder.message
+                    )
+                    await send.send(_snapshot(delta))
+                end = builder.toolcall_end(index, arguments=block.arguments)
+                end.tool_call = block
+                await send.send(_snapshot(end))
+        match message.stop_reason:
+            case "pending":
+                await send.send(
+                    ErrorEvent(reason="error", error=self._error_message(model, NO_STOP_REASON))
+                )
+            case "error" | "aborted" as failed:
+                await send.send(ErrorEvent(reason=failed, error=message))
+            case "stop" | "length" | "toolUse" | "deferred" as reason:
+                await send.send(DoneEvent(reason=reason, message=message))
+
+
+_Event = TypeVar("_Event", bound=AssistantMessageEvent)
+
+
+def _snapshot(
+    event: _Event, started: TextContent | ThinkingContent | ToolCall | None = None
+) -> _Event:
+    """``event`` with its partial replaced by a shallow copy of the live message, as the
+    original faux provider sends them: later blocks do not appear in it, while the blocks
+    it holds keep growing. A block that ``started`` is snapshotted empty."""
+    partial: AssistantMessage = event.partial  # type: ignore[union-attr]
+    content = list(partial.content)
+    if started is not None:
+        content[-1] = started
+    event.partial = msgspec.structs.replace(partial, content=content)  # type: ignore[union-attr]
+    return event

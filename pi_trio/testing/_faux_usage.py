@@ -1,0 +1,233 @@
+"""Sans-IO parts of the faux provider: token estimates, the prompt-cache simulation and
+token-size chunking.
+
+Lengths are counted in UTF-16 code units, as the original runtime's string lengths are, so
+token estimates match it for text outside the Basic Multilingual Plane too (one emoji is
+two units). Chunking slices Python characters: a chunk never splits a character.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from pi_trio.ai import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Message,
+    SystemMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    get_current_tools,
+    get_system_message_text,
+    normalize_context,
+)
+
+__all__ = [
+    "PromptCache",
+    "assistant_text",
+    "compact_json",
+    "estimate_tokens",
+    "estimate_usage",
+    "serialize_prompt",
+    "split_by_token_size",
+    "utf16_len",
+]
+
+CHARS_PER_TOKEN = 4
+
+PromptCache = dict[str, str]
+"""Per provider instance: session id -> the prompt text of its last request."""
+
+
+def utf16_len(text: str) -> int:
+    """The length of ``text`` in UTF-16 code units."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def estimate_tokens(text: str) -> int:
+    """``ceil(len(text) / 4)`` with ``len`` in UTF-16 code units."""
+    return -(-utf16_len(text) // CHARS_PER_TOKEN)
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON as the original runtime writes it (no spaces, non-ASCII kept)."""
+    if isinstance(value, msgspec.Struct):
+        value = msgspec.to_builtins(value)
+    elif isinstance(value, list):
+        value = [msgspec.to_builtins(v) if isinstance(v, msgspec.Struct) else v for v in value]
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _user_content_text(content: str | Sequence[TextContent | ImageContent]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(_user_block_text(block) for block in content)
+
+
+def _user_block_text(block: TextContent | ImageContent) -> str:
+    if isinstance(block, TextContent):
+        return block.text
+    return f"[image:{block.mime_type}:{utf16_len(block.data)}]"
+
+
+def assistant_text(content: Iterable[TextContent | ThinkingContent | ToolCall]) -> str:
+    """Assistant blocks as the estimate sees them: text, thinking, ``<name>:<json args>``."""
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ThinkingContent):
+            parts.append(block.thinking)
+        else:
+            parts.append(f"{block.name}:{compact_json(block.arguments)}")
+    return "\n".join(parts)
+
+
+def _system_update_text(message: SystemMessage) -> str:
+    parts = [get_system_message_text(message)]
+    parts += [f"tool-:{compact_json(ref)}" for ref in message.tools_removed or ()]
+    parts += [f"tool+:{compact_json(tool)}" for tool in message.tools_added or ()]
+    return "\n".join(part for part in parts if part)
+
+
+def _message_text(message: object) -> str:
+    if isinstance(message, UserMessage):
+        return _user_content_text(message.content)
+    if isinstance(message, AssistantMessage):
+        return assistant_text(message.content)
+    if isinstance(message, ToolResultMessage):
+        return "\n".join(
+            [message.tool_name, *(_user_block_text(block) for block in message.content)]
+        )
+    if isinstance(message, SystemMessage):
+        return _system_update_text(message)
+    raise TypeError(
+        f"cannot estimate the tokens of {message!r}: a context holds SystemMessage, "
+        "UserMessage, AssistantMessage and ToolResultMessage objects"
+    )
+
+
+def serialize_prompt(context: Context) -> str:
+    """The prompt text the estimate counts, blocks joined by a blank line:
+    ``system:<text of the leading system message>`` (when non-empty), then
+    ``<role>:<text>`` per message (a later system message as its text plus one
+    ``tool-:<json>`` / ``tool+:<json>`` line per declared change), then
+    ``tools:<json of the tools declared after replaying the transcript>`` (when any)."""
+    messages = normalize_context(context).messages
+    parts: list[str] = []
+    rest: Sequence[Message] = messages
+    if messages and isinstance(messages[0], SystemMessage):
+        text = get_system_message_text(messages[0])
+        if text:
+            parts.append(f"system:{text}")
+        rest = messages[1:]
+    parts += [f"{message.role}:{_message_text(message)}" for message in rest]
+    tools = get_current_tools(messages)
+    if tools:
+        parts.append(f"tools:{compact_json(tools)}")
+    return "\n\n".join(parts)
+
+
+# --------------------------------------------------------------------------- usage
+
+
+def _common_prefix_chars(a: str, b: str) -> int:
+    high = min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    low = 0  # invariant: a[:low] == b[:low] and a[:high + 1] != b[:high + 1]
+    high -= 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _high_surrogate(char: str) -> int | None:
+    code = ord(char)
+    return 0xD800 + ((code - 0x10000) >> 10) if code > 0xFFFF else None
+
+
+def common_prefix_units(a: str, b: str) -> int:
+    """The length, in UTF-16 code units, of the longest common prefix of ``a`` and ``b``
+    (two different astral characters with the same high surrogate share one unit)."""
+    chars = _common_prefix_chars(a, b)
+    units = utf16_len(a[:chars])
+    if chars < len(a) and chars < len(b):
+        high = _high_surrogate(a[chars])
+        if high is not None and high == _high_surrogate(b[chars]):
+            units += 1
+    return units
+
+
+def estimate_usage(
+    prompt: str,
+    output_text: str,
+    *,
+    session_id: str | None,
+    cache_retention: str | None,
+    cache: PromptCache,
+) -> Usage:
+    """Usage of one faux response. Without a session id (or with retention ``"none"``)
+    the whole prompt is input. With one, the first request of the session writes the
+    prompt to the simulated cache; later ones read the prefix they share with the
+    previous prompt and write the rest. Cost is always zero."""
+    prompt_tokens = estimate_tokens(prompt)
+    output = estimate_tokens(output_text)
+    input_tokens = prompt_tokens
+    cache_read = cache_write = 0
+    if session_id and cache_retention != "none":
+        previous = cache.get(session_id)
+        if previous:
+            shared = common_prefix_units(previous, prompt)
+            cache_read = -(-shared // CHARS_PER_TOKEN)
+            cache_write = -(-(utf16_len(prompt) - shared) // CHARS_PER_TOKEN)
+            input_tokens = max(0, prompt_tokens - cache_read)
+        else:
+            cache_write = prompt_tokens
+        cache[session_id] = prompt
+    return Usage(
+        input=input_tokens,
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        total_tokens=input_tokens + output + cache_read + cache_write,
+    )
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def split_by_token_size(
+    text: str, min_tokens: int, max_tokens: int, rng: random.Random
+) -> list[str]:
+    """Cut ``text`` into chunks of ``4 * n`` characters, ``n`` drawn uniformly from
+    ``[min_tokens, max_tokens]`` for every chunk; the empty string is one empty chunk."""
+    if not text:
+        return [""]
+    span = max_tokens - min_tokens + 1
+    chunks: list[str] = []
+    index = 0
+    while index < len(text):
+        size = max(1, (min_tokens + int(rng.random() * span)) * CHARS_PER_TOKEN)
+        chunks.append(text[index : index + size])
+        index += size
+    return chunks
