@@ -23,6 +23,10 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._json import from_json as from_json
+from ._json import messages_from_json as messages_from_json
+from ._json import messages_to_json as messages_to_json
+from ._json import to_json as to_json
 from ._json_parse import StreamingJsonParser as StreamingJsonParser
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
@@ -155,6 +159,7 @@ __all__ = [
     "default_registry",
     "env_api_key_names",
     "find_env_keys",
+    "from_json",
     "get_api_provider",
     "get_api_providers",
     "get_current_system_message",
@@ -170,6 +175,8 @@ __all__ = [
     "get_tool_state_changes",
     "is_context_overflow",
     "is_retryable_assistant_error",
+    "messages_from_json",
+    "messages_to_json",
     "models_are_equal",
     "normalize_context",
     "now_ms",
@@ -180,6 +187,7 @@ __all__ = [
     "render_system_message_update",
     "repair_json",
     "sanitize_surrogates",
+    "to_json",
     "to_tool_declaration",
     "transform_messages",
     "unregister_api_provider",

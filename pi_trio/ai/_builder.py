@@ -380,10 +380,9 @@ class MessageFold:
             self.result = event.error  # type: ignore[union-attr]
             return
         if t == "start":
-            partial = event.partial  # type: ignore[union-attr]
-            self.message = msgspec.structs.replace(
-                partial, content=[_copy_block(b) for b in partial.content]
-            )
+            # The producer may already be ahead of this event (its partial is live), so
+            # only the message's metadata is taken; content arrives through block events.
+            self.message = msgspec.structs.replace(event.partial, content=[])  # type: ignore[union-attr]
             return
         message = self.message
         if message is None:
@@ -403,7 +402,7 @@ class MessageFold:
                     "content indices are assigned in append order starting at 0"
                 )
             source = _source_block(event.partial, index, t)  # type: ignore[union-attr]
-            content.append(_live_copy(source))
+            content.append(_empty_live_copy(source))
         elif t == "text_end":
             block = _open_block(content, index, _LiveText, t)
             source = _source_block(event.partial, index, t)  # type: ignore[union-attr]
@@ -435,26 +434,20 @@ def _source_block(partial: AssistantMessage, index: int, action: str) -> Any:
     )
 
 
-def _copy_block(block: Any) -> Any:
-    if isinstance(block, _LIVE):
-        return _live_copy(block)
-    return block
-
-
-def _live_copy(block: Any) -> Any:
+def _empty_live_copy(block: Any) -> Any:
+    """A fresh open block of the same kind; text and arguments arrive through deltas
+    (the producer's block may already hold deltas this consumer has not received)."""
     if isinstance(block, TextContent):
-        return _LiveText(text=block.text, text_signature=block.text_signature)
+        return _LiveText(text="", text_signature=block.text_signature)
     if isinstance(block, ThinkingContent):
         return _LiveThinking(
-            thinking=block.thinking,
-            thinking_signature=block.thinking_signature,
-            redacted=block.redacted,
+            thinking="", thinking_signature=block.thinking_signature, redacted=block.redacted
         )
     if isinstance(block, ToolCall):
         return _LiveToolCall(
             id=block.id,
             name=block.name,
-            arguments=dict(block.arguments),
+            arguments={},
             thought_signature=block.thought_signature,
             namespace=block.namespace,
         )

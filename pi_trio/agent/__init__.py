@@ -1,0 +1,89 @@
+"""The agent layer: the loop engine, the stateful ``Agent``, tools and queues."""
+
+from ..ai import AbortController as AbortController
+from ..ai import AbortSignal as AbortSignal
+from ._agent import Agent as Agent
+from ._agent import AgentBusyError as AgentBusyError
+from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
+from ._loop import AgentLoopConfig as AgentLoopConfig
+from ._loop import default_convert_to_llm as default_convert_to_llm
+from ._queue import QueueMode as QueueMode
+from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
+from ._run import AgentEventStream as AgentEventStream
+from ._run import agent_loop as agent_loop
+from ._run import agent_loop_continue as agent_loop_continue
+from ._run import run_agent_loop as run_agent_loop
+from ._run import run_agent_loop_continue as run_agent_loop_continue
+from ._state import AgentState as AgentState
+from ._tool import AgentTool as AgentTool
+from ._tool import tool as tool
+from ._types import AfterToolCallContext as AfterToolCallContext
+from ._types import AfterToolCallResult as AfterToolCallResult
+from ._types import AgentContext as AgentContext
+from ._types import AgentEndEvent as AgentEndEvent
+from ._types import AgentEvent as AgentEvent
+from ._types import AgentLoopTurnUpdate as AgentLoopTurnUpdate
+from ._types import AgentMessage as AgentMessage
+from ._types import AgentRequestUpdate as AgentRequestUpdate
+from ._types import AgentStartEvent as AgentStartEvent
+from ._types import AgentToolResult as AgentToolResult
+from ._types import AgentTurnContext as AgentTurnContext
+from ._types import AgentTurnDecision as AgentTurnDecision
+from ._types import BeforeToolCallContext as BeforeToolCallContext
+from ._types import BeforeToolCallResult as BeforeToolCallResult
+from ._types import MessageEndEvent as MessageEndEvent
+from ._types import MessageStartEvent as MessageStartEvent
+from ._types import MessageUpdateEvent as MessageUpdateEvent
+from ._types import PrepareRequestContext as PrepareRequestContext
+from ._types import ToolExecutionEndEvent as ToolExecutionEndEvent
+from ._types import ToolExecutionStartEvent as ToolExecutionStartEvent
+from ._types import ToolExecutionUpdateEvent as ToolExecutionUpdateEvent
+from ._types import ToolUpdateCallback as ToolUpdateCallback
+from ._types import TurnEndEvent as TurnEndEvent
+from ._types import TurnStartEvent as TurnStartEvent
+
+__all__ = [
+    "ABORTED_TOOL_TEXT",
+    "AGENT_EVENT_BUFFER",
+    "AbortController",
+    "AbortSignal",
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "Agent",
+    "AgentBusyError",
+    "AgentContext",
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentEventStream",
+    "AgentLoopConfig",
+    "AgentLoopTurnUpdate",
+    "AgentMessage",
+    "AgentRequestUpdate",
+    "AgentStartEvent",
+    "AgentState",
+    "AgentTool",
+    "AgentToolResult",
+    "AgentTurnContext",
+    "AgentTurnDecision",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "DISPATCH_BUFFER",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "PrepareRequestContext",
+    "QueueMode",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolUpdateCallback",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "agent_loop",
+    "agent_loop_continue",
+    "default_convert_to_llm",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+    "tool",
+]

@@ -1,0 +1,414 @@
+"""``Agent``: the stateful wrapper — transcript, queues, listeners and one run at a time.
+
+A run (``prompt()`` / ``continue_()``) is one task group living exactly as long as the
+awaited call: a dispatcher task that reduces events into ``agent.state`` and awaits the
+listeners, and the engine inside the run's abort scope. ``abort()`` cancels that scope;
+listeners are never interrupted. The call returns after ``agent_end`` reached every
+listener; then ``state.is_streaming`` is false and the agent is ready for the next run.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import anyio
+import anyio.lowlevel
+
+from ..ai import (
+    AbortController,
+    AbortSignal,
+    AssistantMessage,
+    ImageContent,
+    Model,
+    ModelCost,
+    ProviderRegistry,
+    StreamOptions,
+    TextContent,
+    ThinkingBudgets,
+    Usage,
+    UserMessage,
+    create_initial_system_message,
+    get_current_system_message,
+    now_ms,
+    to_tool_declaration,
+)
+from ..ai._errors import PiError
+from ._dispatch import Dispatcher, Listener
+from ._loop import AgentLoopConfig
+from ._queue import PendingMessageQueue, QueueMode
+from ._run import execute_loop
+from ._state import AgentState
+from ._types import (
+    AgentContext,
+    AgentEndEvent,
+    AgentMessage,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnEndEvent,
+)
+
+__all__ = ["Agent", "AgentBusyError", "UNKNOWN_MODEL"]
+
+UNKNOWN_MODEL = Model(
+    id="unknown",
+    name="unknown",
+    api="unknown",
+    provider="unknown",
+    base_url="",
+    reasoning=False,
+    input=[],
+    cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
+    context_window=0,
+    max_tokens=0,
+)
+
+_PROMPT_BUSY = (
+    "Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
+    "or wait for completion."
+)
+_CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
+_RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
+
+
+class AgentBusyError(PiError, RuntimeError):
+    """A run is active; the message says what to do instead."""
+
+
+def _user_message(text: str, images: Sequence[ImageContent] | None = None) -> UserMessage:
+    content: list[TextContent | ImageContent] = [TextContent(text=text)]
+    if images:
+        content.extend(images)
+    return UserMessage(content=content, timestamp=now_ms())
+
+
+def _as_message(message: Any) -> Any:
+    return _user_message(message) if isinstance(message, str) else message
+
+
+class _ActiveRun:
+    __slots__ = ("controller", "idle")
+
+    def __init__(self) -> None:
+        self.controller = AbortController()
+        self.idle = anyio.Event()
+
+
+class Agent:
+    """A conversation with a model, with tools, queues and listeners.
+
+    Keyword arguments: the initial state (``model``, ``system_prompt``, ``tools``,
+    ``messages``, ``thinking_level``) and the options (``stream_fn``, hooks, modes, …),
+    which are public attributes read at the start of each run.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model | None = None,
+        system_prompt: str | None = None,
+        tools: Sequence[Any] | None = None,
+        messages: Sequence[AgentMessage] | None = None,
+        thinking_level: str = "off",
+        stream_fn: Any = None,
+        registry: ProviderRegistry | None = None,
+        convert_to_llm: Callable[..., Any] | None = None,
+        transform_context: Callable[..., Any] | None = None,
+        get_api_key: Callable[..., Any] | None = None,
+        before_tool_call: Callable[..., Any] | None = None,
+        after_tool_call: Callable[..., Any] | None = None,
+        finish_turn: Callable[..., Any] | None = None,
+        prepare_request: Callable[..., Any] | None = None,
+        prepare_next_turn: Callable[..., Any] | None = None,
+        should_stop_after_turn: Callable[..., Any] | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        tool_execution: Literal["sequential", "parallel"] = "parallel",
+        max_concurrent_tools: int | None = None,
+        session_id: str | None = None,
+        thinking_budgets: ThinkingBudgets | None = None,
+        transport: Literal["sse", "websocket", "auto"] | None = "auto",
+        max_retry_delay_ms: int | None = None,
+        on_payload: Callable[..., Any] | None = None,
+        on_response: Callable[..., Any] | None = None,
+        stream_options: StreamOptions | None = None,
+        close_timeout: float = 5.0,
+    ) -> None:
+        self.stream_fn = stream_fn
+        self.registry = registry
+        self.convert_to_llm = convert_to_llm
+        self.transform_context = transform_context
+        self.get_api_key = get_api_key
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.finish_turn = finish_turn
+        self.prepare_request = prepare_request
+        self.prepare_next_turn = prepare_next_turn
+        self.should_stop_after_turn = should_stop_after_turn
+        self.tool_execution = tool_execution
+        self.max_concurrent_tools = max_concurrent_tools
+        self.session_id = session_id
+        self.thinking_budgets = thinking_budgets
+        self.transport = transport
+        self.max_retry_delay_ms = max_retry_delay_ms
+        self.on_payload = on_payload
+        self.on_response = on_response
+        self.stream_options = stream_options
+        self.close_timeout = close_timeout
+        self._steering = PendingMessageQueue(steering_mode)
+        self._follow_up = PendingMessageQueue(follow_up_mode)
+        self._listeners: tuple[Listener, ...] = ()
+        self._active: _ActiveRun | None = None
+
+        transcript = list(messages or [])
+        tool_list = list(tools or [])
+        if not (transcript and getattr(transcript[0], "role", None) == "system"):
+            head = create_initial_system_message(
+                system_prompt, [to_tool_declaration(t) for t in tool_list]
+            )
+            if head is not None:
+                transcript.insert(0, head)
+        self.state = AgentState(
+            model=model or UNKNOWN_MODEL,
+            thinking_level=thinking_level,
+            tools=tool_list,
+            messages=transcript,
+        )
+
+    # ------------------------------------------------------------------ options
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self._steering.mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        PendingMessageQueue(mode)  # validates
+        self._steering.mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self._follow_up.mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        PendingMessageQueue(mode)
+        self._follow_up.mode = mode
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The active run's abort signal, or ``None`` when idle."""
+        active = self._active
+        return active.controller.signal if active is not None else None
+
+    # ------------------------------------------------------------------ listeners
+
+    def subscribe(self, listener: Callable[..., Any]) -> Callable[[], None]:
+        """Call ``listener(event, signal)`` (or ``listener(event)``) for every event, in
+        subscription order, sync or async. Returns the function that unsubscribes."""
+        for existing in self._listeners:
+            if existing.fn is listener and existing.active:
+                return lambda: self._unsubscribe(existing)
+        entry = Listener(listener)
+        self._listeners = (*self._listeners, entry)
+        return lambda: self._unsubscribe(entry)
+
+    def _unsubscribe(self, entry: Listener) -> None:
+        entry.active = False
+        self._listeners = tuple(x for x in self._listeners if x is not entry)
+
+    # ------------------------------------------------------------------ queues
+
+    def steer(self, message: Any) -> None:
+        """Queue a message for the running turn's next request (a ``str`` is a user
+        message). Safe from any thread; when idle it waits for the next run."""
+        self._steering.enqueue(_as_message(message))
+
+    def follow_up(self, message: Any) -> None:
+        """Queue a message for when the agent would otherwise stop."""
+        self._follow_up.enqueue(_as_message(message))
+
+    def clear_steering_queue(self) -> None:
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        self._follow_up.clear()
+
+    def clear_all_queues(self) -> None:
+        self._steering.clear()
+        self._follow_up.clear()
+
+    def has_queued_messages(self) -> bool:
+        return self._steering.has_items() or self._follow_up.has_items()
+
+    def peek_queued_messages(self) -> list[AgentMessage]:
+        """The batch the next drain would deliver: steering first, else follow-up."""
+        batch = self._steering.peek()
+        return batch if batch else self._follow_up.peek()
+
+    def take_queued_messages(self, predicate: Callable[[Any], bool]) -> list[AgentMessage]:
+        """Remove the queued messages matching ``predicate`` (steering, then follow-up)."""
+        return self._steering.take(predicate) + self._follow_up.take(predicate)
+
+    # ------------------------------------------------------------------ runs
+
+    async def prompt(
+        self,
+        message: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> None:
+        """Run the agent on a new input: a text (with optional images), a message, or a
+        list of messages. Returns once the run settled (``agent_end`` delivered)."""
+        if self._active is not None:
+            raise AgentBusyError(_PROMPT_BUSY)
+        if isinstance(message, str):
+            prompts = [_user_message(message, images)]
+        elif isinstance(message, (list, tuple)):
+            prompts = list(message)
+        else:
+            prompts = [message]
+        await self._run(prompts)
+
+    async def continue_(self) -> None:
+        """Continue from the transcript: answer a trailing user/tool-result message, or
+        deliver queued steering / follow-up messages after an assistant message."""
+        if self._active is not None:
+            raise AgentBusyError(_CONTINUE_BUSY)
+        messages = self.state.messages
+        if all(getattr(m, "role", None) == "system" for m in messages):
+            raise ValueError("No messages to continue from")
+        if getattr(messages[-1], "role", None) == "assistant":
+            steering = self._steering.drain()
+            if steering:
+                await self._run(steering, skip_initial_steering_poll=True)
+                return
+            follow_ups = self._follow_up.drain()
+            if follow_ups:
+                await self._run(follow_ups)
+                return
+            raise ValueError("Cannot continue from message role: assistant")
+        await self._run(None)
+
+    def abort(self, reason: object = None) -> None:
+        """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
+        active = self._active
+        if active is not None:
+            active.controller.abort(reason)
+
+    async def wait_for_idle(self) -> None:
+        """Return once no run is active (right away, after a checkpoint, when idle)."""
+        active = self._active
+        if active is None:
+            await anyio.lowlevel.checkpoint()
+            return
+        await active.idle.wait()
+
+    def reset(self) -> None:
+        """Forget the conversation but keep the system head (prompt, sections, declared
+        tools); clear the queues and the error."""
+        if self._active is not None:
+            raise AgentBusyError(_RESET_BUSY)
+        head = get_current_system_message(self.state.messages)
+        self.state._reset([head] if head is not None else [])
+        self.clear_all_queues()
+
+    def _loop_config(self, skip_initial_steering_poll: bool) -> AgentLoopConfig:
+        state = self.state
+        steering = self._steering
+        skip = [skip_initial_steering_poll]
+
+        def get_steering_messages() -> list[Any]:
+            if skip[0]:
+                skip[0] = False
+                return []
+            return steering.drain()
+
+        options = self.stream_options or StreamOptions()
+        overrides: dict[str, Any] = {}
+        for field in ("session_id", "thinking_budgets", "transport", "max_retry_delay_ms",
+                      "on_payload", "on_response"):
+            value = getattr(self, field)
+            if value is not None:
+                overrides[field] = value
+        if overrides:
+            import msgspec
+
+            options = msgspec.structs.replace(options, **overrides)
+        return AgentLoopConfig(
+            model=state.model,
+            thinking_level=state.thinking_level,
+            stream_options=options,
+            registry=self.registry,
+            convert_to_llm=self.convert_to_llm,
+            transform_context=self.transform_context,
+            get_api_key=self.get_api_key,
+            get_steering_messages=get_steering_messages,
+            get_follow_up_messages=self._follow_up.drain,
+            tool_execution=self.tool_execution,
+            max_concurrent_tools=self.max_concurrent_tools,
+            before_tool_call=self.before_tool_call,
+            after_tool_call=self.after_tool_call,
+            prepare_next_turn=self.prepare_next_turn,
+            prepare_request=self.prepare_request,
+            finish_turn=self.finish_turn,
+            should_stop_after_turn=self.should_stop_after_turn,
+            close_timeout=self.close_timeout,
+        )
+
+    async def _run(
+        self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
+    ) -> None:
+        if self._active is not None:
+            raise AgentBusyError("Agent is already processing.")
+        active = self._active = _ActiveRun()
+        state = self.state
+        state._start_run()
+        signal = active.controller.signal
+        try:
+            config = self._loop_config(skip_initial_steering_poll)
+            context = AgentContext(messages=list(state.messages), tools=list(state.tools))
+            dispatcher = Dispatcher(lambda: self._listeners, self._reduce, signal)
+            try:
+                await execute_loop(prompts, context, config, dispatcher, signal, self.stream_fn)
+            except Exception as exc:
+                await self._handle_run_failure(exc, signal)
+        finally:
+            self._steering.restore()
+            self._follow_up.restore()
+            state._finish_run()
+            self._active = None
+            active.idle.set()
+
+    def _reduce(self, event: Any) -> None:
+        if event.type == "message_end":
+            self._steering.accept(event.message)
+            self._follow_up.accept(event.message)
+        self.state._reduce(event)
+
+    async def _handle_run_failure(self, error: Exception, signal: AbortSignal) -> None:
+        model = self.state.model
+        failure = AssistantMessage(
+            content=[TextContent(text="")],
+            api=model.api,
+            provider=model.provider,
+            model=model.id,
+            usage=Usage(),
+            stop_reason="aborted" if signal.aborted else "error",
+            error_message=str(error) or type(error).__name__,
+            timestamp=now_ms(),
+        )
+        events = (
+            MessageStartEvent(message=failure),
+            MessageEndEvent(message=failure),
+            TurnEndEvent(message=failure, tool_results=[]),
+            AgentEndEvent(messages=[failure]),
+        )
+        with anyio.CancelScope(shield=True):
+            for event in events:
+                self._reduce(event)
+                for listener in self._listeners:
+                    if listener.active:
+                        result = listener.call(event, signal)
+                        if inspect.isawaitable(result):
+                            await result

@@ -1,0 +1,378 @@
+"""One batch of tool calls: preflight, execution, hooks, events and result messages.
+
+Every call of a batch ends with exactly one outcome and one result message, whatever
+happens: a call that is cancelled by an abort, or never started because of one, gets
+``Operation aborted``. ``finish_aborted()`` writes those outcomes after the abort scope.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import anyio
+import msgspec
+
+from ..ai import (
+    AbortSignal,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    validate_tool_arguments,
+)
+from ._dispatch import Dispatcher
+from ._hooks import call_hook, coerce_result
+from ._types import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentContext,
+    AgentToolResult,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+
+__all__ = ["ABORTED_TOOL_TEXT", "ToolBatch", "error_result", "truncated_call_text"]
+
+ABORTED_TOOL_TEXT = "Operation aborted"
+
+
+def error_result(text: str) -> AgentToolResult:
+    return AgentToolResult(content=[TextContent(text=text)], details={})
+
+
+def truncated_call_text(name: str) -> str:
+    return (
+        f'Tool call "{name}" was not executed: the response hit the output token limit, '
+        "so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+
+
+class _Outcome:
+    __slots__ = ("duration_ms", "is_error", "result")
+
+    def __init__(self, result: AgentToolResult, is_error: bool, duration_ms: int | None = None):
+        self.result = result
+        self.is_error = is_error
+        self.duration_ms = duration_ms
+
+
+def _immediate(text: str, terminate: bool | None = None) -> _Outcome:
+    result = error_result(text)
+    if terminate:
+        result.terminate = True
+    return _Outcome(result, True)
+
+
+class _Prepared:
+    __slots__ = ("args", "tool")
+
+    def __init__(self, tool: Any, args: Any) -> None:
+        self.tool = tool
+        self.args = args
+
+
+def _normalize_result(tool_name: str, value: Any) -> AgentToolResult:
+    if isinstance(value, AgentToolResult):
+        return value
+    if value is None:
+        return AgentToolResult()
+    if isinstance(value, str):
+        return AgentToolResult(content=[TextContent(text=value)])
+    if isinstance(value, dict):
+        try:
+            return msgspec.convert(value, AgentToolResult, from_attributes=True)
+        except msgspec.ValidationError as exc:
+            raise TypeError(
+                f"Tool {tool_name} returned {value!r}, which is not a valid AgentToolResult: {exc}"
+            ) from exc
+    raise TypeError(
+        f"Tool {tool_name} returned {value!r}; expected an AgentToolResult "
+        "(or a dict of its fields, a str, or None)"
+    )
+
+
+class ToolBatch:
+    """The tool calls of one assistant message. ``run()`` executes them; after an abort,
+    ``finish_aborted()`` (called outside the cancelled scope) completes every call."""
+
+    def __init__(
+        self,
+        *,
+        message: AssistantMessage,
+        calls: list[ToolCall],
+        context: AgentContext,
+        config: Any,
+        dispatcher: Dispatcher,
+        signal: AbortSignal,
+    ) -> None:
+        self.message = message
+        self.calls = calls
+        self.context = context
+        self.config = config
+        self.dispatcher = dispatcher
+        self.signal = signal
+        n = len(calls)
+        self.outcomes: list[_Outcome | None] = [None] * n
+        self.started = [False] * n
+        self.ended = [False] * n
+        self.results: list[ToolResultMessage | None] = [None] * n
+        self.results_emitted = [False] * n
+        self._failure: BaseException | None = None
+
+    # ------------------------------------------------------------------ events
+
+    async def _emit_start(self, i: int) -> None:
+        call = self.calls[i]
+        self.started[i] = True
+        await self.dispatcher.emit(
+            ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
+        )
+
+    async def _emit_end(self, i: int) -> None:
+        call = self.calls[i]
+        outcome = self.outcomes[i]
+        assert outcome is not None
+        self.ended[i] = True
+        await self.dispatcher.emit(
+            ToolExecutionEndEvent(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                result=outcome.result,
+                is_error=outcome.is_error,
+                duration_ms=outcome.duration_ms,
+            )
+        )
+
+    async def _emit_result_message(self, i: int) -> None:
+        call = self.calls[i]
+        outcome = self.outcomes[i]
+        assert outcome is not None
+        result = outcome.result
+        message = ToolResultMessage(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            content=list(result.content) if result.content is not None else [],
+            details=result.details,
+            usage=result.usage,
+            is_error=outcome.is_error,
+            duration_ms=outcome.duration_ms,
+        )
+        self.results[i] = message
+        self.results_emitted[i] = True
+        await self.dispatcher.emit(MessageStartEvent(message=message))
+        await self.dispatcher.emit(MessageEndEvent(message=message))
+
+    # ------------------------------------------------------------------ running
+
+    def is_sequential(self) -> bool:
+        if self.config.tool_execution == "sequential":
+            return True
+        tools = {t.name: t for t in self.context.tools}
+        for call in self.calls:
+            tool = tools.get(call.name)
+            if tool is not None and getattr(tool, "execution_mode", None) == "sequential":
+                return True
+        return False
+
+    async def run(self) -> None:
+        if self.is_sequential():
+            for i in range(len(self.calls)):
+                await self._emit_start(i)
+                prepared = await self._preflight(i)
+                if isinstance(prepared, _Prepared):
+                    prepared = await self._execute(i, prepared)
+                self.outcomes[i] = prepared
+                await self._emit_end(i)
+                await self._emit_result_message(i)
+            return
+        jobs: list[tuple[int, _Prepared]] = []
+        for i in range(len(self.calls)):
+            await self._emit_start(i)
+            prepared = await self._preflight(i)
+            if isinstance(prepared, _Prepared):
+                jobs.append((i, prepared))
+            else:
+                self.outcomes[i] = prepared
+                await self._emit_end(i)
+        if jobs:
+            limit = self.config.max_concurrent_tools
+            limiter = anyio.CapacityLimiter(limit) if limit else None
+            async with anyio.create_task_group() as task_group:
+                for i, prepared in jobs:
+                    call = self.calls[i]
+                    task_group.start_soon(self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}")
+        if self._failure is not None:
+            raise self._failure
+        for i in range(len(self.calls)):
+            await self._emit_result_message(i)
+
+    async def _job(self, i: int, prepared: _Prepared, limiter: anyio.CapacityLimiter | None) -> None:
+        if limiter is None:
+            outcome = await self._execute(i, prepared)
+        else:
+            async with limiter:
+                outcome = await self._execute(i, prepared)
+        self.outcomes[i] = outcome
+        try:
+            await self._emit_end(i)
+        except Exception as exc:
+            # A listener failed. Sibling tools keep running to completion; the batch
+            # reports the failure once every call has settled.
+            if self._failure is None:
+                self._failure = exc
+
+    def terminates(self) -> bool:
+        outcomes = [o for o in self.outcomes if o is not None]
+        return bool(outcomes) and all(o.result.terminate is True for o in outcomes)
+
+    # ------------------------------------------------------------------ preflight
+
+    async def _preflight(self, i: int) -> _Outcome | _Prepared:
+        call = self.calls[i]
+        tool = next((t for t in self.context.tools if t.name == call.name), None)
+        if tool is None:
+            return _immediate(f"Tool {call.name} not found")
+        try:
+            arguments = call.arguments
+            prepare = getattr(tool, "prepare_arguments", None)
+            if prepare is not None:
+                prepared_args = prepare(arguments)
+                if prepared_args is not arguments:
+                    arguments = prepared_args
+            args = validate_tool_arguments(tool, arguments)
+            hook = self.config.before_tool_call
+            if hook is not None:
+                raw = await call_hook(
+                    hook,
+                    BeforeToolCallContext(
+                        assistant_message=self.message,
+                        tool_call=call,
+                        args=args,
+                        context=self.context,
+                    ),
+                    self.signal,
+                )
+                decision = coerce_result(raw, BeforeToolCallResult, "before_tool_call")
+                if self.signal.aborted:
+                    return _immediate(ABORTED_TOOL_TEXT)
+                if decision is not None and decision.block:
+                    return _immediate(
+                        decision.reason or "Tool execution was blocked",
+                        terminate=decision.terminate is True,
+                    )
+        except Exception as exc:
+            return _immediate(str(exc) or type(exc).__name__)
+        if self.signal.aborted:
+            return _immediate(ABORTED_TOOL_TEXT)
+        return _Prepared(tool, args)
+
+    # ------------------------------------------------------------------ execution
+
+    async def _execute(self, i: int, prepared: _Prepared) -> _Outcome:
+        call = self.calls[i]
+        tool = prepared.tool
+        dispatcher = self.dispatcher
+        live = True
+
+        def on_update(partial_result: Any) -> None:
+            if live:
+                dispatcher.push(
+                    ToolExecutionUpdateEvent(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        args=call.arguments,
+                        partial_result=_normalize_result(call.name, partial_result),
+                    )
+                )
+
+        timeout = getattr(tool, "timeout", None)
+        started = time.perf_counter()
+        try:
+            with anyio.move_on_after(math.inf if timeout is None else timeout) as deadline:
+                value = await call_hook(tool.execute, call.id, prepared.args, self.signal, on_update)
+            if deadline.cancelled_caught:
+                outcome = _Outcome(error_result(f'Tool "{call.name}" timed out after {timeout:g}s'), True)
+            else:
+                result = _normalize_result(call.name, value)
+                outcome = _Outcome(result, result.is_error is True)
+        except Exception as exc:
+            outcome = _Outcome(error_result(str(exc) or type(exc).__name__), True)
+        finally:
+            live = False
+        outcome.duration_ms = round((time.perf_counter() - started) * 1000)
+        # The call has finished: an abort from here on keeps this result.
+        self.outcomes[i] = outcome
+        await dispatcher.settle()
+        return await self._finalize(call, prepared, outcome)
+
+    async def _finalize(self, call: ToolCall, prepared: _Prepared, outcome: _Outcome) -> _Outcome:
+        hook = self.config.after_tool_call
+        if hook is None:
+            return outcome
+        try:
+            raw = await call_hook(
+                hook,
+                AfterToolCallContext(
+                    assistant_message=self.message,
+                    tool_call=call,
+                    args=prepared.args,
+                    result=outcome.result,
+                    is_error=outcome.is_error,
+                    context=self.context,
+                ),
+                self.signal,
+            )
+            override = coerce_result(raw, AfterToolCallResult, "after_tool_call")
+        except Exception as exc:
+            return _Outcome(error_result(str(exc) or type(exc).__name__), True, outcome.duration_ms)
+        if override is None:
+            return outcome
+        result = msgspec.structs.replace(outcome.result)
+        if override.content is not None:
+            result.content = override.content
+        if override.details is not None:
+            result.details = override.details
+        if override.usage is not None:
+            result.usage = override.usage
+        if override.terminate is not None:
+            result.terminate = override.terminate
+        if override.structured_content is not None:
+            result.structured_content = override.structured_content
+        elif override.content is not None:
+            result.structured_content = None
+        is_error = outcome.is_error if override.is_error is None else override.is_error
+        return _Outcome(result, is_error, outcome.duration_ms)
+
+    # ------------------------------------------------------------------ truncated / aborted
+
+    async def fail_truncated(self) -> None:
+        """The message hit the output limit: no call is executed; each gets an error."""
+        for i, call in enumerate(self.calls):
+            await self._emit_start(i)
+            self.outcomes[i] = _immediate(truncated_call_text(call.name))
+            await self._emit_end(i)
+            await self._emit_result_message(i)
+
+    async def finish_aborted(self) -> None:
+        """After an abort: every call without an outcome gets ``Operation aborted``; the
+        missing start/end events and result messages are emitted in source order."""
+        for i in range(len(self.calls)):
+            if self.outcomes[i] is None:
+                self.outcomes[i] = _immediate(ABORTED_TOOL_TEXT)
+            if not self.started[i]:
+                await self._emit_start(i)
+            if not self.ended[i]:
+                await self._emit_end(i)
+        for i in range(len(self.calls)):
+            if not self.results_emitted[i]:
+                await self._emit_result_message(i)
+
+    def result_messages(self) -> list[ToolResultMessage]:
+        return [r for r in self.results if r is not None]

@@ -1,0 +1,60 @@
+"""Calling user hooks: sync or async, with the arguments they accept, and checking what
+they return."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+__all__ = ["call_hook", "coerce_result", "positional_arity"]
+
+T = TypeVar("T")
+
+_VARARGS = inspect.CO_VARARGS
+
+
+def positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        if code.co_flags & _VARARGS:
+            return 99
+        arity: int = code.co_argcount
+        return arity - 1 if inspect.ismethod(fn) else arity
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 99
+    arity = 0
+    for p in parameters:
+        if p.kind is p.VAR_POSITIONAL:
+            return 99
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            arity += 1
+    return arity
+
+
+async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call ``fn`` with as many of ``args`` as it accepts; await the result if needed."""
+    result = fn(*args[: positional_arity(fn)])
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def coerce_result(value: Any, cls: type[T], hook: str) -> T | None:
+    """Accept ``None``, an instance of ``cls`` or a mapping with its fields; anything
+    else is a bug in the hook, reported with what was expected."""
+    if value is None or isinstance(value, cls):
+        return value
+    if isinstance(value, dict):
+        try:
+            return msgspec.convert(value, cls, from_attributes=True)
+        except msgspec.ValidationError as exc:
+            raise TypeError(f"{hook} returned {value!r}, which is not a valid {cls.__name__}: {exc}") from exc
+    raise TypeError(
+        f"{hook} returned {value!r}; expected a {cls.__name__}, a dict of its fields, or None"
+    )

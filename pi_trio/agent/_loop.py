@@ -1,0 +1,498 @@
+"""The agent loop engine: turns, tools, hooks, queues and the abort outcome.
+
+Stateless: given prompt messages, a context and a config it runs turns until nothing is
+left to do, emitting agent events through a ``Dispatcher`` and returning the messages it
+added. All of its work runs inside one cancel scope that the run's ``AbortSignal`` cancels;
+after an abort the engine itself, outside that scope, writes the outcome: the aborted
+assistant message (content so far kept) or one result per tool call of the batch, then
+``turn_end`` and ``agent_end``. The provider is never called after an abort.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, Literal
+
+import anyio
+import msgspec
+
+from ..ai import (
+    AbortSignal,
+    AssistantMessage,
+    AssistantMessageStream,
+    Context,
+    Model,
+    ProviderRegistry,
+    StreamOptions,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    declare_tool_changes,
+    now_ms,
+    open_stream_simple,
+)
+from ..ai._stream import ABORTED_TEXT
+from ._batch import ToolBatch
+from ._dispatch import Dispatcher, checkpoint_if_aborted
+from ._hooks import call_hook, coerce_result, positional_arity
+from ._types import (
+    AgentContext,
+    AgentEndEvent,
+    AgentLoopTurnUpdate,
+    AgentMessage,
+    AgentRequestUpdate,
+    AgentStartEvent,
+    AgentTurnContext,
+    AgentTurnDecision,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    PrepareRequestContext,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+
+__all__ = ["AgentLoopConfig", "LoopRun", "default_convert_to_llm"]
+
+_LLM_TYPES = (SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)
+
+
+def default_convert_to_llm(messages: list[AgentMessage]) -> list[Any]:
+    """Keep the messages a model understands (system, user, assistant, toolResult)."""
+    return [m for m in messages if isinstance(m, _LLM_TYPES)]
+
+
+class AgentLoopConfig(msgspec.Struct, kw_only=True):
+    """Everything one loop invocation needs besides the context.
+
+    Hooks may be sync or async; they receive the arguments listed in their docs (and the
+    run's ``AbortSignal`` as the last argument when they accept it).
+    ``stream_options`` are the per-request options (``api_key``, ``session_id``,
+    ``thinking_budgets``, ``temperature``…); ``thinking_level`` becomes ``reasoning``.
+    """
+
+    model: Model
+    thinking_level: str = "off"
+    stream_options: StreamOptions | None = None
+    registry: ProviderRegistry | None = None
+    convert_to_llm: Callable[..., Any] | None = None
+    transform_context: Callable[..., Any] | None = None
+    get_api_key: Callable[..., Any] | None = None
+    get_steering_messages: Callable[..., Any] | None = None
+    get_follow_up_messages: Callable[..., Any] | None = None
+    tool_execution: Literal["sequential", "parallel"] = "parallel"
+    max_concurrent_tools: int | None = None
+    before_tool_call: Callable[..., Any] | None = None
+    after_tool_call: Callable[..., Any] | None = None
+    prepare_next_turn: Callable[..., Any] | None = None
+    prepare_request: Callable[..., Any] | None = None
+    finish_turn: Callable[..., Any] | None = None
+    should_stop_after_turn: Callable[..., Any] | None = None
+    close_timeout: float = 5.0
+
+
+def _decision(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value in ("continue", "end"):
+        return value
+    decision = coerce_result(value, AgentTurnDecision, "finish_turn")
+    return decision.action if decision is not None else None
+
+
+class LoopRun:
+    """One invocation of the loop. ``await run(prompts)`` (``prompts=None`` continues
+    from the context) returns the new messages; see the module docstring for abort."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        dispatcher: Dispatcher,
+        signal: AbortSignal,
+        stream_fn: Any = None,
+    ) -> None:
+        self.context = AgentContext(messages=context.messages, tools=list(context.tools))
+        self.config = config
+        self.dispatcher = dispatcher
+        self.signal = signal
+        self.stream_fn = stream_fn
+        self.model = config.model
+        self.thinking_level = config.thinking_level
+        self.new_messages: list[AgentMessage] = []
+        self.scope = anyio.CancelScope()
+        # progress, read by the abort outcome
+        self.agent_started = False
+        self.turn_open = False
+        self.stream: AssistantMessageStream | None = None
+        self.placeholder = False
+        self.assistant: AssistantMessage | None = None
+        self.assistant_started = False
+        self.assistant_ended = False
+        self.batch: ToolBatch | None = None
+        self.turn_results: list[ToolResultMessage] = []
+        self.finished = False
+
+    # ------------------------------------------------------------------ entry
+
+    async def run(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
+        with self.scope:
+            unregister = self.signal.on_abort(self.scope.cancel)
+            try:
+                await self._body(prompts)
+                return self.new_messages
+            except anyio.get_cancelled_exc_class():
+                if not self.scope.cancel_called:
+                    # The caller's scope was cancelled: leave the same consistent state as
+                    # an abort, delivering the closing events within close_timeout.
+                    timeout = self.config.close_timeout
+                    self.dispatcher.set_close_deadline(anyio.current_time() + timeout)
+                    with anyio.move_on_after(timeout, shield=True):
+                        await self._write_aborted_outcome()
+                raise
+            finally:
+                unregister()
+        await self._write_aborted_outcome()
+        return self.new_messages
+
+    async def _emit(self, event: Any) -> None:
+        await self.dispatcher.emit(event)
+
+    async def _check_abort(self) -> None:
+        await checkpoint_if_aborted(self.signal, self.scope)
+
+    async def _body(self, prompts: list[AgentMessage] | None) -> None:
+        context = self.context
+        if prompts is not None:
+            initial = declare_tool_changes(context.messages, context.tools, prompts)
+            self.new_messages = list(initial)
+            context.messages = [*context.messages, *initial]
+            self.agent_started = True
+            await self._emit(AgentStartEvent())
+            self.turn_open = True
+            await self._emit(TurnStartEvent())
+            for message in initial:
+                await self._emit(MessageStartEvent(message=message))
+                await self._emit(MessageEndEvent(message=message))
+        else:
+            self.agent_started = True
+            await self._emit(AgentStartEvent())
+            self.turn_open = True
+            await self._emit(TurnStartEvent())
+        await self._loop()
+
+    # ------------------------------------------------------------------ the turn loop
+
+    async def _poll(self, fn: Callable[..., Any] | None) -> list[AgentMessage]:
+        if fn is None:
+            return []
+        await self.dispatcher.settle()
+        messages = await call_hook(fn)
+        await self._check_abort()
+        return list(messages or [])
+
+    async def _loop(self) -> None:
+        config = self.config
+        pending = await self._poll(config.get_steering_messages)
+        last_turn: AgentTurnContext | None = None
+        explicit_continuation = False
+        while True:
+            has_more_tool_calls = True
+            while has_more_tool_calls or pending:
+                prepared: list[AgentMessage] = []
+                if last_turn is not None:
+                    prepared = await self._prepare_next_turn(last_turn)
+                    if not pending:
+                        pending = await self._poll(config.get_steering_messages)
+                    await self._start_turn()
+                context = self.context
+                for message in declare_tool_changes(context.messages, context.tools, [*prepared, *pending]):
+                    await self._emit(MessageStartEvent(message=message))
+                    await self._emit(MessageEndEvent(message=message))
+                    self.context.messages.append(message)
+                    self.new_messages.append(message)
+                pending = []
+                await self._prepare_request()
+
+                message = await self._stream_response()
+                if message.stop_reason in ("error", "aborted"):
+                    last_turn = self._turn_context(message, [])
+                    if config.finish_turn is not None:
+                        await call_hook(config.finish_turn, last_turn, self.signal)
+                    await self._end_turn(message, [])
+                    await self._end_run()
+                    return
+
+                tool_calls = [b for b in message.content if isinstance(b, ToolCall)]
+                results: list[ToolResultMessage] = []
+                has_more_tool_calls = False
+                if tool_calls:
+                    results, terminate = await self._run_batch(message, tool_calls)
+                    has_more_tool_calls = not terminate
+                last_turn = self._turn_context(message, results)
+                decision = None
+                if config.finish_turn is not None:
+                    await self.dispatcher.settle()
+                    decision = _decision(await call_hook(config.finish_turn, last_turn, self.signal))
+                    await self._check_abort()
+                await self._end_turn(message, results)
+                if decision == "end":
+                    await self._end_run()
+                    return
+                if config.should_stop_after_turn is not None:
+                    stop = await call_hook(config.should_stop_after_turn, last_turn, self.signal)
+                    await self._check_abort()
+                    if stop:
+                        await self._end_run()
+                        return
+                explicit_continuation = decision == "continue"
+                pending = await self._poll(config.get_steering_messages)
+                if has_more_tool_calls or pending:
+                    explicit_continuation = False
+            follow_ups = await self._poll(config.get_follow_up_messages)
+            if follow_ups:
+                explicit_continuation = False
+                pending = follow_ups
+                continue
+            if explicit_continuation:
+                explicit_continuation = False
+                continue
+            break
+        await self._end_run()
+
+    def _turn_context(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> AgentTurnContext:
+        return AgentTurnContext(
+            message=message, tool_results=results, context=self.context, new_messages=self.new_messages
+        )
+
+    async def _start_turn(self) -> None:
+        self.assistant = None
+        self.assistant_started = self.assistant_ended = False
+        self.turn_results = []
+        self.turn_open = True
+        await self._emit(TurnStartEvent())
+
+    async def _end_turn(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
+        self.turn_open = False
+        await self._emit(TurnEndEvent(message=message, tool_results=results))
+
+    async def _end_run(self) -> None:
+        self.finished = True
+        await self._emit(AgentEndEvent(messages=self.new_messages))
+
+    def _apply_update(self, update: AgentLoopTurnUpdate | AgentRequestUpdate) -> None:
+        if update.context is not None:
+            self.context = update.context
+        if update.model is not None:
+            self.model = update.model
+        if update.thinking_level is not None:
+            self.thinking_level = update.thinking_level
+
+    async def _prepare_next_turn(self, turn: AgentTurnContext) -> list[AgentMessage]:
+        hook = self.config.prepare_next_turn
+        if hook is None:
+            return []
+        await self.dispatcher.settle()
+        first = _first_parameter_name(hook)
+        if first == "signal" or positional_arity(hook) == 0:
+            raw = await call_hook(hook, self.signal)
+        else:
+            raw = await call_hook(hook, turn, self.signal)
+        await self._check_abort()
+        update = coerce_result(raw, AgentLoopTurnUpdate, "prepare_next_turn")
+        if update is None:
+            return []
+        self._apply_update(update)
+        return list(update.messages or [])
+
+    async def _prepare_request(self) -> None:
+        hook = self.config.prepare_request
+        if hook is None:
+            return
+        await self.dispatcher.settle()
+        request = PrepareRequestContext(
+            context=self.context, model=self.model, thinking_level=self.thinking_level
+        )
+        raw = await call_hook(hook, request, self.signal)
+        await self._check_abort()
+        update = coerce_result(raw, AgentRequestUpdate, "prepare_request")
+        if update is not None:
+            self._apply_update(update)
+
+    # ------------------------------------------------------------------ one request
+
+    async def _stream_response(self) -> AssistantMessage:
+        config = self.config
+        signal = self.signal
+        messages = self.context.messages
+        if config.transform_context is not None:
+            messages = await call_hook(config.transform_context, messages, signal)
+            await self._check_abort()
+        convert = config.convert_to_llm or default_convert_to_llm
+        llm_messages = await call_hook(convert, messages)
+        await self._check_abort()
+        base = config.stream_options or StreamOptions()
+        api_key = None
+        if config.get_api_key is not None:
+            api_key = await call_hook(config.get_api_key, self.model.provider)
+            await self._check_abort()
+        level = self.thinking_level
+        options = msgspec.structs.replace(
+            base,
+            api_key=api_key or base.api_key,
+            signal=signal,
+            reasoning=None if level == "off" else level,
+        )
+        # No request is made once the run was aborted.
+        await self._check_abort()
+        dispatcher = self.dispatcher
+        self.placeholder = False
+        self.assistant = None
+        self.assistant_started = self.assistant_ended = False
+        async with open_stream_simple(
+            self.model,
+            Context(messages=list(llm_messages)),
+            options,
+            registry=config.registry,
+            stream_fn=self.stream_fn,
+        ) as events:
+            self.stream = events
+            context_messages = self.context.messages
+            while True:
+                await dispatcher.wait_for_room()
+                event = await events.__anext__()
+                kind = event.type
+                if kind == "done" or kind == "error":
+                    break
+                if kind == "start":
+                    partial = events.message
+                    context_messages.append(partial)
+                    self.placeholder = True
+                    self.assistant_started = True
+                    dispatcher.send_nowait(MessageStartEvent(message=copy.copy(partial)))
+                elif self.placeholder:
+                    dispatcher.send_nowait(
+                        MessageUpdateEvent(
+                            message=copy.copy(events.message), assistant_message_event=event
+                        )
+                    )
+                if signal.aborted:
+                    await self._check_abort()
+        final = events.result()
+        self.stream = None
+        await self._accept_assistant(final)
+        return final
+
+    async def _accept_assistant(self, final: AssistantMessage) -> None:
+        final.thinking_level = self.thinking_level
+        context_messages = self.context.messages
+        self.assistant = final
+        self.new_messages.append(final)
+        if self.placeholder:
+            context_messages[-1] = final
+            self.placeholder = False
+        else:
+            context_messages.append(final)
+        if not self.assistant_started:
+            self.assistant_started = True
+            await self.dispatcher.send(MessageStartEvent(message=copy.copy(final)))
+        self.assistant_ended = True
+        await self._emit(MessageEndEvent(message=final))
+
+    # ------------------------------------------------------------------ tools
+
+    async def _run_batch(
+        self, message: AssistantMessage, calls: list[ToolCall]
+    ) -> tuple[list[ToolResultMessage], bool]:
+        batch = self.batch = ToolBatch(
+            message=message,
+            calls=calls,
+            context=self.context,
+            config=self.config,
+            dispatcher=self.dispatcher,
+            signal=self.signal,
+        )
+        if message.stop_reason == "length":
+            await batch.fail_truncated()
+            terminate = False
+        else:
+            await batch.run()
+            terminate = batch.terminates()
+        results = self._commit_batch()
+        return results, terminate
+
+    def _commit_batch(self) -> list[ToolResultMessage]:
+        batch = self.batch
+        assert batch is not None
+        self.batch = None
+        results = batch.result_messages()
+        self.context.messages.extend(results)
+        self.new_messages.extend(results)
+        self.turn_results = results
+        return results
+
+    # ------------------------------------------------------------------ abort outcome
+
+    async def _write_aborted_outcome(self) -> None:
+        if self.finished:
+            return
+        emit = self.dispatcher.emit
+        if not self.agent_started:
+            self.agent_started = True
+            await emit(AgentStartEvent())
+        stream = self.stream
+        if stream is not None:
+            self.stream = None
+            final = stream.aborted_message(_abort_text(self.signal))
+            await self._accept_assistant(final)
+        elif self.batch is not None:
+            await self.batch.finish_aborted()
+            self._commit_batch()
+        elif self.turn_open and self.assistant is None:
+            await self._accept_assistant(self._synthetic_aborted())
+        elif self.assistant is not None and not self.assistant_ended:
+            self.assistant_ended = True
+            await emit(MessageEndEvent(message=self.assistant))
+        if self.turn_open and self.assistant is not None:
+            self.turn_open = False
+            await emit(TurnEndEvent(message=self.assistant, tool_results=self.turn_results))
+        self.finished = True
+        await emit(AgentEndEvent(messages=self.new_messages))
+
+    def _synthetic_aborted(self) -> AssistantMessage:
+        model = self.model
+        return AssistantMessage(
+            content=[],
+            api=model.api,
+            provider=model.provider,
+            model=model.id,
+            usage=Usage(),
+            stop_reason="aborted",
+            error_message=_abort_text(self.signal),
+            timestamp=now_ms(),
+        )
+
+
+def _abort_text(signal: AbortSignal) -> str:
+    reason = signal.reason
+    if isinstance(reason, str) and reason:
+        return reason
+    if isinstance(reason, BaseException) and str(reason):
+        return str(reason)
+    return ABORTED_TEXT
+
+
+def _first_parameter_name(fn: Callable[..., Any]) -> str | None:
+    import inspect
+
+    try:
+        for p in inspect.signature(fn).parameters.values():
+            return p.name
+    except (TypeError, ValueError):
+        return None
+    return None

@@ -1,0 +1,190 @@
+"""The stateless entry points: ``run_agent_loop`` / ``run_agent_loop_continue`` (emit
+callback) and ``agent_loop`` / ``agent_loop_continue`` (async context managers yielding
+the events)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ..ai import AbortController, AbortSignal
+from ._dispatch import Dispatcher, Listener
+from ._loop import AgentLoopConfig, LoopRun
+from ._types import AgentContext, AgentEvent, AgentMessage
+
+__all__ = [
+    "AGENT_EVENT_BUFFER",
+    "AgentEventStream",
+    "agent_loop",
+    "agent_loop_continue",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+]
+
+# Agent events in flight between a run and the consumer of ``agent_loop``: a slow consumer
+# slows the run down instead of growing memory.
+AGENT_EVENT_BUFFER = 64
+
+
+def check_continuable(messages: list[AgentMessage]) -> None:
+    if not messages:
+        raise ValueError("Cannot continue: no messages in context")
+    role = getattr(messages[-1], "role", None)
+    if role == "assistant":
+        raise ValueError("Cannot continue from message role: assistant")
+
+
+async def execute_loop(
+    prompts: list[AgentMessage] | None,
+    context: AgentContext,
+    config: AgentLoopConfig,
+    dispatcher: Dispatcher,
+    signal: AbortSignal,
+    stream_fn: Any,
+) -> list[AgentMessage]:
+    """Run the engine with ``dispatcher`` delivering its events (one task group: the
+    dispatcher task and the engine; both finish before this returns)."""
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(dispatcher.run, name="agent event dispatcher")
+        try:
+            messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
+            await dispatcher.settle()
+            return messages
+        finally:
+            dispatcher.close()
+
+
+async def run_agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: Any = None,
+) -> list[AgentMessage]:
+    """Run the loop for ``prompts`` on a copy of ``context``; every event is passed to
+    ``emit`` (sync or async) and awaited in order. Returns the new messages."""
+    signal = signal if signal is not None else AbortController().signal
+    listeners = (Listener(emit),)
+    dispatcher = Dispatcher(lambda: listeners, None, signal)
+    return await execute_loop(list(prompts), context, config, dispatcher, signal, stream_fn)
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: Any = None,
+) -> list[AgentMessage]:
+    """Continue from ``context`` (its last message must not be an assistant message);
+    ``context.messages`` is extended in place."""
+    check_continuable(context.messages)
+    signal = signal if signal is not None else AbortController().signal
+    listeners = (Listener(emit),)
+    dispatcher = Dispatcher(lambda: listeners, None, signal)
+    return await execute_loop(None, context, config, dispatcher, signal, stream_fn)
+
+
+class AgentEventStream:
+    """The events of one loop invocation; ``result()`` is the new messages once the
+    run finished (after ``agent_end``)."""
+
+    __slots__ = ("_messages", "_receive")
+
+    def __init__(self, receive: anyio.abc.ObjectReceiveStream[AgentEvent]) -> None:
+        self._receive = receive
+        self._messages: list[AgentMessage] | None = None
+
+    def __aiter__(self) -> AgentEventStream:
+        return self
+
+    async def __anext__(self) -> AgentEvent:
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def result(self) -> list[AgentMessage]:
+        if self._messages is None:
+            raise RuntimeError(
+                "result() is available once the run finished; iterate the events to the end"
+            )
+        return self._messages
+
+
+class _AgentLoopContext:
+    def __init__(
+        self,
+        prompts: list[AgentMessage] | None,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        signal: AbortSignal | None,
+        stream_fn: Any,
+    ) -> None:
+        self._args = (prompts, context, config, stream_fn)
+        self._signal = signal if signal is not None else AbortController().signal
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._stream: AgentEventStream | None = None
+
+    async def __aenter__(self) -> AgentEventStream:
+        prompts, context, config, stream_fn = self._args
+        send, receive = anyio.create_memory_object_stream[AgentEvent](AGENT_EVENT_BUFFER)
+        stream = self._stream = AgentEventStream(receive)
+        signal = self._signal
+
+        async def produce() -> None:
+            with send:
+                listeners = (Listener(send.send),)
+                dispatcher = Dispatcher(lambda: listeners, None, signal)
+                stream._messages = await execute_loop(
+                    prompts, context, config, dispatcher, signal, stream_fn
+                )
+
+        task_group = self._task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        task_group.start_soon(produce, name="agent loop")
+        return stream
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._task_group is not None
+        assert self._stream is not None
+        if exc is not None or self._stream._messages is None:
+            # Leaving early: the run is cancelled; its closing events cannot be delivered
+            # to a consumer that stopped reading.
+            self._task_group.cancel_scope.cancel()
+        self._stream._receive.close()
+        return await self._task_group.__aexit__(exc_type, exc, tb)
+
+
+def agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: Any = None,
+) -> _AgentLoopContext:
+    """``async with agent_loop(prompts, context, config) as events:`` — iterate the run's
+    events; ``events.result()`` is the new messages. Leaving the block cancels the run."""
+    return _AgentLoopContext(list(prompts), context, config, signal, stream_fn)
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: Any = None,
+) -> _AgentLoopContext:
+    """``agent_loop`` continuing from ``context``. Raises at once when the context cannot
+    be continued (empty, or ending with an assistant message)."""
+    check_continuable(context.messages)
+    return _AgentLoopContext(None, context, config, signal, stream_fn)

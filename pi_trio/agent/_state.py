@@ -1,0 +1,124 @@
+"""``AgentState``: what a host reads (and partly writes) on ``agent.state``.
+
+Runtime fields change in exactly one place, ``_reduce``, which the dispatcher applies to
+every event before any listener sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..ai import Model, get_current_system_prompt
+
+__all__ = ["AgentState"]
+
+
+class AgentState:
+    """``model``, ``thinking_level``, ``tools`` and ``messages`` are writable (assigning
+    ``tools``/``messages`` stores a copy; the getters return the live list).
+    ``system_prompt`` is replayed from the transcript's system messages. ``is_streaming``,
+    ``streaming_message``, ``pending_tool_calls`` (a new frozenset on each change) and
+    ``error_message`` are maintained by the runtime."""
+
+    __slots__ = (
+        "_error_message",
+        "_is_streaming",
+        "_messages",
+        "_pending_tool_calls",
+        "_streaming_message",
+        "_tools",
+        "model",
+        "thinking_level",
+    )
+
+    def __init__(
+        self, *, model: Model, thinking_level: str, tools: list[Any], messages: list[Any]
+    ) -> None:
+        self.model = model
+        self.thinking_level = thinking_level
+        self._tools = tools
+        self._messages = messages
+        self._is_streaming = False
+        self._streaming_message: Any = None
+        self._pending_tool_calls: frozenset[str] = frozenset()
+        self._error_message: str | None = None
+
+    @property
+    def tools(self) -> list[Any]:
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: Sequence[Any]) -> None:
+        self._tools = list(tools)
+
+    @property
+    def messages(self) -> list[Any]:
+        return self._messages
+
+    @messages.setter
+    def messages(self, messages: Sequence[Any]) -> None:
+        self._messages = list(messages)
+
+    @property
+    def system_prompt(self) -> str:
+        return get_current_system_prompt(self._messages)
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._is_streaming
+
+    @property
+    def streaming_message(self) -> Any:
+        return self._streaming_message
+
+    @property
+    def pending_tool_calls(self) -> frozenset[str]:
+        return self._pending_tool_calls
+
+    @property
+    def error_message(self) -> str | None:
+        return self._error_message
+
+    def __repr__(self) -> str:
+        return (
+            f"<AgentState model={self.model.id!r} messages={len(self._messages)} "
+            f"streaming={self._is_streaming}>"
+        )
+
+    # ------------------------------------------------------------------ runtime
+
+    def _start_run(self) -> None:
+        self._is_streaming = True
+        self._streaming_message = None
+        self._error_message = None
+
+    def _finish_run(self) -> None:
+        self._is_streaming = False
+        self._streaming_message = None
+        self._pending_tool_calls = frozenset()
+
+    def _reset(self, messages: list[Any]) -> None:
+        self._messages = messages
+        self._is_streaming = False
+        self._streaming_message = None
+        self._pending_tool_calls = frozenset()
+        self._error_message = None
+
+    def _reduce(self, event: Any) -> None:
+        kind = event.type
+        if kind == "message_update" or kind == "message_start":
+            self._streaming_message = event.message
+        elif kind == "message_end":
+            self._streaming_message = None
+            self._messages.append(event.message)
+        elif kind == "tool_execution_start":
+            self._pending_tool_calls = self._pending_tool_calls | {event.tool_call_id}
+        elif kind == "tool_execution_end":
+            self._pending_tool_calls = self._pending_tool_calls - {event.tool_call_id}
+        elif kind == "turn_end":
+            message = event.message
+            if getattr(message, "role", None) == "assistant" and message.error_message:
+                self._error_message = message.error_message
+        elif kind == "agent_end":
+            self._streaming_message = None

@@ -1,0 +1,247 @@
+"""Agent-level types: tools and their results, the ten agent events, hook contexts and
+hook results.
+
+Events are msgspec Structs tagged by ``type`` with the original runtime's JSON (camelCase
+keys). Messages inside them may be any agent message: the four pi-ai messages or an
+application's own message objects (anything with a ``role``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, TypeAlias
+
+import msgspec
+
+from ..ai import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    ImageContent,
+    Model,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
+
+__all__ = [
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "AgentContext",
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentLoopTurnUpdate",
+    "AgentMessage",
+    "AgentRequestUpdate",
+    "AgentStartEvent",
+    "AgentToolResult",
+    "AgentTurnContext",
+    "AgentTurnDecision",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "PrepareRequestContext",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolUpdateCallback",
+    "TurnEndEvent",
+    "TurnStartEvent",
+]
+
+AgentMessage: TypeAlias = Any
+"""A transcript entry: a pi-ai message (system, user, assistant, toolResult) or an
+application-defined message object with a ``role`` attribute."""
+
+
+class AgentToolResult(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
+    """What a tool returns.
+
+    ``content`` goes to the model; ``details`` is for UIs and logs; ``is_error`` reports a
+    failure without raising; ``terminate`` asks to end the run after this batch (honoured
+    only when every call of the batch asks for it).
+    """
+
+    content: list[TextContent | ImageContent] = msgspec.field(default_factory=list)
+    details: Any = None
+    structured_content: Any = None
+    usage: Usage | None = None
+    is_error: bool | None = None
+    terminate: bool | None = None
+
+
+ToolUpdateCallback: TypeAlias = Callable[[AgentToolResult], None]
+
+
+class AgentContext(msgspec.Struct, kw_only=True):
+    """The engine's working context: the transcript and the executable tools."""
+
+    messages: list[AgentMessage] = msgspec.field(default_factory=list)
+    tools: list[Any] = msgspec.field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- events
+
+
+class _AgentEvent(msgspec.Struct, tag_field="type", rename="camel", kw_only=True,
+                  omit_defaults=True):
+    pass
+
+
+class AgentStartEvent(_AgentEvent, tag="agent_start", kw_only=True):
+    type: ClassVar[Literal["agent_start"]] = "agent_start"
+
+
+class AgentEndEvent(_AgentEvent, tag="agent_end", kw_only=True):
+    type: ClassVar[Literal["agent_end"]] = "agent_end"
+    messages: list[AgentMessage]
+
+
+class TurnStartEvent(_AgentEvent, tag="turn_start", kw_only=True):
+    type: ClassVar[Literal["turn_start"]] = "turn_start"
+
+
+class TurnEndEvent(_AgentEvent, tag="turn_end", kw_only=True):
+    type: ClassVar[Literal["turn_end"]] = "turn_end"
+    message: AgentMessage
+    tool_results: list[ToolResultMessage]
+
+
+class MessageStartEvent(_AgentEvent, tag="message_start", kw_only=True):
+    type: ClassVar[Literal["message_start"]] = "message_start"
+    message: AgentMessage
+
+
+class MessageUpdateEvent(_AgentEvent, tag="message_update", kw_only=True):
+    type: ClassVar[Literal["message_update"]] = "message_update"
+    message: AgentMessage
+    assistant_message_event: AssistantMessageEvent
+
+
+class MessageEndEvent(_AgentEvent, tag="message_end", kw_only=True):
+    type: ClassVar[Literal["message_end"]] = "message_end"
+    message: AgentMessage
+
+
+class ToolExecutionStartEvent(_AgentEvent, tag="tool_execution_start", kw_only=True):
+    type: ClassVar[Literal["tool_execution_start"]] = "tool_execution_start"
+    tool_call_id: str
+    tool_name: str
+    args: Any
+
+
+class ToolExecutionUpdateEvent(_AgentEvent, tag="tool_execution_update", kw_only=True):
+    type: ClassVar[Literal["tool_execution_update"]] = "tool_execution_update"
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    partial_result: AgentToolResult
+
+
+class ToolExecutionEndEvent(_AgentEvent, tag="tool_execution_end", kw_only=True):
+    type: ClassVar[Literal["tool_execution_end"]] = "tool_execution_end"
+    tool_call_id: str
+    tool_name: str
+    result: AgentToolResult
+    is_error: bool
+    duration_ms: int | None = None
+
+
+AgentEvent: TypeAlias = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+)
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+class _Hook(msgspec.Struct, kw_only=True):
+    pass
+
+
+class BeforeToolCallContext(_Hook):
+    """``before_tool_call`` sees the raw tool-call block and the validated arguments
+    (mutating ``args`` changes what ``execute`` receives, without re-validation)."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    context: AgentContext
+
+
+class BeforeToolCallResult(_Hook):
+    """``block=True`` refuses the call (``reason`` becomes the error text);
+    ``terminate`` counts toward ending the run only when blocking."""
+
+    block: bool = False
+    reason: str | None = None
+    terminate: bool | None = None
+
+
+class AfterToolCallContext(_Hook):
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+
+
+class AfterToolCallResult(_Hook):
+    """Field-by-field overrides of the executed result; ``None`` keeps a field."""
+
+    content: list[TextContent | ImageContent] | None = None
+    details: Any = None
+    structured_content: Any = None
+    is_error: bool | None = None
+    usage: Usage | None = None
+    terminate: bool | None = None
+
+
+class AgentTurnContext(_Hook):
+    """A completed turn: its assistant message, its tool results, the context after
+    them, and what the run would return if it ended now."""
+
+    message: AgentMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[AgentMessage]
+
+
+class AgentTurnDecision(_Hook):
+    action: Literal["continue", "end"]
+
+
+class AgentLoopTurnUpdate(_Hook):
+    """What ``prepare_next_turn`` may change; ``messages`` are appended (with their
+    lifecycle events) before pending steering/follow-up messages."""
+
+    context: AgentContext | None = None
+    messages: list[AgentMessage] | None = None
+    model: Model | None = None
+    thinking_level: str | None = None
+
+
+class AgentRequestUpdate(_Hook):
+    """What ``prepare_request`` may change for this and later requests of the run."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+    thinking_level: str | None = None
+
+
+class PrepareRequestContext(_Hook):
+    context: AgentContext
+    model: Model
+    thinking_level: str

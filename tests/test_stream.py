@@ -1,0 +1,210 @@
+"""The stream layer: builder and fold, and the stream-function contract of open_stream."""
+
+from __future__ import annotations
+
+import anyio
+import anyio.lowlevel
+import pytest
+import trio
+
+from pi_trio.ai import (
+    AbortController,
+    ApiProvider,
+    Context,
+    MessageBuilder,
+    MessageFold,
+    PiError,
+    ProviderRegistry,
+    StartEvent,
+    TextDeltaEvent,
+    TextStartEvent,
+    ToolCall,
+    complete,
+    open_stream,
+    to_json,
+)
+
+from .helpers import MOCK_MODEL, asst, terminal, user
+
+CTX = Context(messages=[user("hi")])
+
+
+def test_builder_accumulates_text_and_reads_it_back_while_open() -> None:
+    b = MessageBuilder(MOCK_MODEL)
+    b.start()
+    i = b.text_start().content_index
+    for part in ("ab", "cd", "ef"):
+        b.text_delta(i, part)
+    assert b.message.content[i].text == "abcdef"
+    b.text_delta(i, "g")
+    assert b.message.content[i].text == "abcdefg"
+    end = b.text_end(i)
+    assert end.content == "abcdefg"
+    done = b.done()
+    assert done.reason == "stop"
+    assert to_json(done.message).count(b'"text":"abcdefg"') == 1
+
+
+def test_builder_streams_tool_arguments_and_parses_them_at_the_end() -> None:
+    b = MessageBuilder(MOCK_MODEL)
+    i = b.toolcall_start("c1", "echo").content_index
+    for part in ('{"val', 'ue": "he', 'llo"}'):
+        b.toolcall_delta(i, part)
+    assert b.message.content[i].arguments == {"value": "hello"}
+    end = b.toolcall_end(i)
+    assert end.tool_call == ToolCall(id="c1", name="echo", arguments={"value": "hello"})
+    assert b.done().reason == "toolUse"
+
+
+def test_builder_refuses_a_delta_for_a_block_that_was_never_started() -> None:
+    b = MessageBuilder(MOCK_MODEL)
+    with pytest.raises(PiError, match="text_delta for content index 0"):
+        b.text_delta(0, "x")
+
+
+def test_fold_replays_events_into_its_own_message() -> None:
+    b = MessageBuilder(MOCK_MODEL)
+    fold = MessageFold()
+    events = [b.start(), b.thinking_start()]
+    events += [b.thinking_delta(0, "hmm"), b.thinking_end(0, thinking_signature="sig")]
+    text_start = b.text_start()
+    i = text_start.content_index
+    events += [text_start, b.text_delta(i, "he"), b.text_delta(i, "llo")]
+    for e in events:
+        fold.apply(e)
+    assert fold.message is not None
+    assert fold.message is not b.message
+    assert fold.message.content[0].thinking == "hmm"
+    assert fold.message.content[0].thinking_signature == "sig"
+    assert fold.message.content[1].text == "hello"
+    fold.apply(b.done())
+    assert fold.result is b.message
+
+
+def test_fold_rejects_events_after_the_terminal_event() -> None:
+    fold = MessageFold()
+    message = asst("x")
+    fold.apply(terminal(message))
+    with pytest.raises(PiError, match="after the terminal event"):
+        fold.apply(terminal(message))
+
+
+async def run(stream_fn, **kw) -> tuple[list[str], object]:
+    async with open_stream(MOCK_MODEL, CTX, stream_fn=stream_fn, **kw) as events:
+        types = [e.type async for e in events]
+    return types, events.result()
+
+
+async def test_a_stream_function_that_raises_yields_an_error_outcome() -> None:
+    async def boom(model, context, options, send) -> None:
+        await anyio.lowlevel.checkpoint()
+        raise ValueError("provider exploded")
+
+    types, result = await run(boom)
+    assert types == ["error"]
+    assert result.stop_reason == "error"
+    assert result.error_message == "provider exploded"
+
+
+async def test_a_stream_that_ends_without_a_terminal_event_yields_an_error_outcome() -> None:
+    async def silent(model, context, options, send) -> None:
+        b = MessageBuilder(model)
+        await send.send(b.start())
+        i = b.text_start().content_index
+        await send.send(TextStartEvent(content_index=i, partial=b.message))
+        await send.send(b.text_delta(i, "partial"))
+
+    types, result = await run(silent)
+    assert types == ["start", "text_start", "text_delta", "error"]
+    assert result.stop_reason == "error"
+    assert "returned without a terminal event" in result.error_message
+    assert result.content[0].text == "partial"
+
+
+async def test_a_protocol_violation_becomes_an_error_outcome_naming_it() -> None:
+    async def broken(model, context, options, send) -> None:
+        b = MessageBuilder(model)
+        await send.send(b.start())
+        await send.send(TextDeltaEvent(content_index=3, delta="x", partial=b.message))
+        await send.send(b.done())
+
+    types, result = await run(broken)
+    assert types == ["start", "error"]
+    assert "broke the protocol" in result.error_message
+
+
+async def test_events_after_the_terminal_event_are_dropped_and_the_producer_stops() -> None:
+    sent_after = []
+
+    async def chatty(model, context, options, send) -> None:
+        await send.send(terminal(asst("done")))
+        for i in range(1000):
+            await send.send(StartEvent(partial=asst("late")))
+            sent_after.append(i)
+
+    types, result = await run(chatty)
+    assert types == ["done"]
+    assert result.content[0].text == "done"
+    assert len(sent_after) < 100  # bounded by the channel buffer, then the producer stops
+
+
+async def test_unknown_api_raises_the_upstream_error_text() -> None:
+    registry = ProviderRegistry(builtins=False)
+    with pytest.raises(PiError, match="No API provider registered for api: openai-responses"):
+        await complete(MOCK_MODEL, CTX, registry=registry)
+
+
+async def test_a_registered_provider_serves_its_api_and_refuses_another_api() -> None:
+    async def answer(model, context, options, send) -> None:
+        await send.send(terminal(asst("from registry")))
+
+    registry = ProviderRegistry(builtins=False)
+    registry.register(ApiProvider(api="openai-responses", stream=answer, stream_simple=answer))
+    message = await complete(MOCK_MODEL, CTX, registry=registry)
+    assert message.content[0].text == "from registry"
+    provider = registry.require("openai-responses")
+    other = MOCK_MODEL.__copy__()
+    other.api = "elsewhere"
+    with pytest.raises(PiError, match="Mismatched api: elsewhere expected openai-responses"):
+        await provider.stream(other, CTX, None, None)
+
+
+async def test_cancelling_the_caller_cancels_the_stream_function_and_propagates(autojump_clock) -> None:
+    cancelled = []
+
+    async def slow(model, context, options, send) -> None:
+        try:
+            await send.send(StartEvent(partial=asst("")))
+            await trio.sleep(100)
+        except trio.Cancelled:
+            cancelled.append(True)
+            raise
+
+    with trio.move_on_after(1) as scope:
+        await run(slow)
+    assert scope.cancelled_caught
+    assert cancelled == [True]
+
+
+async def test_aborting_through_options_signal_yields_an_aborted_outcome_with_content(autojump_clock) -> None:
+    controller = AbortController()
+
+    async def slow(model, context, options, send) -> None:
+        b = MessageBuilder(model)
+        await send.send(b.start())
+        i = b.text_start().content_index
+        await send.send(TextStartEvent(content_index=i, partial=b.message))
+        await send.send(b.text_delta(i, "so far"))
+        await trio.sleep(100)
+
+    async def abort_soon() -> None:
+        await trio.sleep(1)
+        controller.abort()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(abort_soon)
+        types, result = await run(slow, signal=controller.signal)
+    assert types[-1] == "error"
+    assert result.stop_reason == "aborted"
+    assert result.error_message == "Request was aborted"
+    assert result.content[0].text == "so far"
