@@ -1,0 +1,539 @@
+"""Shared plumbing of the HTTP providers: keys, headers, hooks, the POST with retries, HTTP
+error texts, SSE reading, and the run wrapper that turns every failure into one ``error``.
+
+A provider module is a stream function that hands a wire-mapping coroutine to
+``run_provider``; the coroutine gets a ``ProviderRun``::
+
+    async def stream_example(model, context, options, send):
+        await run_provider(model, options, send, _stream, context)
+
+    async def _stream(run: ProviderRun, context: Context) -> None:
+        api_key = run.api_key()                      # ProviderError when there is none
+        payload = await run.on_payload(build_body(run.model, context, run.options))
+        headers = run.headers({"Authorization": f"Bearer {api_key}"})
+        async with run.open_sse(f"{run.model.base_url}/chat/completions", headers,
+                                payload) as sse:
+            await run.emit(run.builder.start())
+            async for batch in sse:                  # list[SSEEvent] per network read
+                for event in batch:
+                    await run.emit_all(mapper.feed(event))
+        # Returning without a terminal event: ``run_provider`` ends the open blocks in
+        # content order and sends ``done`` -- or ``error`` when the message's
+        # ``stop_reason`` was set to ``"error"``/``"aborted"`` (with its ``error_message``).
+
+Rules the helpers implement (reference/ai.md §7.0):
+
+- Failures are data. Any ``Exception`` raised by the coroutine becomes one ``error`` event
+  holding the content received so far: ``ProviderError`` (HTTP statuses, transport errors,
+  retry-delay refusals) with its own text, anything else as ``"<Type>: <text>"``.
+  Cancellation is never caught: it propagates and the owner of the cancel scope writes the
+  aborted outcome.
+- HTTP statuses >= 400 read the body and fail with ``"<status> <provider message or body>"``
+  (trimmed, at most 4000 characters plus ``... [truncated N chars]``) or
+  ``"<status> status code (no body)"``.
+- Retries (``options.max_retries``, default 0) happen before the response body is used
+  only: statuses 408, 409, 429, >= 500 and transport errors, vetoed or forced by
+  ``x-should-retry``; the delay is ``retry-after-ms``, else ``retry-after`` (seconds or an
+  HTTP date), else ``min(0.5 * 2**attempt, 8) s * (1 - 0.25 * random())``. A server delay
+  above ``options.max_retry_delay_ms`` (0: no cap) fails at once with
+  ``Server requested <n>s retry delay (max: <m>s). <message>``. Sleeps use ``anyio.sleep``.
+- API keys (and authorization header values) never appear in an error text: they are
+  replaced by ``[redacted]``.
+- Leaving ``open_sse`` for any reason (end, error, cancellation) closes the response, so its
+  connection goes back to the pool (body fully read) or is closed.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import inspect
+import math
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Concatenate, Final, ParamSpec
+
+import anyio
+import anyio.abc
+import httpx
+import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
+
+from .._builder import MessageBuilder
+from .._env import get_env_api_key
+from .._errors import PiError, ProviderError, StreamProtocolError
+from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from .._options import ResponseInfo, StreamOptions
+from .._registry import default_registry
+from .._types import Model
+from ._sse import SSEEvent, SSEParser
+
+__all__ = [
+    "AUTH_HEADERS",
+    "ERROR_BODY_LIMIT",
+    "ProviderRun",
+    "SSEEvent",
+    "SSEParser",
+    "SSEStream",
+    "apply_on_payload",
+    "backoff_delay_s",
+    "format_http_error",
+    "merge_headers",
+    "notify_response",
+    "provider_error_message",
+    "redact",
+    "requested_delay_s",
+    "resolve_api_key",
+    "run_provider",
+    "should_retry",
+    "transport_error",
+]
+
+P = ParamSpec("P")
+
+# Longest provider error text kept in an error message (the rest is counted, not shown).
+ERROR_BODY_LIMIT: Final = 4000
+# Exponential backoff between retries: 0.5 s, 1 s, 2 s, ... capped at 8 s, minus up to 25%.
+BACKOFF_BASE_S: Final = 0.5
+BACKOFF_MAX_S: Final = 8.0
+# Headers that authenticate a request: their values are secrets, and a request that
+# already carries one needs no API key.
+AUTH_HEADERS: Final = frozenset(
+    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cf-aig-authorization"}
+)
+# Secrets shorter than this are not redacted (they would blank out ordinary words).
+_MIN_SECRET_LEN: Final = 8
+# Upper bound on closing a response after a failure or cancellation.
+_CLOSE_TIMEOUT_S: Final = 5.0
+
+UNKNOWN_ERROR_TEXT: Final = "An unknown error occurred"
+
+
+# --------------------------------------------------------------------------- keys, headers
+
+
+def resolve_api_key(model: Model, options: StreamOptions) -> str | None:
+    """``options.api_key``, else the provider's environment variable (``options.env``
+    first, then the process environment), else ``None``."""
+    return options.api_key or get_env_api_key(model.provider, options.env)
+
+
+def merge_headers(*layers: Mapping[str, str | None] | None) -> dict[str, str]:
+    """Merge header layers, later ones winning; names compare case-insensitively (the
+    last spelling is sent) and a ``None`` value removes the header."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        if not layer:
+            continue
+        for name, value in layer.items():
+            if value is None:
+                merged.pop(name.lower(), None)
+            else:
+                merged[name.lower()] = (name, value)
+    return dict(merged.values())
+
+
+async def apply_on_payload(payload: Any, model: Model, options: StreamOptions) -> Any:
+    """``options.on_payload(payload, model)`` (sync or async); ``None`` keeps ``payload``."""
+    hook = options.on_payload
+    if hook is None:
+        return payload
+    replaced = hook(payload, model)
+    if inspect.isawaitable(replaced):
+        replaced = await replaced
+    return payload if replaced is None else replaced
+
+
+async def notify_response(response: httpx.Response, model: Model, options: StreamOptions) -> None:
+    """``options.on_response(ResponseInfo(status, headers), model)``, sync or async; header
+    names are lower case."""
+    hook = options.on_response
+    if hook is None:
+        return
+    info = ResponseInfo(status=response.status_code, headers=dict(response.headers.items()))
+    result = hook(info, model)
+    if inspect.isawaitable(result):
+        await result
+
+
+# --------------------------------------------------------------------------- error texts
+
+
+def redact(text: str, secrets: set[str]) -> str:
+    """``text`` with every secret replaced by ``[redacted]``."""
+    for secret in secrets:
+        if len(secret) >= _MIN_SECRET_LEN and secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def provider_error_message(body: str) -> str | None:
+    """The human part of a JSON error body: ``error.message`` (OpenAI, Anthropic, Google,
+    OpenRouter -- plus OpenRouter's ``error.metadata.raw`` on a new line), a string
+    ``error``, or a top-level ``message``; ``None`` when the body is not such JSON."""
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        data = data[0]
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            metadata = error.get("metadata")
+            raw = metadata.get("raw") if isinstance(metadata, dict) else None
+            if isinstance(raw, str) and raw and raw not in message:
+                message = f"{message}\n{raw}"
+            return message
+    if isinstance(error, str) and error:
+        return error
+    message = data.get("message")
+    return message if isinstance(message, str) and message else None
+
+
+def format_http_error(status: int, body: str, message: str | None = None) -> str:
+    """``"<status> <message or body>"`` trimmed and truncated, or
+    ``"<status> status code (no body)"``."""
+    text = (message or body).strip()
+    if not text:
+        return f"{status} status code (no body)"
+    if len(text) > ERROR_BODY_LIMIT:
+        text = f"{text[:ERROR_BODY_LIMIT]}... [truncated {len(text) - ERROR_BODY_LIMIT} chars]"
+    return f"{status} {text}"
+
+
+def transport_error(exc: httpx.RequestError) -> ProviderError:
+    """The one mapping of httpx transport failures to error texts (worded so that the
+    retry and overflow classifiers recognise them)."""
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        kind = {
+            httpx.ConnectTimeout: "connecting",
+            httpx.ReadTimeout: "waiting for data",
+            httpx.WriteTimeout: "sending the request",
+            httpx.PoolTimeout: "waiting for a free connection",
+        }.get(type(exc), "waiting")
+        text = f"Request timed out while {kind} ({detail})"
+    elif isinstance(exc, httpx.ConnectError):
+        text = f"Connection error: {detail}"
+    elif isinstance(exc, httpx.RemoteProtocolError):
+        text = f"Network error: the server closed the connection mid-response ({detail})"
+    elif isinstance(exc, httpx.TransportError):
+        text = f"Network error: {detail}"
+    else:
+        text = f"Request failed: {detail}"
+    return ProviderError(text, retryable=True)
+
+
+# --------------------------------------------------------------------------- retries
+
+
+def should_retry(status: int | None, headers: Mapping[str, str] | None) -> bool:
+    """Whether a failed attempt may be retried: ``x-should-retry`` decides when present,
+    else transport errors (``status is None``), 408, 409, 429 and >= 500 do."""
+    verdict = headers.get("x-should-retry") if headers is not None else None
+    if verdict == "true":
+        return True
+    if verdict == "false":
+        return False
+    return status is None or status in (408, 409, 429) or status >= 500
+
+
+def requested_delay_s(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """The delay the server asked for, in seconds: ``retry-after-ms``, else ``retry-after``
+    as seconds or an HTTP date; ``None`` when absent or unreadable. May be non-finite."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def backoff_delay_s(attempt: int, rand: float) -> float:
+    """The delay before retry number ``attempt + 1`` (``attempt`` counts from 0) when the
+    server names none; ``rand`` in [0, 1) takes up to a quarter off."""
+    base: float = min(BACKOFF_BASE_S * 2.0**attempt, BACKOFF_MAX_S)
+    return base * (1 - 0.25 * rand)
+
+
+def _retry_wait_s(
+    error: ProviderError, headers: Mapping[str, str] | None, attempt: int, max_delay_ms: int
+) -> float:
+    """Seconds to wait before retrying ``error``; raises when the server asks for too long."""
+    requested = requested_delay_s(headers)
+    if requested is None:
+        return backoff_delay_s(attempt, random.random())
+    if not math.isfinite(requested):
+        raise ProviderError(f"Server requested an invalid retry delay. {error}", status=error.status)
+    if max_delay_ms > 0 and requested * 1000 > max_delay_ms:
+        raise ProviderError(
+            f"Server requested {math.ceil(requested)}s retry delay "
+            f"(max: {math.ceil(max_delay_ms / 1000)}s). {error}",
+            status=error.status,
+        )
+    return requested
+
+
+# --------------------------------------------------------------------------- SSE reading
+
+
+class SSEStream:
+    """The events of an SSE response body: ``async for batch in stream`` gives one list of
+    ``SSEEvent`` per network read that completed any (the final event without a trailing
+    blank line included). Transport errors while reading raise ``ProviderError``."""
+
+    __slots__ = ("_chunks", "_done", "_parser", "response")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self._chunks: AsyncIterator[bytes] = response.aiter_bytes()
+        self._parser = SSEParser()
+        self._done = False
+
+    def __aiter__(self) -> SSEStream:
+        return self
+
+    async def __anext__(self) -> list[SSEEvent]:
+        parser = self._parser
+        while not self._done:
+            try:
+                chunk = await self._chunks.__anext__()
+            except StopAsyncIteration:
+                self._done = True
+                events = parser.close()
+                if events:
+                    return events
+                break
+            except httpx.RequestError as exc:
+                self._done = True
+                raise transport_error(exc) from exc
+            events = parser.feed(chunk)
+            if events:
+                return events
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        self._done = True
+        closer = getattr(self._chunks, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+# --------------------------------------------------------------------------- the run
+
+
+class ProviderRun:
+    """One provider request in progress: the message builder, the model and options, and
+    the helpers that send events and talk HTTP. Created by ``run_provider``."""
+
+    __slots__ = ("_nowait", "_send", "_terminal", "builder", "model", "options", "secrets")
+
+    def __init__(
+        self,
+        model: Model,
+        options: StreamOptions,
+        send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+    ) -> None:
+        self.model = model
+        self.options = options
+        self.builder = MessageBuilder(model)
+        self.secrets: set[str] = set()
+        self._send = send
+        self._nowait = isinstance(send, MemoryObjectSendStream)
+        self._terminal = False
+
+    # events ---------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        """True once the terminal event was sent."""
+        return self._terminal
+
+    async def emit(self, event: AssistantMessageEvent) -> None:
+        """Send one event (without a task switch when the channel has room)."""
+        if self._terminal:
+            raise StreamProtocolError(
+                f"{event.type!r} after the terminal event; a stream sends exactly one "
+                "terminal 'done' or 'error', last"
+            )
+        if isinstance(event, (DoneEvent, ErrorEvent)):
+            self._terminal = True
+        send = self._send
+        if self._nowait:
+            try:
+                send.send_nowait(event)  # type: ignore[attr-defined]
+            except anyio.WouldBlock:
+                pass
+            else:
+                return
+        await send.send(event)
+
+    async def emit_all(self, events: list[AssistantMessageEvent]) -> None:
+        for event in events:
+            await self.emit(event)
+
+    async def fail(self, text: str) -> None:
+        """Send the ``error`` terminal with ``text`` (secrets redacted); unfinished blocks
+        stay in the message without ``*_end`` events."""
+        await self.emit(self.builder.error(redact(text, self.secrets) or UNKNOWN_ERROR_TEXT))
+
+    async def finish(self) -> None:
+        """The normal end of a wire stream: ``error`` if the message's stop reason is
+        ``error``/``aborted`` (its ``error_message``), else end every open block in content
+        order and send ``done``."""
+        message = self.builder.message
+        if message.stop_reason in ("error", "aborted"):
+            await self.fail(message.error_message or UNKNOWN_ERROR_TEXT)
+            return
+        await self.emit_all(self.builder.end_open_blocks())
+        await self.emit(self.builder.done())
+
+    # request --------------------------------------------------------------
+
+    def api_key(self, missing_text: str | None = None) -> str | None:
+        """The API key (options, then environment); remembered as a secret. ``None`` when
+        the model or option headers already authenticate the request; otherwise a missing
+        key raises ``ProviderError(missing_text or "No API key for provider: <p>")``."""
+        key = resolve_api_key(self.model, self.options)
+        if key:
+            self.secrets.add(key)
+            return key
+        given = merge_headers(self.model.headers, self.options.headers)
+        if any(name.lower() in AUTH_HEADERS for name in given):
+            return None
+        raise ProviderError(missing_text or f"No API key for provider: {self.model.provider}")
+
+    def headers(self, defaults: Mapping[str, str | None]) -> dict[str, str]:
+        """``defaults`` → ``model.headers`` → ``options.headers`` (``None`` removes)."""
+        return merge_headers(defaults, self.model.headers, self.options.headers)
+
+    async def on_payload(self, payload: Any) -> Any:
+        """The request body after ``options.on_payload``."""
+        return await apply_on_payload(payload, self.model, self.options)
+
+    def open_sse(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        payload: Any,
+        *,
+        error_message: Callable[[str], str | None] = provider_error_message,
+    ) -> AbstractAsyncContextManager[SSEStream]:
+        """``async with run.open_sse(url, headers, payload) as sse:`` — POST ``payload`` as
+        JSON (retrying as described in the module docstring), call ``on_response``, and
+        yield an ``SSEStream`` over the body. Statuses >= 400 raise ``ProviderError`` with
+        ``format_http_error(status, body, error_message(body))``. Leaving the block closes
+        the response."""
+        return _open_sse(self, url, headers, payload, error_message)
+
+
+async def run_provider(
+    model: Model,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+    body: Callable[Concatenate[ProviderRun, P], Awaitable[None]],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> None:
+    """Run ``body(run, *args)`` under the stream-function contract: any ``Exception``
+    becomes the ``error`` terminal (content so far kept); a body that returns without a
+    terminal gets ``run.finish()``; cancellation propagates untouched."""
+    run = ProviderRun(model, options, send)
+    try:
+        await body(run, *args, **kwargs)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        raise  # the consumer went away; nobody is left to tell
+    except Exception as exc:
+        if run.finished:
+            raise
+        await run.fail(str(exc) if isinstance(exc, PiError) else f"{type(exc).__name__}: {exc}")
+        return
+    if not run.finished:
+        await run.finish()
+
+
+def _client(options: StreamOptions) -> httpx.AsyncClient:
+    registry = options.registry or default_registry
+    client: httpx.AsyncClient = registry.http_client()
+    return client
+
+
+@asynccontextmanager
+async def _open_sse(
+    run: ProviderRun,
+    url: str,
+    headers: Mapping[str, str],
+    payload: Any,
+    error_message: Callable[[str], str | None],
+) -> AsyncIterator[SSEStream]:
+    options = run.options
+    for name, value in headers.items():
+        if name.lower() in AUTH_HEADERS:
+            run.secrets.add(value)
+            run.secrets.add(value.removeprefix("Bearer ").removeprefix("bearer "))
+    client = _client(options)
+    content = msgspec.json.encode(payload)
+    timeout: Any = (
+        httpx.Timeout(options.timeout_ms / 1000)
+        if options.timeout_ms
+        else httpx.USE_CLIENT_DEFAULT
+    )
+    request = client.build_request("POST", url, content=content, headers={
+        "content-type": "application/json", "accept": "text/event-stream", **headers,
+    }, timeout=timeout)
+    attempts = 1 + max(0, options.max_retries)
+    attempt = 0
+    while True:
+        response: httpx.Response | None = None
+        failure: ProviderError
+        retry_headers: Mapping[str, str] | None = None
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.RequestError as exc:
+            failure = transport_error(exc)
+        else:
+            if response.status_code < 400:
+                break
+            status = response.status_code
+            retry_headers = response.headers
+            try:
+                body = (await response.aread()).decode("utf-8", "replace")
+            except httpx.RequestError:
+                body = ""
+            finally:
+                await response.aclose()
+            text = redact(format_http_error(status, body, error_message(body)), run.secrets)
+            failure = ProviderError(
+                text, status=status, retryable=should_retry(status, retry_headers)
+            )
+        if attempt + 1 >= attempts or not should_retry(failure.status, retry_headers):
+            raise failure
+        await anyio.sleep(_retry_wait_s(failure, retry_headers, attempt, options.max_retry_delay_ms))
+        attempt += 1
+    stream = SSEStream(response)
+    try:
+        await notify_response(response, run.model, options)
+        yield stream
+    finally:
+        with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
+            await stream.aclose()
+            await response.aclose()
