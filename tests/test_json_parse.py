@@ -114,6 +114,12 @@ def test_structurally_malformed_text_gives_an_empty_dict(text: str) -> None:
     assert parse_streaming_json(text) == {}
 
 
+def test_trailing_commas_before_a_closing_bracket_are_accepted() -> None:
+    assert parse_streaming_json('{"a":[1,2,],}') == {"a": [1, 2]}
+    assert parse_streaming_json('{"a":[1,,2]}') == {}
+    assert parse_streaming_json('{,"a":1}') == {}
+
+
 def test_text_after_a_complete_object_is_ignored() -> None:
     assert parse_streaming_json('{"a":1} trailing garbage') == {"a": 1}
     assert parse_streaming_json('{"a":1}{"b":2}') == {"a": 1}
@@ -284,6 +290,13 @@ def test_after_a_malformation_the_value_stays_at_the_last_good_one() -> None:
     assert parser.value() == {"a": 1, "b": [2]}
     parser.feed(', "c": 3}')
     assert parser.value() == {"a": 1, "b": [2]}
+    assert parser.final() == {}
+
+
+def test_a_misspelt_literal_freezes_the_value_at_the_last_well_formed_prefix() -> None:
+    parser = StreamingJsonParser()
+    parser.feed('{"a":1,"b":tx')
+    assert parser.value() == parse_streaming_json('{"a":1,"b":t') == {"a": 1, "b": True}
     assert parser.final() == {}
 
 

@@ -10,9 +10,9 @@ incomplete escape, or a high surrogate still waiting for its low half, is droppe
 trailing number keeps its longest complete prefix (``123.`` → 123, ``-`` → no value); a
 partial literal completes (``nu``, ``tr``, ``fa``, ``Na``, ``Inf``, ``-Inf``); unterminated
 arrays and objects keep what they hold, and an object drops a key that has no value yet.
-Text after a complete top-level value is ignored. Malformed input (a misplaced character,
-nesting deeper than `MAX_DEPTH`) makes the partial parse fail; non-object results become
-``{}``. Unpaired surrogate escapes (``"\\ud83d"``) decode to U+FFFD: a Python ``str`` that
+A trailing comma before a closing bracket and text after the top-level value are ignored.
+Other malformed input (a misplaced character, nesting deeper than `MAX_DEPTH`) makes the
+partial parse fail; non-object results become ``{}``. Unpaired surrogate escapes (``"\\ud83d"``) decode to U+FFFD: a Python ``str`` that
 holds a lone surrogate cannot be encoded to UTF-8, so keeping it would break every later
 encode of the tool call.
 """
@@ -40,16 +40,7 @@ _NUM_PREFIX: Final = re.compile(
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:(?<=[0-9])[eE][+-]?[0-9]*)?)?"
 )
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
-_SIMPLE_ESCAPES: Final = {
-    '"': '"',
-    "\\": "\\",
-    "/": "/",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-}
+_SIMPLE_ESCAPES: Final = dict(zip('"\\/bfnrt', '"\\/\b\f\n\r\t', strict=True))
 _LITERALS: Final[dict[str, tuple[str, Any]]] = {
     "n": ("null", None),
     "t": ("true", True),
@@ -58,13 +49,13 @@ _LITERALS: Final[dict[str, tuple[str, Any]]] = {
     "I": ("Infinity", float("inf")),
     "-": ("-Infinity", float("-inf")),
 }
-_CONTROL_ESCAPES: Final = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CONTROL_ESCAPES: Final = {v: f"\\{k}" for k, v in _SIMPLE_ESCAPES.items() if v < " "}
 _REPAIR_RUN: Final = re.compile('[^"\\\\\x00-\x1f]+')
 _REPAIR_UNICODE: Final = re.compile(r"u[0-9a-fA-F]{4}")
 
 # Scanner states.
-_VALUE, _ARRAY_FIRST, _OBJECT_FIRST, _OBJECT_KEY, _COLON, _AFTER = range(6)
-_STRING, _NUMBER, _LITERAL, _DONE, _NOT_OBJECT = range(6, 11)
+_VALUE, _ARRAY_FIRST, _OBJECT_FIRST, _COLON, _AFTER = range(5)
+_STRING, _NUMBER, _LITERAL, _DONE, _NOT_OBJECT = range(5, 10)
 _MISSING: Final[Any] = object()
 
 
@@ -156,8 +147,9 @@ class StreamingJsonParser:
     is cached until the next `feed`, so callers that stream large arguments should read it
     when someone looks at it, not after every delta. Inside strings the scanner applies the
     repairs of `repair_json` as it goes (raw control characters, invalid escapes); after
-    any other malformation `value` stays at what was parsed before it. `final` is the full
-    `parse_streaming_json` fallback chain over the whole text.
+    any other malformation `value` stays at the value of the text before the offending
+    character. `final` is the full `parse_streaming_json` fallback chain over the whole
+    text, and `text` joins the chunks fed since it was last read.
     """
 
     __slots__ = ("_chunks", "_final", "_scanner", "_value")
@@ -174,8 +166,10 @@ class StreamingJsonParser:
         if not chunk:
             return
         self._chunks.append(chunk)
-        self._value = self._final = None
-        self._scanner.feed_safely(chunk)
+        self._final = None
+        if not self._scanner.broken:
+            self._value = None
+            self._scanner.feed_safely(chunk)
 
     @property
     def text(self) -> str:
@@ -294,15 +288,16 @@ class _Scanner:
         elif state == _AFTER:
             top = self.containers[-1]
             if char == ",":
-                self.state = _OBJECT_KEY if type(top) is dict else _VALUE
+                # a trailing comma before the bracket is accepted, as upstream's parser does
+                self.state = _OBJECT_FIRST if type(top) is dict else _ARRAY_FIRST
             elif char == ("}" if type(top) is dict else "]"):
                 self._close()
             else:
                 raise _Malformed(f"expected ',' or a closing bracket, got {char!r}")
-        elif state in (_OBJECT_FIRST, _OBJECT_KEY):
+        elif state == _OBJECT_FIRST:
             if char == '"':
                 self.state, self.is_key, self.token = _STRING, True, []
-            elif char == "}" and state == _OBJECT_FIRST:
+            elif char == "}":
                 self._close()
             else:
                 raise _Malformed(f"expected a key string, got {char!r}")
@@ -436,14 +431,16 @@ class _Scanner:
     def _literal(self, chunk: str, i: int) -> int:
         run = _LIT_RUN.match(chunk, i)
         word, value = self.literal
+        text = "".join(self.token)
         if run is not None:
-            self.token.append(run.group())
+            text += run.group()
+            if not word.startswith(text):
+                raise _Malformed(f"expected {word!r}, got {text!r}")
+            self.token = [text]
             i = run.end()
-            if not word.startswith("".join(self.token)):
-                raise _Malformed(f"expected {word!r}, got {''.join(self.token)!r}")
         if i < len(chunk):
-            if len("".join(self.token)) != len(word):
-                raise _Malformed(f"expected {word!r}, got {''.join(self.token)!r}")
+            if text != word:
+                raise _Malformed(f"expected {word!r}, got {text!r}")
             self._add(value)
         return i
 
@@ -461,9 +458,9 @@ class _Scanner:
             if child is not _MISSING:
                 if type(node) is dict:
                     if key is not None:
-                        node[key] = child  # type: ignore[index]
+                        node[key] = child
                 else:
-                    node.append(child)  # type: ignore[union-attr]
+                    node.append(child)
             child = node
         return child
 

@@ -14,7 +14,8 @@ raises `ToolArgumentsError` with upstream's text::
 Paths follow upstream's newest form: the instance path joined with ``.``, a missing
 required property appended to its parent's path, ``root`` for the whole value. Messages
 use AJV's wording (``must be number``, ``must have required property 'x'``) for the
-keywords AJV and jsonschema share; other keywords keep jsonschema's own message. Unlike
+keywords AJV and jsonschema share; other keywords keep jsonschema's own message. jsonschema
+reports a ``false`` sub-schema without its path, so such an error reads ``root``. Unlike
 upstream, local ``$ref``s are followed when coercing and when deciding whether an optional
 property accepts null, since msgspec-generated schemas put every object behind one.
 Schemas without ``$schema`` are Draft 2020-12; remote references are never fetched. A
@@ -32,10 +33,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import referencing
 import referencing.exceptions
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from ._json_parse import copy_json
 
@@ -424,6 +425,11 @@ def _error_message(error: ValidationError) -> str:
         if missing is not None:
             return f"must have required property '{missing}'"
     if keyword in _LIMITS and _is_number(expected):
+        if (
+            isinstance(error.schema, dict)
+            and error.schema.get(f"exclusive{keyword.title()}") is True
+        ):
+            keyword = f"exclusive{keyword.title()}"  # draft 4's boolean form
         return _LIMITS[keyword].format(_js_string(expected))
     if keyword == "pattern":
         return f'must match pattern "{expected}"'
@@ -433,7 +439,7 @@ def _error_message(error: ValidationError) -> str:
         return _FIXED[keyword]
     if keyword is None and error.schema is False:
         return "boolean schema is false"
-    return error.message
+    return str(error.message)
 
 
 def _pretty_json(value: Any) -> str:

@@ -1,0 +1,494 @@
+"""Tool-argument validation: reference/ai.md §8.2 and §9 items 74-76."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+import pytest
+
+from pi_trio.ai import (
+    Tool,
+    ToolArgumentsError,
+    ToolCall,
+    _validation,
+    validate_tool_arguments,
+    validate_tool_call,
+)
+
+
+class Inner(msgspec.Struct, frozen=True):
+    n: int
+
+
+class Args(msgspec.Struct):
+    inner: Inner
+    items: list[Inner]
+    flag: bool = False
+
+
+class OptionalArgs(msgspec.Struct):
+    other: Inner = Inner(1)
+    maybe: Inner | None = None
+
+
+def tool(parameters: Any, name: str = "calc") -> Tool:
+    return Tool(name=name, description="test tool", parameters=parameters)
+
+
+def obj(
+    properties: dict[str, Any], required: list[str] | None = None, **extra: Any
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, **extra}
+    if required is not None:
+        schema["required"] = required
+    return schema
+
+
+def failure(parameters: Any, arguments: Any) -> ToolArgumentsError:
+    with pytest.raises(ToolArgumentsError) as caught:
+        validate_tool_arguments(tool(parameters), arguments)
+    return caught.value
+
+
+# -- §9 items 74-76
+
+
+def test_a_numeric_string_is_coerced_for_a_number_schema_on_a_copy() -> None:
+    arguments = {"a": "42"}
+    result = validate_tool_arguments(tool(obj({"a": {"type": "number"}})), arguments)
+    assert result == {"a": 42}
+    assert type(result["a"]) is int
+    assert arguments == {"a": "42"}
+    assert result is not arguments
+
+
+def test_an_unknown_tool_name_is_reported() -> None:
+    call = ToolCall(id="1", name="nope", arguments={})
+    with pytest.raises(ToolArgumentsError, match=r'^Tool "nope" not found$') as caught:
+        validate_tool_call([tool({"type": "object"})], call)
+    assert caught.value.tool_name == "nope"
+
+
+def test_the_failure_message_has_the_upstream_layout() -> None:
+    error = failure(obj({"a": {"type": "number"}}, ["a", "b"]), {"a": "x", "é": [1]})
+    assert str(error) == (
+        'Validation failed for tool "calc":\n'
+        "  - a: must be number\n"
+        "  - b: must have required property 'b'\n"
+        "\n"
+        "Received arguments:\n"
+        "{\n"
+        '  "a": "x",\n'
+        '  "é": [\n'
+        "    1\n"
+        "  ]\n"
+        "}"
+    )
+    assert error.errors == (("a", "must be number"), ("b", "must have required property 'b'"))
+    assert error.tool_name == "calc"
+    assert error.arguments == {"a": "x", "é": [1]}
+    assert isinstance(error, ValueError)
+
+
+def test_validate_tool_call_finds_the_tool_by_exact_name() -> None:
+    tools = [tool(obj({"n": {"type": "string"}}), "Calc"), tool(obj({"n": {"type": "integer"}}))]
+    call = ToolCall(id="1", name="calc", arguments={"n": "7"})
+    assert validate_tool_call(tools, call) == {"n": 7}
+    assert call.arguments == {"n": "7"}
+
+
+# -- coercion rules
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "expected"),
+    [
+        ("number", "42", 42),
+        ("number", "4.5", 4.5),
+        ("number", " 7\n", 7),
+        ("number", "0x10", 16),
+        ("number", "1e3", 1000),
+        ("number", ".5", 0.5),
+        ("number", True, 1),
+        ("number", False, 0),
+        ("number", None, 0),
+        ("integer", "42", 42),
+        ("integer", "4.0", 4),
+        ("integer", True, 1),
+        ("integer", None, 0),
+        ("integer", 3.0, 3.0),
+        ("string", 5, "5"),
+        ("string", 1.5, "1.5"),
+        ("string", 2.0, "2"),
+        ("string", 1e21, "1e+21"),
+        ("string", 1.5e-7, "1.5e-7"),
+        ("string", 0.000001, "0.000001"),
+        ("string", True, "true"),
+        ("string", None, ""),
+        ("boolean", "true", True),
+        ("boolean", "false", False),
+        ("boolean", 1, True),
+        ("boolean", 0, False),
+        ("boolean", None, False),
+        ("null", "", None),
+        ("null", 0, None),
+        ("null", False, None),
+        ("number", 5, 5),
+        ("string", "5", "5"),
+    ],
+)
+def test_scalars_are_coerced_to_the_declared_type(type_: str, value: Any, expected: Any) -> None:
+    result = validate_tool_arguments(tool(obj({"v": {"type": type_}}, ["v"])), {"v": value})
+    assert result == {"v": expected}
+    assert type(result["v"]) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("type_", "value"),
+    [
+        ("number", ""),
+        ("number", "  "),
+        ("number", "abc"),
+        ("number", "Infinity"),
+        ("number", "1e999"),
+        ("number", "1_000"),
+        ("number", "nan"),
+        ("number", [1]),
+        ("integer", "4.5"),
+        ("integer", 4.5),
+        ("boolean", "yes"),
+        ("boolean", 2),
+        ("null", "x"),
+        ("array", "x"),
+        ("object", "x"),
+    ],
+)
+def test_values_without_a_form_of_the_declared_type_fail(type_: str, value: Any) -> None:
+    error = failure(obj({"v": {"type": type_}}, ["v"]), {"v": value})
+    assert error.errors == (("v", f"must be {type_}"),)
+
+
+def test_a_value_matching_any_listed_type_is_left_alone() -> None:
+    schema = obj({"v": {"type": ["integer", "string"]}})
+    assert validate_tool_arguments(tool(schema), {"v": "5"}) == {"v": "5"}
+
+
+def test_listed_types_are_tried_in_order_and_the_first_coercion_wins() -> None:
+    schema = obj({"a": {"type": ["null", "integer"]}, "b": {"type": ["boolean", "integer"]}})
+    assert validate_tool_arguments(tool(schema), {"a": "7", "b": "1"}) == {"a": 7, "b": 1}
+    schema = obj({"c": {"type": ["string", "number"]}})
+    assert validate_tool_arguments(tool(schema), {"c": 12}) == {"c": 12}
+    schema = obj({"d": {"type": ["boolean", "string"]}})
+    assert validate_tool_arguments(tool(schema), {"d": 1}) == {"d": True}
+
+
+def test_coercion_recurses_into_properties_additional_properties_and_items() -> None:
+    schema = obj(
+        {
+            "inner": obj({"n": {"type": "integer"}}),
+            "list": {"type": "array", "items": {"type": "number"}},
+            "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}]},
+        },
+        additionalProperties={"type": "integer"},
+    )
+    arguments = {
+        "inner": {"n": "3"},
+        "list": ["1", "2.5"],
+        "pair": [1, "true", "extra"],
+        "other": "9",
+    }
+    assert validate_tool_arguments(tool(schema), arguments) == {
+        "inner": {"n": 3},
+        "list": [1, 2.5],
+        "pair": ["1", True, "extra"],
+        "other": 9,
+    }
+
+
+def test_draft_07_tuple_items_are_coerced_by_index() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "array",
+        "items": [{"type": "integer"}, {"type": "string"}],
+        "additionalItems": False,
+    }
+    assert validate_tool_arguments(tool(schema), ["1", 2]) == [1, "2"]
+    assert failure(schema, [1, "2", 3]).errors[0][0] == "root"
+
+
+def test_any_of_keeps_a_value_that_already_matches_a_member() -> None:
+    schema = obj({"v": {"anyOf": [{"type": "integer"}, {"type": "string"}]}})
+    assert validate_tool_arguments(tool(schema), {"v": "5"}) == {"v": "5"}
+
+
+def test_any_of_and_one_of_take_the_first_member_that_validates_after_coercion() -> None:
+    schema = obj(
+        {
+            "a": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+            "b": {"oneOf": [{"type": "object"}, {"type": "number", "minimum": 10}]},
+        }
+    )
+    assert validate_tool_arguments(tool(schema), {"a": "true", "b": "12"}) == {"a": True, "b": 12}
+    error = failure(schema, {"a": "x", "b": "3"})
+    assert error.errors == (
+        ("a", "must match a schema in anyOf"),
+        ("b", "must match exactly one schema in oneOf"),
+    )
+    assert '"b": "3"' in str(error)
+
+
+def test_all_of_members_coerce_one_after_another() -> None:
+    schema = obj(
+        {"v": {"allOf": [{"type": "string"}, {"type": ["string", "integer"], "maxLength": 3}]}}
+    )
+    assert validate_tool_arguments(tool(schema), {"v": 12}) == {"v": "12"}
+
+
+def test_local_refs_are_followed_when_coercing() -> None:
+    schema = msgspec.json.schema(Args)
+    arguments = {"inner": {"n": "5"}, "items": [{"n": "1"}, {"n": 2}], "flag": "true"}
+    result = validate_tool_arguments(tool(schema), arguments)
+    assert result == {"inner": {"n": 5}, "items": [{"n": 1}, {"n": 2}], "flag": True}
+    assert msgspec.convert(result, Args) == Args(Inner(5), [Inner(1), Inner(2)], True)
+
+
+def test_coercion_through_a_cycle_of_refs_terminates() -> None:
+    schema = {
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+        "type": "object",
+        "properties": {"v": {"$ref": "#/$defs/a"}},
+    }
+    checker = _validation._checker(schema)
+    assert checker is not None
+    assert checker.coerce({"v": "1"}, schema, 0) == {"v": "1"}
+
+
+def test_a_recursive_tree_schema_coerces_at_every_level() -> None:
+    schema = {
+        "$ref": "#/$defs/node",
+        "$defs": {
+            "node": obj(
+                {
+                    "n": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                }
+            )
+        },
+    }
+    arguments = {"n": "1", "children": [{"n": "2", "children": [{"n": "3"}]}]}
+    assert validate_tool_arguments(tool(schema), arguments) == {
+        "n": 1,
+        "children": [{"n": 2, "children": [{"n": 3}]}],
+    }
+
+
+# -- optional nulls
+
+
+def test_optional_nulls_the_schema_rejects_are_deleted() -> None:
+    schema = obj({"path": {"type": "string"}, "limit": {"type": "integer"}}, ["path"])
+    arguments = {"path": "a.txt", "limit": None}
+    assert validate_tool_arguments(tool(schema), arguments) == {"path": "a.txt"}
+    assert arguments == {"path": "a.txt", "limit": None}
+
+
+def test_optional_nulls_the_schema_accepts_are_kept() -> None:
+    schema = obj(
+        {"a": {"type": ["string", "null"]}, "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}
+    )
+    assert validate_tool_arguments(tool(schema), {"a": None, "b": None}) == {"a": None, "b": None}
+
+
+def test_a_required_null_stays_and_is_coerced_or_fails() -> None:
+    schema = obj({"path": {"type": "string"}, "options": {"type": "object"}}, ["path", "options"])
+    error = failure(schema, {"path": None, "options": None})
+    assert error.errors == (("options", "must be object"),)
+    assert '"path": null' in str(error)
+    assert validate_tool_arguments(tool(schema), {"path": None, "options": {}}) == {
+        "path": "",
+        "options": {},
+    }
+
+
+def test_optional_nulls_are_deleted_inside_nested_objects_and_arrays() -> None:
+    entry = obj({"name": {"type": "string"}, "note": {"type": "string"}}, ["name"])
+    schema = obj({"entries": {"type": "array", "items": entry}, "meta": entry})
+    arguments = {"entries": [{"name": "a", "note": None}], "meta": {"name": "m", "note": None}}
+    assert validate_tool_arguments(tool(schema), arguments) == {
+        "entries": [{"name": "a"}],
+        "meta": {"name": "m"},
+    }
+
+
+def test_optional_nulls_behind_a_local_ref_are_deleted() -> None:
+    schema = msgspec.json.schema(OptionalArgs)
+    assert validate_tool_arguments(tool(schema), {"other": None, "maybe": None}) == {"maybe": None}
+
+
+# -- error paths and messages
+
+
+def test_paths_use_dots_and_required_properties_join_their_parent() -> None:
+    item = obj({"name": {"type": "string"}}, ["name"])
+    schema = obj(
+        {"items": {"type": "array", "items": item}, "deep": obj({"x": obj({}, ["y"])})}, ["top"]
+    )
+    error = failure(schema, {"items": [{"name": "ok"}, {"name": [5]}, {}], "deep": {"x": {}}})
+    assert error.errors == (
+        ("items.1.name", "must be string"),
+        ("items.2.name", "must have required property 'name'"),
+        ("deep.x.y", "must have required property 'y'"),
+        ("top", "must have required property 'top'"),
+    )
+
+
+def test_an_error_on_the_whole_value_has_the_path_root() -> None:
+    error = failure({"type": "object"}, ["not", "an", "object"])
+    assert error.errors == (("root", "must be object"),)
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "message"),
+    [
+        ({"type": "number", "minimum": 1}, 0, "must be >= 1"),
+        ({"type": "number", "maximum": 1.5}, 2, "must be <= 1.5"),
+        ({"type": "number", "exclusiveMinimum": 0}, 0, "must be > 0"),
+        ({"type": "number", "exclusiveMaximum": 0}, 0, "must be < 0"),
+        ({"type": "number", "multipleOf": 2}, 3, "must be multiple of 2"),
+        ({"type": "string", "minLength": 2}, "a", "must NOT have fewer than 2 characters"),
+        ({"type": "string", "maxLength": 1}, "ab", "must NOT have more than 1 characters"),
+        ({"type": "string", "pattern": "^a"}, "b", 'must match pattern "^a"'),
+        ({"type": "string", "format": "ipv4"}, "999.1.1.1", 'must match format "ipv4"'),
+        ({"type": "array", "minItems": 1}, [], "must NOT have fewer than 1 items"),
+        ({"type": "array", "maxItems": 0}, [1], "must NOT have more than 0 items"),
+        ({"type": "array", "uniqueItems": True}, [1, 1], "must NOT have duplicate items"),
+        ({"enum": ["a", "b"]}, "c", "must be equal to one of the allowed values"),
+        ({"const": "a"}, "c", "must be equal to constant"),
+        ({"not": {"type": "string"}}, "c", "must NOT be valid"),
+        ({"type": ["string", "null"]}, [], "must be string,null"),
+    ],
+)
+def test_messages_use_ajv_wording(schema: Any, value: Any, message: str) -> None:
+    assert failure(obj({"v": schema}), {"v": value}).errors == (("v", message),)
+
+
+def test_a_false_schema_is_reported_with_the_ajv_message() -> None:
+    assert failure(False, {"v": 1}).errors == (("root", "boolean schema is false"),)
+
+
+def test_additional_properties_and_property_counts_are_reported_on_the_object() -> None:
+    schema = obj({"a": {"type": "integer"}}, additionalProperties=False, maxProperties=1)
+    error = failure(schema, {"a": 1, "b": 2})
+    assert error.errors == (
+        ("root", "must NOT have additional properties"),
+        ("root", "must NOT have more than 1 properties"),
+    )
+
+
+def test_keywords_without_ajv_wording_keep_the_jsonschema_message() -> None:
+    schema = obj({}, dependentRequired={"a": ["b"]})
+    assert failure(schema, {"a": 1}).errors == (("root", "'b' is a dependency of 'a'"),)
+
+
+def test_received_arguments_are_the_ones_handed_in_before_coercion() -> None:
+    schema = obj({"n": {"type": "integer"}, "s": {"type": "string"}, "o": {"type": "string"}})
+    error = failure(schema, {"n": "7", "s": [], "o": None})
+    assert error.errors == (("s", "must be string"),)
+    assert str(error).endswith('Received arguments:\n{\n  "n": "7",\n  "s": [],\n  "o": null\n}')
+
+
+def test_received_arguments_that_are_not_json_are_shown_by_repr() -> None:
+    error = failure(obj({"n": {"type": "integer"}}), {"n": {1, 2}})
+    assert '"n": "{1, 2}"' in str(error)
+
+
+# -- the arguments handed in
+
+
+def test_the_arguments_handed_in_are_never_mutated() -> None:
+    schema = obj(
+        {
+            "a": {"type": "integer"},
+            "nested": obj({"b": {"type": "boolean"}, "c": {"type": "string"}}),
+            "items": {"type": "array", "items": {"type": "number"}},
+        }
+    )
+    arguments = {"a": "1", "nested": {"b": "true", "c": None}, "items": ["1", "2"]}
+    before = copy.deepcopy(arguments)
+    result = validate_tool_arguments(tool(schema), arguments)
+    assert arguments == before
+    assert result["nested"] is not arguments["nested"]
+    failure({"type": "object", "properties": {"a": {"type": "boolean"}}}, arguments)
+    assert arguments == before
+
+
+def test_enormous_and_deeply_nested_arguments_validate() -> None:
+    deep: Any = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    big = "x" * (4 << 20)
+    schema = obj({"big": {"type": "string"}, "deep": {"type": "array"}})
+    result = validate_tool_arguments(tool(schema), {"big": big, "deep": deep})
+    assert result["big"] is big
+    assert result["deep"] is not deep
+
+
+def test_arguments_with_a_cycle_are_reported_without_crashing() -> None:
+    cycle: dict[str, Any] = {"n": "x"}
+    cycle["self"] = cycle
+    error = failure(obj({"n": {"type": "integer"}}), cycle)
+    assert error.errors == (("n", "must be integer"),)
+    assert "Received arguments:\n{'n': 'x', 'self': {...}}" in str(error)
+
+
+# -- schemas that cannot be used
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": 5}}},
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        {"type": "object", "properties": {"a": {"$ref": "https://example.invalid/schema.json"}}},
+        None,
+        "not a schema",
+    ],
+)
+def test_a_schema_that_cannot_be_used_leaves_the_arguments_unvalidated(schema: Any) -> None:
+    arguments = {"a": "1", "b": [None]}
+    result = validate_tool_arguments(tool(schema), arguments)
+    assert result == arguments
+    assert result is not arguments
+
+
+def test_the_schema_draft_follows_dollar_schema_and_defaults_to_2020_12() -> None:
+    draft_4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "number",
+        "maximum": 5,
+        "exclusiveMaximum": True,
+    }
+    assert failure(draft_4, 5).errors == (("root", "must be < 5"),)
+    draft_2020 = {"type": "array", "prefixItems": [{"type": "integer"}], "items": False}
+    assert failure(draft_2020, [1, 2]).errors[0][0] == "root"
+    assert validate_tool_arguments(tool(draft_2020), ["1"]) == [1]
+
+
+# -- the validator cache
+
+
+def test_validators_are_cached_by_schema_content() -> None:
+    first = {"type": "object", "properties": {"cache_probe": {"type": "integer"}}}
+    second = copy.deepcopy(first)
+    assert _validation._checker(first) is _validation._checker(second)
+    first["properties"]["cache_probe"]["type"] = "string"
+    assert validate_tool_arguments(tool(second), {"cache_probe": "3"}) == {"cache_probe": 3}
+    assert validate_tool_arguments(tool(first), {"cache_probe": 3}) == {"cache_probe": "3"}
+
+
+def test_the_validator_cache_is_bounded() -> None:
+    for index in range(_validation._CACHE_SIZE + 10):
+        validate_tool_arguments(tool(obj({f"p{index}": {"type": "integer"}})), {})
+    assert len(_validation._cache) <= _validation._CACHE_SIZE
