@@ -36,6 +36,7 @@ from ..ai import (
 )
 from ..ai._errors import PiError
 from ._dispatch import Dispatcher, Listener
+from ._hooks import call_hook
 from ._loop import AgentLoopConfig
 from ._queue import PendingMessageQueue, QueueMode
 from ._run import execute_loop
@@ -324,6 +325,22 @@ class Agent:
                 return []
             return steering.drain()
 
+        prepare_request = self.prepare_request
+        request_mark = [steering.enqueued]
+        if prepare_request is not None:
+            user_hook = prepare_request
+
+            async def prepare_request(request: Any, signal: AbortSignal) -> Any:
+                request_mark[0] = steering.enqueued
+                return await call_hook(user_hook, request, signal)
+
+        def get_request_steering_messages() -> list[Any]:
+            # Messages steered while prepare_request ran join that same request.
+            if steering.enqueued == request_mark[0]:
+                return []
+            request_mark[0] = steering.enqueued
+            return steering.drain()
+
         options = self.stream_options or StreamOptions()
         overrides: dict[str, Any] = {}
         for field in ("session_id", "thinking_budgets", "transport", "max_retry_delay_ms",
@@ -350,7 +367,10 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             prepare_next_turn=self.prepare_next_turn,
-            prepare_request=self.prepare_request,
+            prepare_request=prepare_request,
+            get_request_steering_messages=(
+                get_request_steering_messages if prepare_request is not None else None
+            ),
             finish_turn=self.finish_turn,
             should_stop_after_turn=self.should_stop_after_turn,
             close_timeout=self.close_timeout,

@@ -91,6 +91,9 @@ class AgentLoopConfig(msgspec.Struct, kw_only=True):
     prepare_request: Callable[..., Any] | None = None
     finish_turn: Callable[..., Any] | None = None
     should_stop_after_turn: Callable[..., Any] | None = None
+    get_request_steering_messages: Callable[..., Any] | None = None
+    """Polled right after ``prepare_request``; what it returns joins the same request
+    (the Agent uses it for messages steered while ``prepare_request`` ran)."""
     close_timeout: float = 5.0
 
 
@@ -208,12 +211,7 @@ class LoopRun:
                     if not pending:
                         pending = await self._poll(config.get_steering_messages)
                     await self._start_turn()
-                context = self.context
-                for message in declare_tool_changes(context.messages, context.tools, [*prepared, *pending]):
-                    await self._emit(MessageStartEvent(message=message))
-                    await self._emit(MessageEndEvent(message=message))
-                    self.context.messages.append(message)
-                    self.new_messages.append(message)
+                await self._accept_input([*prepared, *pending])
                 pending = []
                 await self._prepare_request()
 
@@ -262,6 +260,15 @@ class LoopRun:
                 continue
             break
         await self._end_run()
+
+    async def _accept_input(self, pending: list[AgentMessage]) -> None:
+        """Declare tool changes, then emit and append each pending message."""
+        context = self.context
+        for message in declare_tool_changes(context.messages, context.tools, pending):
+            await self._emit(MessageStartEvent(message=message))
+            await self._emit(MessageEndEvent(message=message))
+            self.context.messages.append(message)
+            self.new_messages.append(message)
 
     def _turn_context(
         self, message: AssistantMessage, results: list[ToolResultMessage]
@@ -323,6 +330,9 @@ class LoopRun:
         update = coerce_result(raw, AgentRequestUpdate, "prepare_request")
         if update is not None:
             self._apply_update(update)
+        late = await self._poll(self.config.get_request_steering_messages)
+        if late:
+            await self._accept_input(late)
 
     # ------------------------------------------------------------------ one request
 

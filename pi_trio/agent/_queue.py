@@ -18,7 +18,7 @@ QueueMode = Literal["all", "one-at-a-time"]
 
 
 class PendingMessageQueue:
-    __slots__ = ("_items", "_lock", "_reserved", "mode")
+    __slots__ = ("_items", "_lock", "_reserved", "enqueued", "mode")
 
     def __init__(self, mode: QueueMode = "one-at-a-time") -> None:
         _check_mode(mode)
@@ -26,10 +26,12 @@ class PendingMessageQueue:
         self._items: deque[Any] = deque()
         self._reserved: list[Any] = []
         self._lock = threading.Lock()
+        self.enqueued = 0  # how many messages were ever enqueued
 
     def enqueue(self, message: Any) -> None:
         with self._lock:
             self._items.append(message)
+            self.enqueued += 1
 
     def has_items(self) -> bool:
         return bool(self._items)

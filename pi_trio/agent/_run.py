@@ -12,6 +12,7 @@ import anyio
 import anyio.abc
 
 from ..ai import AbortController, AbortSignal
+from ..ai._groups import sole_exception
 from ._dispatch import Dispatcher, Listener
 from ._loop import AgentLoopConfig, LoopRun
 from ._types import AgentContext, AgentEvent, AgentMessage
@@ -48,14 +49,22 @@ async def execute_loop(
 ) -> list[AgentMessage]:
     """Run the engine with ``dispatcher`` delivering its events (one task group: the
     dispatcher task and the engine; both finish before this returns)."""
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(dispatcher.run, name="agent event dispatcher")
-        try:
-            messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
-            await dispatcher.settle()
-            return messages
-        finally:
-            dispatcher.close()
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(dispatcher.run, name="agent event dispatcher")
+            try:
+                messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
+                await dispatcher.settle()
+                return messages
+            finally:
+                dispatcher.close()
+    except BaseExceptionGroup as group:
+        # The dispatcher never fails (it records listener errors), so the group holds
+        # the engine's own exception: raise that one.
+        sole = sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from sole.__cause__
 
 
 async def run_agent_loop(
@@ -163,7 +172,13 @@ class _AgentLoopContext:
             # to a consumer that stopped reading.
             self._task_group.cancel_scope.cancel()
         self._stream._receive.close()
-        return await self._task_group.__aexit__(exc_type, exc, tb)
+        try:
+            return await self._task_group.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            sole = sole_exception(group)
+            if sole is None:
+                raise
+            raise sole from sole.__cause__
 
 
 def agent_loop(

@@ -20,6 +20,7 @@ from ._abort import AbortSignal
 from ._builder import MessageFold, seal_message
 from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent, ErrorEvent
+from ._groups import sole_exception
 from ._options import StreamFn, StreamOptions
 from ._registry import ProviderRegistry, default_registry
 from ._types import AssistantMessage, Context, Model, Usage, now_ms
@@ -202,7 +203,13 @@ class _OpenStream:
                 await stream._finished.wait()
             task_group.cancel_scope.cancel()
         stream._receive.close()
-        return await task_group.__aexit__(exc_type, exc, tb)
+        try:
+            return await task_group.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            sole = sole_exception(group)
+            if sole is None:
+                raise
+            raise sole from sole.__cause__
 
 
 async def _drive(
