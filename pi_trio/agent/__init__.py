@@ -8,6 +8,7 @@ from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
 from ._loop import AgentLoopConfig as AgentLoopConfig
 from ._loop import default_convert_to_llm as default_convert_to_llm
+from ._proxy import stream_proxy as stream_proxy
 from ._queue import QueueMode as QueueMode
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
@@ -85,5 +86,6 @@ __all__ = [
     "default_convert_to_llm",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "stream_proxy",
     "tool",
 ]

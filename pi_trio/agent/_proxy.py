@@ -80,13 +80,14 @@ class ProxyStreamFn:
             options = StreamOptions(**self._overrides)
         elif self._overrides:
             options = msgspec.structs.replace(options, **self._overrides)
-        token = self._auth_token
-        if not isinstance(token, str):
+        token: object = self._auth_token
+        if callable(token):
             token = token()
             if inspect.isawaitable(token):
                 token = await token
             if not isinstance(token, str) or not token:
                 raise TypeError(f"the auth_token function returned {token!r}, expected a token")
+        assert isinstance(token, str)
         await stream_via_proxy(
             model,
             context,

@@ -1,0 +1,114 @@
+"""The I/O shell of the proxy client: one ``POST <proxy_url>/api/stream`` over httpx.
+
+The protocol itself (body, SSE lines, rebuilding the message) is in ``_proxy_wire``.
+Failures become one terminal ``error`` event; cancellation propagates and closes the
+request (the consumer that owns the cancel scope writes the aborted outcome).
+"""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ._errors import StreamProtocolError
+from ._events import AssistantMessageEvent
+from ._options import StreamOptions
+from ._proxy_rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
+from ._proxy_wire import encode_request
+from ._registry import default_registry
+from ._types import Context, Model
+
+if TYPE_CHECKING:
+    import httpx
+    from anyio.abc import ObjectSendStream
+
+__all__ = ["ERROR_BODY_LIMIT", "stream_via_proxy"]
+
+# How much of a failed response's body is read to find its ``error`` field. Error bodies
+# are short JSON; a misbehaving server must not make the client buffer megabytes.
+ERROR_BODY_LIMIT = 64 * 1024
+
+
+async def stream_via_proxy(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: ObjectSendStream[AssistantMessageEvent],
+    *,
+    proxy_url: str,
+    auth_token: str,
+    http_client: httpx.AsyncClient | None = None,
+) -> None:
+    """Stream one LLM call through a proxy server (a stream function once the proxy
+    arguments are bound). Uses ``http_client``, else the registry's shared client."""
+    import httpx
+
+    rebuilder = ProxyRebuilder(model)
+    if http_client is None:
+        http_client = (options.registry or default_registry).http_client()
+    url = f"{proxy_url.rstrip('/')}/api/stream"
+    headers = {"Authorization": f"Bearer {auth_token}", "Content-Type": "application/json"}
+    body = encode_request(model, context, options)
+    try:
+        async with http_client.stream("POST", url, headers=headers, content=body) as response:
+            if not 200 <= response.status_code < 300:
+                await send.send(rebuilder.error(await _error_text(response)))
+                return
+            splitter = LineSplitter()
+            chunks = response.aiter_bytes()
+            async with aclosing(chunks):  # type: ignore[type-var]
+                async for chunk in chunks:
+                    if rebuilder.terminal:
+                        # Read to the end so the connection can be reused; events after
+                        # the terminal one are ignored, as in the original.
+                        continue
+                    for line in splitter.feed(chunk):
+                        event = rebuilder.feed_line(line)
+                        if event is not None:
+                            await send.send(event)
+            for line in splitter.flush():
+                event = rebuilder.feed_line(line)
+                if event is not None:
+                    await send.send(event)
+    except StreamProtocolError as exc:
+        await send.send(rebuilder.error(str(exc)))
+        return
+    except (httpx.HTTPError, httpx.StreamError) as exc:
+        if rebuilder.terminal:
+            return
+        await send.send(rebuilder.error(f"Proxy request to {url} failed: {_describe(exc)}"))
+        return
+    if not rebuilder.terminal:
+        await send.send(rebuilder.error(EOF_TEXT, diagnostics=list(EOF_DIAGNOSTICS)))
+
+
+async def _error_text(response: httpx.Response) -> str:
+    """``Proxy error: <status> <statusText>``, or ``Proxy error: <error>`` when the body is
+    JSON with an ``error`` field (the original's texts)."""
+    text = f"Proxy error: {response.status_code} {response.reason_phrase}"
+    parts: list[bytes] = []
+    size = 0
+    chunks = response.aiter_bytes()
+    async with aclosing(chunks):  # type: ignore[type-var]
+        async for chunk in chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size > ERROR_BODY_LIMIT:
+                return text
+    try:
+        data: Any = msgspec.json.decode(b"".join(parts))
+    except msgspec.DecodeError:
+        return text
+    error = data.get("error") if isinstance(data, dict) else None
+    if not error:
+        return text
+    if not isinstance(error, str):
+        error = msgspec.json.encode(error).decode()
+    return f"Proxy error: {error}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
