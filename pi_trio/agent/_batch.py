@@ -123,6 +123,7 @@ class ToolBatch:
         self.started = [False] * n
         self.ended = [False] * n
         self.results: list[ToolResultMessage | None] = [None] * n
+        self.results_started = [False] * n
         self.results_emitted = [False] * n
         self._failure: BaseException | None = None
 
@@ -165,9 +166,13 @@ class ToolBatch:
             duration_ms=outcome.duration_ms,
         )
         self.results[i] = message
-        self.results_emitted[i] = True
+        self.results_started[i] = True
         await self.dispatcher.emit(MessageStartEvent(message=message))
-        await self.dispatcher.emit(MessageEndEvent(message=message))
+        await self._end_result_message(i)
+
+    async def _end_result_message(self, i: int) -> None:
+        self.results_emitted[i] = True
+        await self.dispatcher.emit(MessageEndEvent(message=self.results[i]))
 
     # ------------------------------------------------------------------ running
 
@@ -371,7 +376,10 @@ class ToolBatch:
             if not self.ended[i]:
                 await self._emit_end(i)
         for i in range(len(self.calls)):
-            if not self.results_emitted[i]:
+            if self.results_started[i] and not self.results_emitted[i]:
+                await self._end_result_message(i)
+        for i in range(len(self.calls)):
+            if not self.results_started[i]:
                 await self._emit_result_message(i)
 
     def result_messages(self) -> list[ToolResultMessage]:

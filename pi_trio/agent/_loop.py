@@ -137,6 +137,8 @@ class LoopRun:
         self.assistant_ended = False
         self.batch: ToolBatch | None = None
         self.turn_results: list[ToolResultMessage] = []
+        self.open_input: tuple[AgentMessage, bool] | None = None
+        self.batch_committed = False
         self.finished = False
 
     # ------------------------------------------------------------------ entry
@@ -178,8 +180,7 @@ class LoopRun:
             self.turn_open = True
             await self._emit(TurnStartEvent())
             for message in initial:
-                await self._emit(MessageStartEvent(message=message))
-                await self._emit(MessageEndEvent(message=message))
+                await self._emit_input(message, append=False)
         else:
             self.agent_started = True
             await self._emit(AgentStartEvent())
@@ -265,10 +266,24 @@ class LoopRun:
         """Declare tool changes, then emit and append each pending message."""
         context = self.context
         for message in declare_tool_changes(context.messages, context.tools, pending):
-            await self._emit(MessageStartEvent(message=message))
-            await self._emit(MessageEndEvent(message=message))
+            await self._emit_input(message, append=True)
+
+    async def _emit_input(self, message: AgentMessage, *, append: bool) -> None:
+        self.open_input = (message, append)
+        await self._emit(MessageStartEvent(message=message))
+        await self._close_input()
+
+    async def _close_input(self) -> None:
+        """End the input message whose ``message_start`` was emitted (also after an
+        abort: once started, a message is accepted, so events stay well nested)."""
+        if self.open_input is None:
+            return
+        message, append = self.open_input
+        self.open_input = None
+        if append:
             self.context.messages.append(message)
             self.new_messages.append(message)
+        await self._emit(MessageEndEvent(message=message))
 
     def _turn_context(
         self, message: AssistantMessage, results: list[ToolResultMessage]
@@ -279,6 +294,7 @@ class LoopRun:
 
     async def _start_turn(self) -> None:
         self.assistant = None
+        self.batch_committed = False
         self.assistant_started = self.assistant_ended = False
         self.turn_results = []
         self.turn_open = True
@@ -419,14 +435,7 @@ class LoopRun:
     async def _run_batch(
         self, message: AssistantMessage, calls: list[ToolCall]
     ) -> tuple[list[ToolResultMessage], bool]:
-        batch = self.batch = ToolBatch(
-            message=message,
-            calls=calls,
-            context=self.context,
-            config=self.config,
-            dispatcher=self.dispatcher,
-            signal=self.signal,
-        )
+        batch = self._new_batch(message, calls)
         if message.stop_reason == "length":
             await batch.fail_truncated()
             terminate = False
@@ -436,10 +445,22 @@ class LoopRun:
         results = self._commit_batch()
         return results, terminate
 
+    def _new_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> ToolBatch:
+        self.batch = ToolBatch(
+            message=message,
+            calls=calls,
+            context=self.context,
+            config=self.config,
+            dispatcher=self.dispatcher,
+            signal=self.signal,
+        )
+        return self.batch
+
     def _commit_batch(self) -> list[ToolResultMessage]:
         batch = self.batch
         assert batch is not None
         self.batch = None
+        self.batch_committed = True
         results = batch.result_messages()
         self.context.messages.extend(results)
         self.new_messages.extend(results)
@@ -455,6 +476,7 @@ class LoopRun:
         if not self.agent_started:
             self.agent_started = True
             await emit(AgentStartEvent())
+        await self._close_input()
         stream = self.stream
         if stream is not None:
             self.stream = None
@@ -468,6 +490,21 @@ class LoopRun:
         elif self.assistant is not None and not self.assistant_ended:
             self.assistant_ended = True
             await emit(MessageEndEvent(message=self.assistant))
+        assistant = self.assistant
+        if (
+            self.turn_open
+            and assistant is not None
+            and not self.batch_committed
+            and assistant.stop_reason not in ("error", "aborted")
+        ):
+            calls = [b for b in assistant.content if isinstance(b, ToolCall)]
+            if calls:
+                # Aborted after the response arrived but before its tools started:
+                # every call still gets its one result.
+                self._new_batch(assistant, calls)
+                assert self.batch is not None
+                await self.batch.finish_aborted()
+                self._commit_batch()
         if self.turn_open and self.assistant is not None:
             self.turn_open = False
             await emit(TurnEndEvent(message=self.assistant, tool_results=self.turn_results))

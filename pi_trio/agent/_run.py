@@ -4,8 +4,8 @@ the events)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import TracebackType
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -126,59 +126,41 @@ class AgentEventStream:
         return self._messages
 
 
-class _AgentLoopContext:
-    def __init__(
-        self,
-        prompts: list[AgentMessage] | None,
-        context: AgentContext,
-        config: AgentLoopConfig,
-        signal: AbortSignal | None,
-        stream_fn: Any,
-    ) -> None:
-        self._args = (prompts, context, config, stream_fn)
-        self._signal = signal if signal is not None else AbortController().signal
-        self._task_group: anyio.abc.TaskGroup | None = None
-        self._stream: AgentEventStream | None = None
+@asynccontextmanager
+async def _open_loop(
+    prompts: list[AgentMessage] | None,
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    stream_fn: Any,
+) -> AsyncIterator[AgentEventStream]:
+    run_signal = signal if signal is not None else AbortController().signal
+    send, receive = anyio.create_memory_object_stream[AgentEvent](AGENT_EVENT_BUFFER)
+    stream = AgentEventStream(receive)
 
-    async def __aenter__(self) -> AgentEventStream:
-        prompts, context, config, stream_fn = self._args
-        send, receive = anyio.create_memory_object_stream[AgentEvent](AGENT_EVENT_BUFFER)
-        stream = self._stream = AgentEventStream(receive)
-        signal = self._signal
+    async def produce() -> None:
+        with send:
+            listeners = (Listener(send.send),)
+            dispatcher = Dispatcher(lambda: listeners, None, run_signal)
+            stream._messages = await execute_loop(
+                prompts, context, config, dispatcher, run_signal, stream_fn
+            )
 
-        async def produce() -> None:
-            with send:
-                listeners = (Listener(send.send),)
-                dispatcher = Dispatcher(lambda: listeners, None, signal)
-                stream._messages = await execute_loop(
-                    prompts, context, config, dispatcher, signal, stream_fn
-                )
-
-        task_group = self._task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        task_group.start_soon(produce, name="agent loop")
-        return stream
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        assert self._task_group is not None
-        assert self._stream is not None
-        if exc is not None or self._stream._messages is None:
-            # Leaving early: the run is cancelled; its closing events cannot be delivered
-            # to a consumer that stopped reading.
-            self._task_group.cancel_scope.cancel()
-        self._stream._receive.close()
-        try:
-            return await self._task_group.__aexit__(exc_type, exc, tb)
-        except BaseExceptionGroup as group:
-            sole = sole_exception(group)
-            if sole is None:
-                raise
-            raise sole from sole.__cause__
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(produce, name="agent loop")
+            try:
+                yield stream
+            finally:
+                if stream._messages is None:
+                    # Leaving before the run finished cancels it.
+                    task_group.cancel_scope.cancel()
+                receive.close()
+    except BaseExceptionGroup as group:
+        sole = sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from sole.__cause__
 
 
 def agent_loop(
@@ -187,10 +169,10 @@ def agent_loop(
     config: AgentLoopConfig,
     signal: AbortSignal | None = None,
     stream_fn: Any = None,
-) -> _AgentLoopContext:
+) -> AbstractAsyncContextManager[AgentEventStream]:
     """``async with agent_loop(prompts, context, config) as events:`` — iterate the run's
     events; ``events.result()`` is the new messages. Leaving the block cancels the run."""
-    return _AgentLoopContext(list(prompts), context, config, signal, stream_fn)
+    return _open_loop(list(prompts), context, config, signal, stream_fn)
 
 
 def agent_loop_continue(
@@ -198,8 +180,8 @@ def agent_loop_continue(
     config: AgentLoopConfig,
     signal: AbortSignal | None = None,
     stream_fn: Any = None,
-) -> _AgentLoopContext:
+) -> AbstractAsyncContextManager[AgentEventStream]:
     """``agent_loop`` continuing from ``context``. Raises at once when the context cannot
     be continued (empty, or ending with an assistant message)."""
     check_continuable(context.messages)
-    return _AgentLoopContext(None, context, config, signal, stream_fn)
+    return _open_loop(None, context, config, signal, stream_fn)

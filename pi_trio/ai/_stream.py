@@ -9,7 +9,8 @@ Cancellation (the caller's scope, or ``options.signal``) propagates as cancellat
 
 from __future__ import annotations
 
-from types import TracebackType
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -168,48 +169,34 @@ class AssistantMessageStream:
         return message
 
 
-class _OpenStream:
-    __slots__ = ("_args", "_stream", "_task_group")
-
-    def __init__(self, args: tuple[StreamFn, Model, Context, StreamOptions, str]) -> None:
-        self._args = args
-        self._stream: AssistantMessageStream | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
-
-    async def __aenter__(self) -> AssistantMessageStream:
-        stream_fn, model, context, options, name = self._args
-        send, receive = anyio.create_memory_object_stream[AssistantMessageEvent](STREAM_BUFFER)
-        stream = self._stream = AssistantMessageStream(receive, model, name, options.signal)
-        task_group = self._task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        task_group.start_soon(_drive, stream_fn, model, context, options, send, stream,
-                              name=f"stream function {name}")
-        return stream
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        stream = self._stream
-        task_group = self._task_group
-        assert stream is not None
-        assert task_group is not None
-        if not stream._done or exc is not None:
-            task_group.cancel_scope.cancel()
-        else:
-            with anyio.move_on_after(AFTER_TERMINAL_GRACE_S):
-                await stream._finished.wait()
-            task_group.cancel_scope.cancel()
-        stream._receive.close()
-        try:
-            return await task_group.__aexit__(exc_type, exc, tb)
-        except BaseExceptionGroup as group:
-            sole = sole_exception(group)
-            if sole is None:
-                raise
-            raise sole from sole.__cause__
+@asynccontextmanager
+async def _open(
+    stream_fn: StreamFn, model: Model, context: Context, options: StreamOptions, name: str
+) -> AsyncIterator[AssistantMessageStream]:
+    send, receive = anyio.create_memory_object_stream[AssistantMessageEvent](STREAM_BUFFER)
+    stream = AssistantMessageStream(receive, model, name, options.signal)
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(
+                _drive, stream_fn, model, context, options, send, stream,
+                name=f"stream function {name}",
+            )
+            try:
+                yield stream
+                if stream._done:
+                    # Let the stream function finish cleanly (its HTTP response goes
+                    # back to the pool); a stream function that lingers is cancelled.
+                    with anyio.move_on_after(AFTER_TERMINAL_GRACE_S):
+                        await stream._finished.wait()
+            finally:
+                task_group.cancel_scope.cancel()
+                receive.close()
+    except BaseExceptionGroup as group:
+        # The driver task never fails, so a group holds the body's own exception.
+        sole = sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from sole.__cause__
 
 
 async def _drive(
@@ -268,7 +255,7 @@ def _prepare(
     registry: ProviderRegistry | None,
     stream_fn: StreamFn | None,
     simple: bool,
-) -> _OpenStream:
+) -> AbstractAsyncContextManager[AssistantMessageStream]:
     registry = registry or default_registry
     if stream_fn is None:
         provider = registry.require(model.api)
@@ -279,7 +266,7 @@ def _prepare(
         options = msgspec.structs.replace(options, **overrides)
     if options.registry is None:
         options = msgspec.structs.replace(options, registry=registry)
-    return _OpenStream((stream_fn, model, context, options, _stream_name(stream_fn)))
+    return _open(stream_fn, model, context, options, _stream_name(stream_fn))
 
 
 def open_stream(
@@ -290,7 +277,7 @@ def open_stream(
     registry: ProviderRegistry | None = None,
     stream_fn: StreamFn | None = None,
     **overrides: Any,
-) -> _OpenStream:
+) -> AbstractAsyncContextManager[AssistantMessageStream]:
     """``async with open_stream(model, context) as events:`` — stream one LLM call with
     provider-native options. Keyword arguments override fields of ``options``.
 
@@ -309,7 +296,7 @@ def open_stream_simple(
     registry: ProviderRegistry | None = None,
     stream_fn: StreamFn | None = None,
     **overrides: Any,
-) -> _OpenStream:
+) -> AbstractAsyncContextManager[AssistantMessageStream]:
     """Like ``open_stream``, with the unified options: ``reasoning`` and
     ``thinking_budgets`` are mapped to each provider's thinking parameters."""
     return _prepare(model, context, options, overrides, registry, stream_fn, simple=True)

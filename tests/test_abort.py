@@ -1,0 +1,324 @@
+"""Abort and cancellation: at every await point the run ends consistently.
+
+A trio Instrument counts task steps (each step ends at a checkpoint) and aborts the run at
+the k-th one, for every k until a run finishes without reaching it. After each run:
+events are well nested, every tool call has exactly one result, ``agent_end`` is last,
+no task the run started is left, and the agent works again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import anyio
+import pytest
+import trio
+import trio.abc
+
+from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.ai import TextContent, ToolCall
+from pi_trio.testing import (
+    FauxProvider,
+    faux_assistant_message,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+)
+
+from .helpers import Recorder, Scripted, asst, call
+
+
+class AbortAt(trio.abc.Instrument):
+    """Calls ``action`` after the k-th task step; tracks tasks spawned meanwhile."""
+
+    def __init__(self, k: int, action: Any) -> None:
+        self.k = k
+        self.steps = 0
+        self.action = action
+        self.fired = False
+        self.live: set[Any] = set()
+
+    def after_task_step(self, task: Any) -> None:
+        self.steps += 1
+        if self.steps == self.k and not self.fired:
+            self.fired = True
+            self.action()
+
+    def task_spawned(self, task: Any) -> None:
+        self.live.add(task)
+
+    def task_exited(self, task: Any) -> None:
+        self.live.discard(task)
+
+
+def tool(name: str) -> AgentTool:
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        for i in range(3):
+            await trio.lowlevel.checkpoint()
+            on_update(AgentToolResult(content=[TextContent(text=f"{name} {i}")]))
+        return AgentToolResult(content=[TextContent(text=f"{name} done")])
+
+    return AgentTool(name=name, description=name, parameters={"type": "object"}, execute=execute)
+
+
+def responses() -> list[Any]:
+    return [
+        faux_assistant_message(
+            [faux_thinking("plan it"), faux_text("calling"), faux_tool_call("a", {"x": 1}, id="ca"), faux_tool_call("b", {}, id="cb")],
+            stop_reason="toolUse",
+        ),
+        faux_assistant_message([faux_tool_call("a", {}, id="cc")], stop_reason="toolUse"),
+        faux_assistant_message("all done"),
+    ]
+
+
+def check_invariants(events: list[Any], agent: Agent) -> None:
+    types = [e.type for e in events]
+    assert types[0] == "agent_start"
+    assert types[-1] == "agent_end"
+    assert types.count("agent_start") == types.count("agent_end") == 1
+    depth = 0
+    open_message = None
+    tool_events: Counter[tuple[str, str]] = Counter()
+    for e in events:
+        if e.type == "turn_start":
+            assert depth == 0
+            depth = 1
+        elif e.type == "turn_end":
+            assert depth == 1
+            depth = 0
+            assert e.message.role == "assistant"
+        elif e.type == "message_start":
+            assert open_message is None
+            open_message = e.message
+        elif e.type == "message_update":
+            assert open_message is not None
+        elif e.type == "message_end":
+            assert open_message is not None
+            open_message = None
+        elif e.type.startswith("tool_execution_") and e.type != "tool_execution_update":
+            tool_events[(e.type, e.tool_call_id)] += 1
+    assert depth == 0
+    assert open_message is None
+    calls = [b.id for m in agent.state.messages if m.role == "assistant" for b in m.content if isinstance(b, ToolCall)]
+    results = Counter(m.tool_call_id for m in agent.state.messages if m.role == "toolResult")
+    errored = {m.id for m in agent.state.messages if m.role == "assistant" and m.stop_reason in ("error", "aborted") for m in [m] for m in m.content if isinstance(m, ToolCall)}
+    for call_id in calls:
+        if call_id in errored:
+            continue
+        assert results[call_id] == 1, f"tool call {call_id} has {results[call_id]} results"
+        assert tool_events[("tool_execution_start", call_id)] == 1
+        assert tool_events[("tool_execution_end", call_id)] == 1
+    assert not agent.state.is_streaming
+    assert agent.state.pending_tool_calls == frozenset()
+    assert agent.state.streaming_message is None
+
+
+async def run_with_abort_at(k: int) -> tuple[bool, Agent, list[Any]]:
+    faux = FauxProvider(token_size=(1, 1))
+    faux.set_responses(responses())
+    agent = Agent(model=faux.get_model(), system_prompt="s", tools=[tool("a"), tool("b")], stream_fn=faux)
+    rec = Recorder()
+    agent.subscribe(rec)
+
+    async def slow_listener(event: Any) -> None:
+        if event.type in ("tool_execution_end", "turn_end", "message_end"):
+            await trio.lowlevel.checkpoint()
+
+    agent.subscribe(slow_listener)
+    instrument = AbortAt(k, agent.abort)
+    trio.lowlevel.add_instrument(instrument)
+    try:
+        await agent.prompt("go")
+    finally:
+        trio.lowlevel.remove_instrument(instrument)
+    assert instrument.live == set(), f"tasks left after the run: {instrument.live}"
+    check_invariants(rec.events, agent)
+    return instrument.fired, agent, rec.events
+
+
+async def test_abort_at_every_checkpoint_leaves_a_consistent_run() -> None:
+    k = 1
+    aborted_runs = 0
+    while True:
+        fired, agent, events = await run_with_abort_at(k)
+        if not fired:
+            break
+        aborted_runs += 1
+        # the agent is idle and works again
+        agent.stream_fn = Scripted(asst("again"))
+        await agent.prompt("next")
+        assert agent.state.messages[-1].content[0].text == "again"
+        k += 1
+    assert aborted_runs > 20
+    assert events[-2].type == "turn_end"
+    assert agent.state.messages[-1].role == "assistant"
+
+
+async def test_abort_during_parallel_tools_gives_every_call_one_result(autojump_clock) -> None:
+    started = trio.Event()
+
+    async def slow(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        if tool_call_id == "fast":
+            return "quick"
+        started.set()
+        await trio.sleep(100)
+        return "never"
+
+    work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=slow)
+    calls = [call("fast", "work", {}), call("slow", "work", {}), call("other", "work", {})]
+    agent = Agent(tools=[work], stream_fn=Scripted(asst(calls, "toolUse"), asst("never")))
+    rec = Recorder()
+    agent.subscribe(rec)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.prompt, "go")
+        await started.wait()
+        agent.abort()
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert [r.tool_call_id for r in results] == ["fast", "slow", "other"]
+    assert [r.is_error for r in results] == [False, True, True]
+    assert results[1].content[0].text == "Operation aborted"
+    assert rec.types[-2:] == ["turn_end", "agent_end"]
+    assert [r.tool_call_id for r in rec.of("turn_end")[0].tool_results] == ["fast", "slow", "other"]
+
+
+async def test_abort_during_a_sequential_batch_completes_the_never_started_calls(autojump_clock) -> None:
+    async def slow(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        await trio.sleep(100)
+
+    work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=slow, execution_mode="sequential")
+    agent = Agent(tools=[work], stream_fn=Scripted(asst([call("one", "work", {}), call("two", "work", {})], "toolUse")))
+    rec = Recorder()
+    agent.subscribe(rec)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.prompt, "go")
+        await trio.sleep(1)
+        agent.abort()
+    kinds = [(e.type, e.tool_call_id) for e in rec.events if e.type.startswith("tool_execution")]
+    assert kinds == [
+        ("tool_execution_start", "one"), ("tool_execution_end", "one"),
+        ("tool_execution_start", "two"), ("tool_execution_end", "two"),
+    ]
+    assert all(e.is_error for e in rec.of("tool_execution_end"))
+
+
+async def test_abort_never_interrupts_a_listener(autojump_clock) -> None:
+    finished: list[str] = []
+
+    async def persisting(event: Any) -> None:
+        if event.type == "message_update" and not finished:
+            agent.abort()
+            await trio.sleep(5)  # e.g. writing to disk
+            finished.append("persisted")
+
+    faux = FauxProvider(token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("a long answer " * 5)])
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    agent.subscribe(persisting)
+    await agent.prompt("go")
+    assert finished == ["persisted"]
+    assert agent.state.messages[-1].stop_reason == "aborted"
+
+
+async def test_external_cancellation_leaves_the_same_state_as_abort_and_propagates(autojump_clock) -> None:
+    async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
+        await trio.sleep(100)
+
+    agent = Agent(stream_fn=slow)
+    rec = Recorder()
+    agent.subscribe(rec)
+    with trio.move_on_after(1) as scope:
+        await agent.prompt("go")
+    assert scope.cancelled_caught
+    assert rec.types[-1] == "agent_end"
+    assert not agent.state.is_streaming
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    agent.stream_fn = Scripted(asst("works"))
+    await agent.prompt("again")
+    assert agent.state.messages[-1].content[0].text == "works"
+
+
+async def test_external_cancellation_bounds_closing_listeners_by_close_timeout(autojump_clock) -> None:
+    async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
+        await trio.sleep(100)
+
+    async def stuck(event: Any) -> None:
+        if event.type == "agent_end":
+            await trio.sleep(1000)
+
+    agent = Agent(stream_fn=slow, close_timeout=2)
+    agent.subscribe(stuck)
+    start = trio.current_time()
+    with trio.move_on_after(1):
+        await agent.prompt("go")
+    assert trio.current_time() - start < 10
+    assert not agent.state.is_streaming
+
+
+async def test_abort_from_another_thread_cancels_the_run(autojump_clock) -> None:
+    async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
+        await trio.sleep_forever()
+
+    agent = Agent(stream_fn=slow)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.prompt, "go")
+        await trio.sleep(1)
+        agent.steer("from a thread")
+        await anyio.to_thread.run_sync(agent.abort)
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert agent.has_queued_messages()
+
+
+async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(autojump_clock) -> None:
+    stream = Scripted(asst([call("t", "noop", {})], "toolUse"), asst("never"))
+
+    async def noop(*args: Any) -> Any:
+        return "ok"
+
+    async def slow_prepare(turn: Any, signal: Any) -> None:
+        await trio.sleep(100)
+
+    agent = Agent(tools=[AgentTool(name="noop", description="n", parameters={"type": "object"}, execute=noop)],
+                  stream_fn=stream, prepare_next_turn=slow_prepare)
+    rec = Recorder()
+    agent.subscribe(rec)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.prompt, "go")
+        await trio.sleep(1)
+        agent.abort()
+    assert stream.count == 1
+    assert rec.types[-2:] == ["turn_end", "agent_end"]
+
+
+@pytest.mark.parametrize("limit", [0.5, 2])
+async def test_a_tool_timeout_gives_that_call_an_error_and_siblings_continue(limit: float, autojump_clock) -> None:
+    async def slow(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        await trio.sleep(10 if tool_call_id == "slow" else 0.1)
+        return "finished"
+
+    work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=slow, timeout=limit)
+    agent = Agent(tools=[work], stream_fn=Scripted(asst([call("slow", "work", {}), call("fast", "work", {})], "toolUse"), asst("ok")))
+    await agent.prompt("go")
+    results = {m.tool_call_id: m for m in agent.state.messages if m.role == "toolResult"}
+    assert results["slow"].is_error
+    assert results["slow"].content[0].text == f'Tool "work" timed out after {limit:g}s'
+    assert results["fast"].content[0].text == "finished"
+
+
+async def test_max_concurrent_tools_caps_running_executions(autojump_clock) -> None:
+    running = {"now": 0, "peak": 0}
+
+    async def work(*args: Any) -> Any:
+        running["now"] += 1
+        running["peak"] = max(running["peak"], running["now"])
+        await trio.sleep(1)
+        running["now"] -= 1
+        return "ok"
+
+    t = AgentTool(name="w", description="w", parameters={"type": "object"}, execute=work)
+    agent = Agent(tools=[t], max_concurrent_tools=2,
+                  stream_fn=Scripted(asst([call(f"c{i}", "w", {}) for i in range(5)], "toolUse"), asst("ok")))
+    await agent.prompt("go")
+    assert running["peak"] == 2
+    assert sum(m.role == "toolResult" for m in agent.state.messages) == 5
