@@ -1,5 +1,7 @@
 # Every target builds the environment it needs; a fresh clone needs only python3 and make.
 PYTHON ?= python3
+# make bench BENCH_ARGS="W1 W3 --runs 3 --paired"
+BENCH_ARGS ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -24,7 +26,7 @@ demo: $(STAMP)
 	$(BIN)/python -m pi_trio demo
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

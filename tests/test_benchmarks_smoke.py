@@ -1,0 +1,80 @@
+"""The benchmark workloads at a tiny size, so the scripts keep working (no timing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks import __main__ as runner
+from benchmarks import _ts, w1, w2, w3, w4, w7_big_tool_args, w8_footprint
+from benchmarks.scripted import Turn, big_arguments, expected_events, tool_turns
+
+
+def test_expected_event_counts_match_the_workload_table() -> None:
+    assert expected_events([Turn(100_000, 0)], 1) == 100_010
+    assert expected_events(tool_turns(200, 20, 4), 201) == 10_830
+    assert expected_events(tool_turns(5, 10, 2), 6) * 1_000 == 170_000
+    assert expected_events(tool_turns(1, 10, 1), 2) == 43
+
+
+def test_big_arguments_are_exactly_the_requested_size_and_reject_tiny_sizes() -> None:
+    assert len(big_arguments(1 << 20)) == 1 << 20
+    with pytest.raises(ValueError, match="at least 14 bytes"):
+        big_arguments(3)
+
+
+async def test_w1_streams_every_delta_into_the_final_text() -> None:
+    out = await w1.run(deltas=50)
+    assert out["final_text_len"] == 400
+
+
+async def test_w2_runs_tool_turns_with_parallel_echo_calls() -> None:
+    out = await w2.run(turns_with_tools=3, text=2, tools=2)
+    assert (out["provider_calls"], out["messages"], out["tool_calls"]) == (4, 11, 6)
+
+
+async def test_w3_runs_agents_concurrently() -> None:
+    out = await w3.run(agents=4, turns_with_tools=2)
+    assert out["events"] == expected_events(tool_turns(2, 10, 2), 3) * 4
+
+
+async def test_w4_aborts_every_agent_without_late_deltas_or_leftover_tasks() -> None:
+    out = await w4.run(agents=5, deltas=20)
+    assert out["stop_aborted"] == 5
+    assert out["deltas_after_abort"] == 0
+    assert out["tasks_left"] == 0
+
+
+async def test_w7_streams_big_arguments_in_64_byte_deltas() -> None:
+    out = await w7_big_tool_args.run({"4KiB": 4096})
+    assert out["toolcall_deltas"] == {"4KiB": 64}
+
+
+async def test_w8_reports_cpu_and_retention_per_run() -> None:
+    out = await w8_footprint.run(total=10, concurrency=5, warmup=5, traced=5)
+    assert out["events"] == 10 * w8_footprint.PER_RUN
+    assert {"cpu_ms_per_run", "retained_objects_per_run", "retained_bytes_per_run"} <= set(out)
+
+
+def test_runner_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        runner.main(["W9"])
+    assert "unknown or missing workloads ['W9']" in capsys.readouterr().err
+
+
+def test_table_shows_medians_ratios_and_workload_notes() -> None:
+    pi = {"wall_s": 2.0, "events_per_s": 5_000, "peak_rss_mb": 30.0, "checks": {"tasks_left": 0}}
+    floor = {"wall_s": 1.0, "peak_rss_mb": 20.0}
+    text = runner.table([{"workload": "W4", "pi_trio": pi, "floor": floor, "x_floor": 2.0}], False)
+    assert "2.000" in text and "2.00" in text and "5,000" in text
+    assert "W4: tasks_left=0" in text
+
+
+def test_paired_mode_is_skipped_with_a_reason_without_node(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(_ts.shutil, "which", lambda name: None)
+    folder, message = _ts.prepare(tmp_path)
+    assert folder is None
+    assert message == "paired mode skipped: node and npm not found on PATH"
