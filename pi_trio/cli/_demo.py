@@ -1,0 +1,258 @@
+"""``pi-trio demo``: an offline tour of the runtime on the faux provider.
+
+Four short acts on one ``Agent``: streamed thinking and text; three tool calls running in
+parallel with live progress, and a steering message injected while they run; a long answer
+aborted mid-stream; and a last prompt showing the agent is ready again after the abort.
+The faux provider is paced in real time (``tokens_per_second``) so it looks like a model
+typing; ``fast=True`` removes every real-time wait (tests use it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TextIO
+
+import anyio
+
+from ..agent import Agent, AgentTool, tool
+from ..ai import Context, Model, StreamOptions
+from ..testing import (
+    FauxProvider,
+    FauxState,
+    faux_assistant_message,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+)
+from ._render import make_renderer, on_output_closed, usage_summary
+from ._signals import EXIT_INTERRUPTED, run_interruptible
+
+__all__ = ["DEMO_TOKENS_PER_SECOND", "run_demo"]
+
+DEMO_TOKENS_PER_SECOND: Final = 160.0  # brisk but readable; the whole demo takes ~4 s
+ABORT_AFTER_CHARS: Final = 240  # how much of the long answer streams before the abort
+STEERING_TEXT: Final = "Also: keep the final answer under 40 words."
+
+SYSTEM_PROMPT = "You are the pi_trio demo assistant. You answer briefly and use tools."
+
+PROMPT_STREAM = "In two sentences: what does structured concurrency buy an agent runtime?"
+PROMPT_TOOLS = (
+    "Check the weather in Lisbon, count the primes below 50,000 and look up the abort "
+    "contract, all at once."
+)
+PROMPT_ABORT = "Now write me a long essay on cancellation semantics."
+PROMPT_AFTER = "Still there after that abort?"
+
+
+class _Clock:
+    """Real-time waits of the demo tools; all zero in fast mode."""
+
+    def __init__(self, fast: bool) -> None:
+        self.fast = fast
+
+    async def pause(self, seconds: float) -> None:
+        await anyio.sleep(0 if self.fast else seconds)
+
+
+def _primes_below(n: int) -> int:
+    sieve = bytearray([1]) * n
+    sieve[0:2] = b"\x00\x00"
+    for i in range(2, int(n**0.5) + 1):
+        if sieve[i]:
+            sieve[i * i :: i] = bytes(len(range(i * i, n, i)))
+    return sum(sieve)
+
+
+def demo_tools(clock: _Clock) -> list[AgentTool]:
+    @tool(label="Weather")
+    async def get_weather(city: str, on_update: Any) -> str:
+        """Current weather for a city (simulated)."""
+        for step in ("resolving city", "calling weather service", "parsing forecast"):
+            on_update(f"{step}…")
+            await clock.pause(0.2)
+        return f"{city}: 21°C, sunny, light wind from the north-west"
+
+    @tool(label="Primes")
+    async def count_primes(below: int, on_update: Any) -> str:
+        """Count the prime numbers below a bound."""
+        for quarter in range(1, 5):
+            on_update(f"sieving {quarter * 25}%")
+            await clock.pause(0.25)
+        return f"{_primes_below(below)} primes below {below}"
+
+    @tool(label="Docs")
+    async def search_docs(query: str, on_update: Any) -> str:
+        """Search the pi_trio design notes."""
+        on_update("searching DESIGN.md")
+        await clock.pause(0.4)
+        on_update("ranking 3 passages")
+        await clock.pause(0.4)
+        return (
+            "DESIGN §3.1: abort cancels the run's scope; every tool call gets exactly one "
+            "result; the run always ends with agent_end."
+        )
+
+    return [get_weather, count_primes, search_docs]
+
+
+def _last_user_text(context: Context) -> str:
+    for message in reversed(context.messages):
+        if message.role == "user":
+            content = message.content
+            if isinstance(content, str):
+                return content
+            return "".join(block.text for block in content if block.type == "text")
+    return ""
+
+
+def _tool_text(context: Context, name: str) -> str:
+    for message in reversed(context.messages):
+        if message.role == "toolResult" and message.tool_name == name:
+            return "".join(block.text for block in message.content if block.type == "text")
+    return "?"
+
+
+def _after_tools(context: Context, options: StreamOptions, state: FauxState, model: Model) -> Any:
+    steered = _last_user_text(context) == STEERING_TEXT
+    primes = _tool_text(context, "count_primes")
+    weather = _tool_text(context, "get_weather").split(",")[0]
+    answer = (
+        f"{weather}, sunny. {primes.capitalize()}. Abort contract: one result per tool "
+        "call, and every run ends with agent_end."
+    )
+    if steered:
+        answer = "Noted, short version. " + answer
+    return faux_assistant_message(
+        [
+            faux_thinking("Three results are in; the user asked me to keep it short."),
+            faux_text(answer),
+        ]
+    )
+
+
+def demo_script() -> list[Any]:
+    """The scripted responses, in request order."""
+    essay = (
+        "Cancellation is the part of concurrency that most runtimes get wrong. In a "
+        "structured runtime, every task has a parent, and cancelling the parent reaches "
+        "every child at its next checkpoint: the HTTP stream, the tool that is sleeping, the "
+        "hook that is waiting on a lock. Nothing is left running in the background, and the "
+        "code that owns the scope writes the outcome afterwards, so the transcript always "
+        "tells the truth about what happened. " * 3
+    )
+    return [
+        faux_assistant_message(
+            [
+                faux_thinking(
+                    "The user wants the payoff, not the theory: ownership, cancellation, "
+                    "and no leaked tasks. Two sentences."
+                ),
+                faux_text(
+                    "Every task has a visible parent, so when a run ends, nothing it started "
+                    "keeps running. And cancelling the run (an abort, a deadline, Ctrl-C) "
+                    "reaches the HTTP stream and every tool at once, then leaves a "
+                    "transcript you can trust."
+                ),
+            ]
+        ),
+        faux_assistant_message(
+            [
+                faux_text("Running all three in parallel."),
+                faux_tool_call("get_weather", {"city": "Lisbon"}),
+                faux_tool_call("count_primes", {"below": 50_000}),
+                faux_tool_call("search_docs", {"query": "abort contract"}),
+            ],
+            stop_reason="toolUse",
+        ),
+        _after_tools,
+        faux_assistant_message(essay),
+        faux_assistant_message(
+            "Yes. The aborted answer stayed in the transcript, marked aborted, and this run "
+            "started from a clean state."
+        ),
+    ]
+
+
+def _summary(messages: list[Any]) -> str:
+    parts = []
+    for message in messages:
+        role = message.role
+        if role == "assistant":
+            parts.append(f"assistant({message.stop_reason})")
+        elif role == "toolResult":
+            parts.append("toolResult" + ("(error)" if message.is_error else ""))
+        else:
+            parts.append(role)
+    return " → ".join(parts)
+
+
+async def run_demo(
+    out: TextIO,
+    *,
+    fast: bool = False,
+    tokens_per_second: float | None = None,
+    style: str = "auto",
+    handle_signals: bool = True,
+) -> int:
+    """Run the demo, writing to ``out``; returns the exit code (130 after Ctrl-C)."""
+    clock = _Clock(fast)
+    pace = None if fast else (tokens_per_second or DEMO_TOKENS_PER_SECOND)
+    faux = FauxProvider(tokens_per_second=pace)
+    faux.set_responses(demo_script())
+    agent = Agent(
+        model=faux.get_model(),
+        system_prompt=SYSTEM_PROMPT,
+        tools=demo_tools(clock),
+        stream_fn=faux,
+        close_timeout=1.0,
+    )
+    renderer = make_renderer(out, style=style)
+    agent.subscribe(renderer.event)
+    on_output_closed(out, agent.abort)
+
+    def steer_once(event: Any) -> None:
+        if event.type == "tool_execution_end" and not steered:
+            steered.append(True)
+            renderer.note(f"steering while tools run: {STEERING_TEXT!r}")
+            agent.steer(STEERING_TEXT)
+
+    streamed = [0]
+
+    def abort_midway(event: Any) -> None:
+        if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+            streamed[0] += len(event.assistant_message_event.delta)
+            if streamed[0] >= ABORT_AFTER_CHARS and not agent.signal.aborted:  # type: ignore[union-attr]
+                renderer.note("calling agent.abort() mid-stream (Ctrl-C does the same)")
+                agent.abort()
+
+    steered: list[bool] = []
+    acts: list[tuple[str, str, Any]] = [
+        ("1 · streamed thinking and text", PROMPT_STREAM, None),
+        ("2 · parallel tools with live progress, steered mid-run", PROMPT_TOOLS, steer_once),
+        ("3 · abort mid-stream", PROMPT_ABORT, abort_midway),
+        ("4 · ready again after the abort", PROMPT_AFTER, None),
+    ]
+
+    async def tour(interrupts: Any) -> int:
+        interrupts.attach(agent)
+        renderer.note("pi_trio demo: offline, on the faux provider. Ctrl-C aborts a run.")
+        for title, prompt, hook in acts:
+            renderer.heading(title)
+            unsubscribe = agent.subscribe(hook) if hook is not None else None
+            try:
+                await agent.prompt(prompt)
+            finally:
+                if unsubscribe is not None:
+                    unsubscribe()
+            interrupts.run_finished()
+            if interrupts.aborted:
+                return EXIT_INTERRUPTED
+        return 0
+
+    code, interrupts = await run_interruptible(tour, renderer.note, handle_signals=handle_signals)
+    renderer.heading("transcript")
+    renderer.note(_summary(agent.state.messages))
+    renderer.note(usage_summary(agent.state.messages))
+    if code == 0:
+        renderer.note('next: `pi-trio models`, then `pi-trio run "…" --model provider/id`')
+    renderer.close()
+    return EXIT_INTERRUPTED if interrupts.exit_requested else code
