@@ -10,6 +10,7 @@ from __future__ import annotations
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import msgspec
 
 from ._errors import StreamProtocolError
@@ -56,25 +57,7 @@ async def stream_via_proxy(
             if not 200 <= response.status_code < 300:
                 await send.send(rebuilder.error(await _error_text(response)))
                 return
-            splitter = LineSplitter()
-            chunks = response.aiter_bytes()
-            async with aclosing(chunks):  # type: ignore[type-var]
-                async for chunk in chunks:
-                    if rebuilder.terminal:
-                        # Read to the end so the connection can be reused; events after
-                        # the terminal one are ignored, as in the original.
-                        continue
-                    for line in splitter.feed(chunk):
-                        event = rebuilder.feed_line(line)
-                        if event is not None:
-                            await send.send(event)
-            for line in splitter.flush():
-                event = rebuilder.feed_line(line)
-                if event is not None:
-                    await send.send(event)
-    except StreamProtocolError as exc:
-        await send.send(rebuilder.error(str(exc)))
-        return
+            await _relay(response, rebuilder, send)
     except (httpx.HTTPError, httpx.StreamError) as exc:
         if rebuilder.terminal:
             return
@@ -84,19 +67,66 @@ async def stream_via_proxy(
         await send.send(rebuilder.error(EOF_TEXT, diagnostics=list(EOF_DIAGNOSTICS)))
 
 
+# Reading stops early through a cancel scope, not ``break``: the cancellation unwinds
+# httpx's stack of async generators at its checkpoint, where a ``break`` would leave the
+# inner ones to the garbage collector.
+
+
+async def _relay(
+    response: httpx.Response,
+    rebuilder: ProxyRebuilder,
+    send: ObjectSendStream[AssistantMessageEvent],
+) -> None:
+    """Send the events of the response body. A protocol violation sends the error outcome
+    and stops reading; after the terminal event the rest of the body is read and ignored
+    (as in the original), so the connection can be reused."""
+    splitter = LineSplitter()
+    with anyio.CancelScope() as reading:
+        chunks = response.aiter_bytes()
+        async with aclosing(chunks):  # type: ignore[type-var]
+            async for chunk in chunks:
+                if rebuilder.terminal:
+                    continue
+                for line in splitter.feed(chunk):
+                    if await _relay_line(line, rebuilder, send):
+                        reading.cancel()
+                        break
+    if not rebuilder.terminal:
+        for line in splitter.flush():
+            await _relay_line(line, rebuilder, send)
+
+
+async def _relay_line(
+    line: str, rebuilder: ProxyRebuilder, send: ObjectSendStream[AssistantMessageEvent]
+) -> bool:
+    """Send the event of one line, if any; true when the line broke the protocol."""
+    try:
+        event = rebuilder.feed_line(line)
+    except StreamProtocolError as exc:
+        await send.send(rebuilder.error(str(exc)))
+        return True
+    if event is not None:
+        await send.send(event)
+    return False
+
+
 async def _error_text(response: httpx.Response) -> str:
     """``Proxy error: <status> <statusText>``, or ``Proxy error: <error>`` when the body is
     JSON with an ``error`` field (the original's texts)."""
     text = f"Proxy error: {response.status_code} {response.reason_phrase}"
     parts: list[bytes] = []
     size = 0
-    chunks = response.aiter_bytes()
-    async with aclosing(chunks):  # type: ignore[type-var]
-        async for chunk in chunks:
-            parts.append(chunk)
-            size += len(chunk)
-            if size > ERROR_BODY_LIMIT:
-                return text
+    with anyio.CancelScope() as reading:
+        chunks = response.aiter_bytes()
+        async with aclosing(chunks):  # type: ignore[type-var]
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > ERROR_BODY_LIMIT:
+                    reading.cancel()
+                    continue
+                parts.append(chunk)
+    if size > ERROR_BODY_LIMIT:
+        return text
     try:
         data: Any = msgspec.json.decode(b"".join(parts))
     except msgspec.DecodeError:

@@ -1,0 +1,28 @@
+"""The Pi proxy server: ``POST /api/stream`` for ``stream_proxy`` clients (pi_trio's and the
+original runtime's). Serving needs the optional ``proxy`` extra (hypercorn)."""
+
+from ._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+from ._app import DEFAULT_MAX_STREAMS as DEFAULT_MAX_STREAMS
+from ._app import TOKENS_ENV as TOKENS_ENV
+from ._app import ModelPolicy as ModelPolicy
+from ._app import ProxyApp as ProxyApp
+from ._app import catalog_models_only as catalog_models_only
+from ._app import create_app as create_app
+from ._app import load_tokens as load_tokens
+from ._server import DEFAULT_HOST as DEFAULT_HOST
+from ._server import DEFAULT_PORT as DEFAULT_PORT
+from ._server import serve as serve
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_STREAMS",
+    "DEFAULT_PORT",
+    "TOKENS_ENV",
+    "ModelPolicy",
+    "ProxyApp",
+    "catalog_models_only",
+    "create_app",
+    "load_tokens",
+    "serve",
+]
