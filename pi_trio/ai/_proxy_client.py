@@ -1,6 +1,7 @@
 """The I/O shell of the proxy client: one ``POST <proxy_url>/api/stream`` over httpx.
 
-The protocol itself (body, SSE lines, rebuilding the message) is in ``_proxy_wire``.
+The protocol itself is sans-IO: the body in ``_proxy_wire``, the lines and the rebuilt
+message in ``_proxy_rebuild``.
 Failures become one terminal ``error`` event; cancellation propagates and closes the
 request (the consumer that owns the cancel scope writes the aborted outcome).
 """
