@@ -27,6 +27,8 @@ from ..ai import (
     StreamOptions,
     TextContent,
     ThinkingBudgets,
+    ToolCall,
+    ToolResultMessage,
     Usage,
     UserMessage,
     create_initial_system_message,
@@ -45,8 +47,10 @@ from ._types import (
     AgentContext,
     AgentEndEvent,
     AgentMessage,
+    AgentToolResult,
     MessageEndEvent,
     MessageStartEvent,
+    ToolExecutionEndEvent,
     TurnEndEvent,
 )
 
@@ -406,6 +410,31 @@ class Agent:
             self._follow_up.accept(event.message)
         self.state._reduce(event)
 
+    def _dangling_tool_results(self, text: str) -> list[ToolResultMessage]:
+        """Error results for the tool calls of the last response that have none (the
+        run failed while its batch ran): the transcript never keeps a dangling call."""
+        messages = self.state.messages
+        answered: set[str] = set()
+        for message in reversed(messages):
+            role = getattr(message, "role", None)
+            if role == "toolResult":
+                answered.add(message.tool_call_id)
+            elif role == "assistant":
+                if message.stop_reason in ("error", "aborted"):
+                    return []
+                return [
+                    ToolResultMessage(
+                        tool_call_id=block.id,
+                        tool_name=block.name,
+                        content=[TextContent(text=text)],
+                        details={},
+                        is_error=True,
+                    )
+                    for block in message.content
+                    if isinstance(block, ToolCall) and block.id not in answered
+                ]
+        return []
+
     async def _handle_run_failure(self, error: Exception, signal: AbortSignal) -> None:
         model = self.state.model
         failure = AssistantMessage(
@@ -418,17 +447,37 @@ class Agent:
             error_message=str(error) or type(error).__name__,
             timestamp=now_ms(),
         )
-        events = (
+        events: list[Any] = []
+        for result in self._dangling_tool_results(failure.error_message or ""):
+            if result.tool_call_id in self.state.pending_tool_calls:
+                events.append(
+                    ToolExecutionEndEvent(
+                        tool_call_id=result.tool_call_id,
+                        tool_name=result.tool_name,
+                        result=AgentToolResult(content=result.content, details={}),
+                        is_error=True,
+                    )
+                )
+            events += [MessageStartEvent(message=result), MessageEndEvent(message=result)]
+        events += [
             MessageStartEvent(message=failure),
             MessageEndEvent(message=failure),
             TurnEndEvent(message=failure, tool_results=[]),
             AgentEndEvent(messages=[failure]),
-        )
+        ]
+        # Every failure event reaches every listener; the first listener error is
+        # raised to the caller afterwards.
+        first_error: Exception | None = None
         with anyio.CancelScope(shield=True):
             for event in events:
                 self._reduce(event)
                 for listener in self._listeners:
                     if listener.active:
-                        result = listener.call(event, signal)
-                        if inspect.isawaitable(result):
-                            await result
+                        try:
+                            result = listener.call(event, signal)
+                            if inspect.isawaitable(result):
+                                await result
+                        except Exception as exc:
+                            first_error = first_error or exc
+        if first_error is not None:
+            raise first_error

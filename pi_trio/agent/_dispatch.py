@@ -74,8 +74,8 @@ class Dispatcher:
     The engine calls ``await send(event)`` (delivery may still be pending when it returns,
     see ``settle``), ``push(event)`` from synchronous callbacks, and ``await settle()`` to
     wait until everything sent so far has been delivered. A listener exception is recorded
-    and raised to the engine by its next ``send`` or ``settle``; queued events after the
-    failing one are dropped (they were never delivered, so nothing was reduced either).
+    and raised to the engine by every later ``send`` or ``settle``; queued events after
+    the failing one are dropped (they were never delivered, so nothing was reduced either).
     """
 
     def __init__(
@@ -92,7 +92,6 @@ class Dispatcher:
         self._closed = False
         self._changed = anyio.Event()
         self.failure: BaseException | None = None
-        self._failure_raised = False
         self.scope: anyio.CancelScope | None = None
 
     # ------------------------------------------------------------------ engine side
@@ -104,8 +103,7 @@ class Dispatcher:
 
     def _raise_failure(self) -> None:
         failure = self.failure
-        if failure is not None and not self._failure_raised:
-            self._failure_raised = True
+        if failure is not None:
             raise failure
 
     def _can_deliver_inline(self) -> tuple[Listener, ...] | None:
