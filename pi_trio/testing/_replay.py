@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anyio.lowlevel
@@ -116,18 +116,27 @@ class RecordedRequest(msgspec.Struct, frozen=True):
 
 
 class _Body(httpx.AsyncByteStream):
+    """The scripted chunks, one per read (an iterator object, not an async generator, so
+    a body left early needs no finalizing)."""
+
     def __init__(self, transport: ReplayTransport, reply: ReplayResponse) -> None:
         self._transport = transport
-        self._reply = reply
+        self._chunks = iter([chunk for chunk in reply.chunks if chunk])
+        self._error = reply.error
         self._closed = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._reply.chunks:
-            await anyio.lowlevel.checkpoint()  # one network read per chunk
-            if chunk:
-                yield chunk
-        if self._reply.error is not None:
-            raise self._reply.error
+    def __aiter__(self) -> _Body:
+        return self
+
+    async def __anext__(self) -> bytes:
+        await anyio.lowlevel.checkpoint()  # one network read per chunk
+        chunk = next(self._chunks, None)
+        if chunk is not None:
+            return chunk
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+        raise StopAsyncIteration
 
     async def aclose(self) -> None:
         if not self._closed:
