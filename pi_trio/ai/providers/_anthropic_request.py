@@ -1,0 +1,413 @@
+"""The request of the Anthropic Messages API, built from a normalized context (sans-IO).
+
+Reference behaviour: reference/ai.md §7.2 (body, messages, tools, cache control, beta
+headers) and §6.2 (thinking). Provider-native options come from ``options.extra``:
+``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
+``interleaved_thinking`` and ``tool_choice`` (the unified ``options.tool_choice`` is used
+when ``extra`` has none).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from .._options import StreamOptions
+from .._sanitize import sanitize_surrogates
+from .._transcript import (
+    get_current_system_prompt,
+    get_current_tools,
+    render_system_message_update,
+    system_reminder_text,
+)
+from .._transform import transform_messages
+from .._types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Message,
+    Model,
+    SystemMessage,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+__all__ = [
+    "AnthropicRequest",
+    "BETA_FINE_GRAINED_TOOL_STREAMING",
+    "BETA_INTERLEAVED_THINKING",
+    "CLAUDE_CODE_IDENTITY",
+    "build_anthropic_request",
+    "cache_retention",
+    "canonical_tool_name",
+    "is_oauth_token",
+    "normalize_anthropic_tool_call_id",
+]
+
+CLAUDE_CODE_IDENTITY: Final = "You are Claude Code, Anthropic's official CLI for Claude."
+BETA_INTERLEAVED_THINKING: Final = "interleaved-thinking-2025-05-14"
+BETA_FINE_GRAINED_TOOL_STREAMING: Final = "fine-grained-tool-streaming-2025-05-14"
+BETAS_OAUTH: Final = ("claude-code-20250219", "oauth-2025-04-20")
+SEE_ATTACHED_IMAGE: Final = "(see attached image)"
+DEFAULT_BUDGET_TOKENS: Final = 1024
+
+# Claude Code's own tool names; OAuth requests spell matching tools exactly like this.
+_CLAUDE_CODE_TOOLS: Final = {
+    name.lower(): name
+    for name in (
+        "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",
+        "ExitPlanMode", "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput",
+        "TodoWrite", "WebFetch", "WebSearch",
+    )
+}
+_UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class AnthropicRequest(msgspec.Struct, kw_only=True):
+    """The JSON body and the ``anthropic-beta`` flags of one request."""
+
+    body: dict[str, Any]
+    betas: list[str]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _compat(model: Model, key: str, default: Any = None) -> Any:
+    return (model.compat or {}).get(key, default)
+
+
+def _extra(options: StreamOptions, key: str) -> Any:
+    return (options.extra or {}).get(key)
+
+
+def is_oauth_token(api_key: str | None) -> bool:
+    """Anthropic OAuth access tokens (``sk-ant-oat…``) authenticate as a bearer token."""
+    return api_key is not None and "sk-ant-oat" in api_key
+
+
+def canonical_tool_name(name: str) -> str:
+    """The Claude Code spelling of ``name`` when it names one of its tools (any case)."""
+    return _CLAUDE_CODE_TOOLS.get(name.lower(), name)
+
+
+def normalize_anthropic_tool_call_id(tool_call_id: str, model: Model, source: Any) -> str:
+    """Tool-call ids from other providers, made acceptable: ``[a-zA-Z0-9_-]``, ≤ 64."""
+    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64]
+
+
+def cache_retention(options: StreamOptions) -> str:
+    """``options.cache_retention``; unset means ``"long"`` when ``PI_CACHE_RETENTION`` is
+    ``long`` (``options.env`` first, then the process environment), else ``"short"``."""
+    if options.cache_retention is not None:
+        return options.cache_retention
+    env_value = (options.env or {}).get("PI_CACHE_RETENTION") or os.environ.get(
+        "PI_CACHE_RETENTION"
+    )
+    return "long" if env_value == "long" else "short"
+
+
+def _cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+    retention = cache_retention(options)
+    if retention == "none":
+        return None
+    control: dict[str, Any] = {"type": "ephemeral"}
+    if retention == "long" and _compat(model, "supportsLongCacheRetention", True) is not False:
+        control["ttl"] = "1h"
+    return control
+
+
+def _is_adaptive(model: Model) -> bool:
+    return _compat(model, "forceAdaptiveThinking") is True
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _user_blocks(content: Sequence[TextContent | ImageContent]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+        elif isinstance(block, ImageContent):
+            blocks.append(_image(block))
+    return blocks
+
+
+def _image(block: ImageContent) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": block.mime_type, "data": block.data},
+    }
+
+
+def _assistant_blocks(message: AssistantMessage, model: Model, oauth: bool) -> list[Any]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+        elif isinstance(block, ThinkingContent):
+            signature = block.thinking_signature
+            if block.redacted:
+                blocks.append({"type": "redacted_thinking", "data": signature or ""})
+            elif signature and signature.strip():
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": sanitize_surrogates(block.thinking),
+                        "signature": signature,
+                    }
+                )
+            elif not block.thinking.strip():
+                continue
+            elif _compat(model, "allowEmptySignature") is True:
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": sanitize_surrogates(block.thinking),
+                        "signature": "",
+                    }
+                )
+            else:
+                blocks.append({"type": "text", "text": sanitize_surrogates(block.thinking)})
+        elif isinstance(block, ToolCall):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": block.id,
+                    "name": canonical_tool_name(block.name) if oauth else block.name,
+                    "input": block.arguments or {},
+                }
+            )
+    return blocks
+
+
+def _tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
+    texts = [b.text for b in message.content if isinstance(b, TextContent)]
+    images = [b for b in message.content if isinstance(b, ImageContent)]
+    content: str | list[dict[str, Any]]
+    if not images:
+        content = sanitize_surrogates("\n".join(texts))
+    else:
+        content = []
+        if not any(text.strip() for text in texts):
+            content.append({"type": "text", "text": SEE_ATTACHED_IMAGE})
+        for block in message.content:
+            if isinstance(block, TextContent):
+                if block.text.strip():
+                    content.append({"type": "text", "text": sanitize_surrogates(block.text)})
+            else:
+                content.append(_image(block))
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "content": content,
+        "is_error": message.is_error,
+    }
+
+
+def convert_anthropic_messages(
+    messages: Sequence[Message], model: Model, *, oauth: bool = False
+) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt and the wire messages of a normalized transcript.
+
+    The leading system messages form the prompt; a later system message becomes a user
+    turn wrapped in ``<system_reminder>``. Consecutive tool results share one user turn.
+    """
+    lead = 0
+    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
+        lead += 1
+    prompt = get_current_system_prompt(messages[:lead])
+    wire: list[dict[str, Any]] = []
+    tool_turn: list[dict[str, Any]] | None = None  # the open user turn of tool results
+    for message in transform_messages(messages[lead:], model, normalize_anthropic_tool_call_id):
+        if isinstance(message, ToolResultMessage):
+            if tool_turn is None:
+                tool_turn = []
+                wire.append({"role": "user", "content": tool_turn})
+            tool_turn.append(_tool_result_block(message))
+            continue
+        tool_turn = None
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                if message.content.strip():
+                    wire.append({"role": "user", "content": sanitize_surrogates(message.content)})
+            else:
+                blocks = _user_blocks(message.content)
+                if blocks:
+                    wire.append({"role": "user", "content": blocks})
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message, model, oauth)
+            if blocks:
+                wire.append({"role": "assistant", "content": blocks})
+        elif isinstance(message, SystemMessage):
+            text = system_reminder_text(sanitize_surrogates(render_system_message_update(message)))
+            if text:
+                wire.append({"role": "user", "content": [{"type": "text", "text": text}]})
+    return prompt, wire
+
+
+def _mark_last_user_block(wire: list[dict[str, Any]], control: dict[str, Any]) -> None:
+    if not wire or wire[-1]["role"] != "user":
+        return
+    last = wire[-1]
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"], "cache_control": control}]
+        return
+    block = last["content"][-1]
+    if block.get("type") in ("text", "image", "tool_result"):
+        block["cache_control"] = control
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def convert_anthropic_tools(
+    tools: Sequence[Tool],
+    *,
+    eager_input_streaming: bool,
+    cache_control: dict[str, Any] | None,
+    oauth: bool = False,
+) -> list[dict[str, Any]]:
+    """Tool declarations; the input schema keeps only ``properties`` and ``required``."""
+    converted: list[dict[str, Any]] = []
+    for tool in tools:
+        schema = tool.parameters
+        entry: dict[str, Any] = {
+            "name": canonical_tool_name(tool.name) if oauth else tool.name,
+            "description": tool.description,
+            "input_schema": {
+                "type": "object",
+                "properties": schema.get("properties") or {},
+                "required": schema.get("required") or [],
+            },
+        }
+        if eager_input_streaming:
+            entry["eager_input_streaming"] = True
+        converted.append(entry)
+    if converted and cache_control is not None:
+        converted[-1]["cache_control"] = cache_control
+    return converted
+
+
+def _tool_choice(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return {"type": value}
+    return value
+
+
+# --------------------------------------------------------------------------- thinking
+
+
+def _thinking(model: Model, options: StreamOptions) -> tuple[dict[str, Any] | None, Any, bool]:
+    """``(thinking, output_config, enabled)`` for the request."""
+    if not model.reasoning:
+        return None, None, False
+    enabled = _extra(options, "thinking_enabled")
+    display = _extra(options, "thinking_display")
+    if enabled:
+        thinking: dict[str, Any]
+        output_config = None
+        if _is_adaptive(model):
+            thinking = {"type": "adaptive"}
+            effort = _extra(options, "effort")
+            if effort:
+                output_config = {"effort": effort}
+        else:
+            budget = _extra(options, "thinking_budget_tokens")
+            thinking = {
+                "type": "enabled",
+                "budget_tokens": DEFAULT_BUDGET_TOKENS if budget is None else budget,
+            }
+        if display:
+            thinking["display"] = display
+        return thinking, output_config, True
+    level_map = model.thinking_level_map or {}
+    if enabled is False and ("off" not in level_map or level_map["off"] is not None):
+        return {"type": "disabled"}, None, False
+    return None, None, False
+
+
+# --------------------------------------------------------------------------- the request
+
+
+def build_anthropic_request(
+    model: Model, context: Context, options: StreamOptions, *, oauth: bool = False
+) -> AnthropicRequest:
+    """The body and beta flags for ``context`` (already normalized: messages only)."""
+    messages = context.messages
+    control = _cache_control(model, options)
+    prompt, wire = convert_anthropic_messages(messages, model, oauth=oauth)
+    if control is not None:
+        _mark_last_user_block(wire, control)
+
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": wire,
+        "max_tokens": model.max_tokens if options.max_tokens is None else options.max_tokens,
+        "stream": True,
+    }
+    system: list[dict[str, Any]] = []
+    if oauth:
+        system.append({"type": "text", "text": CLAUDE_CODE_IDENTITY})
+    if prompt:
+        system.append({"type": "text", "text": sanitize_surrogates(prompt)})
+    if system:
+        if control is not None:
+            for block in system:
+                block["cache_control"] = control
+        body["system"] = system
+
+    thinking, output_config, thinking_on = _thinking(model, options)
+    if (
+        options.temperature is not None
+        and not thinking_on
+        and _compat(model, "supportsTemperature", True) is not False
+    ):
+        body["temperature"] = options.temperature
+
+    tools = get_current_tools(messages)
+    eager = _compat(model, "supportsEagerToolInputStreaming", True) is not False
+    if tools:
+        tool_control = (
+            control if _compat(model, "supportsCacheControlOnTools", True) is not False else None
+        )
+        body["tools"] = convert_anthropic_tools(
+            tools, eager_input_streaming=eager, cache_control=tool_control, oauth=oauth
+        )
+    if thinking is not None:
+        body["thinking"] = thinking
+    if output_config is not None:
+        body["output_config"] = output_config
+
+    metadata = options.metadata or {}
+    if isinstance(metadata.get("user_id"), str):
+        body["metadata"] = {"user_id": metadata["user_id"]}
+
+    choice = _extra(options, "tool_choice")
+    choice = _tool_choice(options.tool_choice if choice is None else choice)
+    if choice is not None:
+        body["tool_choice"] = choice
+
+    betas: list[str] = list(BETAS_OAUTH) if oauth else []
+    if tools and not eager:
+        betas.append(BETA_FINE_GRAINED_TOOL_STREAMING)
+    if (
+        thinking_on
+        and not _is_adaptive(model)
+        and _extra(options, "interleaved_thinking") is not False
+    ):
+        betas.append(BETA_INTERLEAVED_THINKING)
+    return AnthropicRequest(body=body, betas=betas)

@@ -1,0 +1,164 @@
+"""The ``anthropic-messages`` provider: ``POST {base_url}/v1/messages`` streamed as SSE.
+
+Request building lives in ``_anthropic_request`` and the wire-event mapping in
+``_anthropic_events`` (both sans-IO); this module adds the HTTP shell, the headers and
+the ``*_simple`` reasoning mapping (reference/ai.md §6.2, §7.2).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import anyio.abc
+import msgspec
+
+from .._events import AssistantMessageEvent
+from .._models import clamp_thinking_level
+from .._options import StreamOptions
+from .._registry import ApiProvider
+from .._transcript import get_current_tools, normalize_context
+from .._types import Context, Model
+from ._anthropic_events import AnthropicEventMapper
+from ._anthropic_request import (
+    build_anthropic_request,
+    cache_retention,
+    is_oauth_token,
+)
+from ._http import ProviderRun, run_provider
+from ._simple import (
+    MIN_ANSWER_TOKENS,
+    adjust_max_tokens_for_thinking,
+    build_base_options,
+    clamp_max_tokens_to_context,
+)
+
+__all__ = [
+    "API_PROVIDER",
+    "anthropic_simple_options",
+    "anthropic_url",
+    "stream_anthropic",
+    "stream_simple_anthropic",
+]
+
+ANTHROPIC_VERSION: Final = "2023-06-01"
+CLAUDE_CLI_USER_AGENT: Final = "claude-cli/2.1.2 (external, cli)"
+DEFAULT_THINKING_DISPLAY: Final = "summarized"
+# Adaptive-thinking effort per level when the model's thinking_level_map names none.
+_DEFAULT_EFFORT: Final = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+
+
+def anthropic_url(model: Model) -> str:
+    return f"{model.base_url.rstrip('/')}/v1/messages"
+
+
+def _headers(
+    run: ProviderRun, api_key: str | None, oauth: bool, betas: list[str]
+) -> dict[str, str]:
+    model, options = run.model, run.options
+    headers: dict[str, str | None] = {
+        "accept": "application/json",
+        "anthropic-version": ANTHROPIC_VERSION,
+        "anthropic-dangerous-direct-browser-access": "true",
+    }
+    if api_key is not None:
+        if oauth:
+            headers["authorization"] = f"Bearer {api_key}"
+        else:
+            headers["x-api-key"] = api_key
+    if oauth:
+        headers["user-agent"] = CLAUDE_CLI_USER_AGENT
+        headers["x-app"] = "cli"
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
+    compat = model.compat or {}
+    if (
+        options.session_id
+        and cache_retention(options) != "none"
+        and compat.get("sendSessionAffinityHeaders") is True
+    ):
+        name = (
+            "x-session-id"
+            if compat.get("sessionAffinityFormat") == "openrouter"
+            else "x-session-affinity"
+        )
+        headers[name] = options.session_id
+    return run.headers(headers)
+
+
+async def _stream(run: ProviderRun, context: Context) -> None:
+    model, options = run.model, run.options
+    api_key = run.api_key()
+    oauth = is_oauth_token(api_key)
+    context = normalize_context(context)
+    request = build_anthropic_request(model, context, options, oauth=oauth)
+    payload: Any = await run.on_payload(request.body)
+    if isinstance(payload, dict) and payload.get("stream") is not True:
+        payload = {**payload, "stream": True}
+    tool_names = [tool.name for tool in get_current_tools(context.messages)] if oauth else []
+    mapper = AnthropicEventMapper(run.builder, model, tool_names=tool_names)
+    headers = _headers(run, api_key, oauth, request.betas)
+    async with run.open_sse(anthropic_url(model), headers, payload) as sse:
+        await run.emit(run.builder.start())
+        async for batch in sse:
+            for event in batch:
+                await run.emit_all(mapper.feed(event.event, event.data))
+    await run.emit(mapper.finish())
+
+
+async def stream_anthropic(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+) -> None:
+    """Stream one Anthropic Messages request with provider-native options (``extra``:
+    ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
+    ``interleaved_thinking``, ``tool_choice``)."""
+    await run_provider(model, options, send, _stream, context)
+
+
+# --------------------------------------------------------------------------- simple
+
+
+def anthropic_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
+    """The native options for the unified ``reasoning`` / ``thinking_budgets``: adaptive
+    thinking with an effort on models that force it, a thinking budget carved out of
+    ``max_tokens`` elsewhere, an explicit "disabled" without a level."""
+    base = build_base_options(model, context, options)
+    extra: dict[str, Any] = dict(options.extra or {})
+    level = clamp_thinking_level(model, options.reasoning) if options.reasoning else "off"
+    if not model.reasoning or level == "off":
+        extra["thinking_enabled"] = False
+        return msgspec.structs.replace(base, extra=extra)
+    extra["thinking_enabled"] = True
+    extra.setdefault("thinking_display", DEFAULT_THINKING_DISPLAY)
+    if (model.compat or {}).get("forceAdaptiveThinking") is True:
+        mapped = (model.thinking_level_map or {}).get(level)
+        extra["effort"] = mapped if isinstance(mapped, str) else _DEFAULT_EFFORT.get(level, "high")
+        return msgspec.structs.replace(base, extra=extra)
+    max_tokens, budget = adjust_max_tokens_for_thinking(
+        base.max_tokens, model.max_tokens, level, options.thinking_budgets
+    )
+    max_tokens = clamp_max_tokens_to_context(model, context, max_tokens)
+    extra["thinking_budget_tokens"] = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    return msgspec.structs.replace(base, max_tokens=max_tokens, extra=extra)
+
+
+async def stream_simple_anthropic(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+) -> None:
+    """``stream_anthropic`` with the unified options mapped (reference/ai.md §6.2)."""
+    await run_provider(model, options, send, _stream_simple, context)
+
+
+async def _stream_simple(run: ProviderRun, context: Context) -> None:
+    run.options = anthropic_simple_options(run.model, context, run.options)
+    await _stream(run, context)
+
+
+API_PROVIDER: Final = ApiProvider(
+    api="anthropic-messages", stream=stream_anthropic, stream_simple=stream_simple_anthropic
+)
