@@ -37,7 +37,7 @@ from ..ai import (
     to_tool_declaration,
 )
 from ..ai._errors import PiError
-from ._dispatch import Dispatcher, Listener
+from ._dispatch import Dispatcher, ListenerSet
 from ._hooks import call_hook
 from ._loop import AgentLoopConfig
 from ._queue import PendingMessageQueue, QueueMode
@@ -163,7 +163,7 @@ class Agent:
         self.close_timeout = close_timeout
         self._steering = PendingMessageQueue(steering_mode)
         self._follow_up = PendingMessageQueue(follow_up_mode)
-        self._listeners: tuple[Listener, ...] = ()
+        self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
 
         transcript = list(messages or [])
@@ -212,16 +212,8 @@ class Agent:
     def subscribe(self, listener: Callable[..., Any]) -> Callable[[], None]:
         """Call ``listener(event, signal)`` (or ``listener(event)``) for every event, in
         subscription order, sync or async. Returns the function that unsubscribes."""
-        for existing in self._listeners:
-            if existing.fn is listener and existing.active:
-                return lambda: self._unsubscribe(existing)
-        entry = Listener(listener)
-        self._listeners = (*self._listeners, entry)
-        return lambda: self._unsubscribe(entry)
-
-    def _unsubscribe(self, entry: Listener) -> None:
-        entry.active = False
-        self._listeners = tuple(x for x in self._listeners if x is not entry)
+        entry = self._listeners.add(listener)
+        return lambda: self._listeners.remove(entry)
 
     # ------------------------------------------------------------------ queues
 
@@ -392,7 +384,7 @@ class Agent:
         try:
             config = self._loop_config(skip_initial_steering_poll)
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
-            dispatcher = Dispatcher(lambda: self._listeners, self._reduce, signal)
+            dispatcher = Dispatcher(self._listeners, self._reduce, signal)
             try:
                 await execute_loop(prompts, context, config, dispatcher, signal, self.stream_fn)
             except Exception as exc:
@@ -471,7 +463,7 @@ class Agent:
         with anyio.CancelScope(shield=True):
             for event in events:
                 self._reduce(event)
-                for listener in self._listeners:
+                for listener in self._listeners.entries:
                     if listener.active:
                         try:
                             result = listener.call(event, signal)

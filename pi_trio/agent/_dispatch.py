@@ -3,27 +3,31 @@
 Events go through one bounded queue. The dispatcher task applies the reducer and then
 awaits each listener in subscription order; it runs in a shielded scope, so neither
 ``abort()`` nor the caller's cancellation interrupts a listener (the caller's cancellation
-only bounds it, through ``close_deadline``).
+only bounds it, through ``set_close_deadline``).
 
 While the queue is empty and every listener is synchronous, the emitting task delivers
 the event itself (reducer, then listeners) instead of waking the dispatcher: no task switch
-per event on the common path. The first asynchronous listener, or an event emitted while
-the dispatcher is busy, goes through the queue, so emission order is always kept.
+per event on the common path, and no dispatcher task at all until one is needed. The first
+asynchronous listener, or an event emitted while delivery is busy, goes through the queue,
+so emission order is always kept.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 
 from ..ai import AbortSignal
+from ._hooks import positional_arity
 
-__all__ = ["DISPATCH_BUFFER", "Dispatcher", "Listener"]
+__all__ = ["DISPATCH_BUFFER", "Dispatcher", "Listener", "ListenerSet", "checkpoint_if_aborted"]
 
 # Events the engine may emit ahead of delivery while streaming deltas. Bounds memory and
 # bounds how far a provider can run ahead of a listener that is about to abort the run.
@@ -38,7 +42,7 @@ class Listener:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.active = True
-        self.takes_signal = _takes_two_args(fn)
+        self.takes_signal = positional_arity(fn) >= 2
         self.is_async = _is_async_callable(fn)
 
     def call(self, event: Any, signal: AbortSignal | None) -> Any:
@@ -54,33 +58,50 @@ def _is_async_callable(fn: Any) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
-def _takes_two_args(fn: Any) -> bool:
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    positional = 0
-    for p in parameters:
-        if p.kind is p.VAR_POSITIONAL:
-            return True
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            positional += 1
-    return positional >= 2
+class ListenerSet:
+    """Listeners in subscription order. ``entries`` is replaced (never mutated) on each
+    change, so a delivery in progress keeps the snapshot it started with; an entry
+    removed meanwhile is skipped (``active`` is false)."""
+
+    __slots__ = ("all_sync", "entries")
+
+    def __init__(self, *fns: Callable[..., Any]) -> None:
+        self.entries: tuple[Listener, ...] = ()
+        self.all_sync = True
+        for fn in fns:
+            self.add(fn)
+
+    def add(self, fn: Callable[..., Any]) -> Listener:
+        for existing in self.entries:
+            if existing.fn is fn:
+                return existing
+        entry = Listener(fn)
+        self._set((*self.entries, entry))
+        return entry
+
+    def remove(self, entry: Listener) -> None:
+        entry.active = False
+        self._set(tuple(x for x in self.entries if x is not entry))
+
+    def _set(self, entries: tuple[Listener, ...]) -> None:
+        self.entries = entries
+        self.all_sync = not any(x.is_async for x in entries)
 
 
 class Dispatcher:
     """Delivers events to ``listeners`` after ``reduce``; see the module docstring.
 
     The engine calls ``await send(event)`` (delivery may still be pending when it returns,
-    see ``settle``), ``push(event)`` from synchronous callbacks, and ``await settle()`` to
-    wait until everything sent so far has been delivered. A listener exception is recorded
-    and raised to the engine by every later ``send`` or ``settle``; queued events after
-    the failing one are dropped (they were never delivered, so nothing was reduced either).
+    see ``settle``), ``send_nowait(event)`` after ``wait_for_room()``, ``push(event)`` from
+    synchronous callbacks, and ``await settle()`` to wait until everything sent so far has
+    been delivered. A listener exception is recorded and raised to the engine by every
+    later ``send`` or ``settle``; queued events after the failing one are dropped (they
+    were never delivered, so nothing was reduced either).
     """
 
     def __init__(
         self,
-        listeners: Callable[[], tuple[Listener, ...]],
+        listeners: ListenerSet,
         reduce: Callable[[Any], None] | None = None,
         signal: AbortSignal | None = None,
     ) -> None:
@@ -90,16 +111,38 @@ class Dispatcher:
         self._queue: deque[Any] = deque()
         self._delivering = False
         self._closed = False
-        self._changed = anyio.Event()
+        self._changed: anyio.Event | None = None
         self.failure: BaseException | None = None
-        self.scope: anyio.CancelScope | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._started = False
+        self._scope: anyio.CancelScope | None = None
+        self._deadline = math.inf
+
+    def attach(self, task_group: anyio.abc.TaskGroup) -> None:
+        """The run's task group: the dispatcher task starts there the first time an event
+        has to wait for delivery (never, while every listener is synchronous)."""
+        self._task_group = task_group
 
     # ------------------------------------------------------------------ engine side
 
+    def _ensure_task(self) -> None:
+        if not self._started:
+            if self._task_group is None:
+                raise RuntimeError("call Dispatcher.attach(task_group) before queuing events")
+            self._started = True
+            self._task_group.start_soon(self._run_task, name="agent event dispatcher")
+
+    async def _wait_changed(self) -> None:
+        changed = self._changed
+        if changed is None:
+            changed = self._changed = anyio.Event()
+        await changed.wait()
+
     def _notify(self) -> None:
         changed = self._changed
-        self._changed = anyio.Event()
-        changed.set()
+        if changed is not None:
+            self._changed = None
+            changed.set()
 
     def _raise_failure(self) -> None:
         failure = self.failure
@@ -109,11 +152,13 @@ class Dispatcher:
     def _can_deliver_inline(self) -> tuple[Listener, ...] | None:
         if self._queue or self._delivering or self.failure is not None:
             return None
-        listeners = self._listeners()
-        for listener in listeners:
-            if listener.is_async:
-                return None
-        return listeners
+        listeners = self._listeners
+        return listeners.entries if listeners.all_sync else None
+
+    def _enqueue(self, event: Any) -> None:
+        self._queue.append(event)
+        self._ensure_task()
+        self._notify()
 
     async def send(self, event: Any) -> None:
         """Emit ``event``: delivered now when possible, else queued (waiting for room)."""
@@ -123,10 +168,9 @@ class Dispatcher:
             self._deliver_sync(event, listeners)
             return
         while len(self._queue) >= DISPATCH_BUFFER and self.failure is None:
-            await self._changed.wait()
+            await self._wait_changed()
         self._raise_failure()
-        self._queue.append(event)
-        self._notify()
+        self._enqueue(event)
 
     def send_nowait(self, event: Any) -> None:
         """Emit ``event`` without waiting: delivered now when possible, else queued even
@@ -136,13 +180,15 @@ class Dispatcher:
         if listeners is not None:
             self._deliver_sync(event, listeners)
             return
-        self._queue.append(event)
-        self._notify()
+        self._enqueue(event)
+
+    def has_room(self) -> bool:
+        return len(self._queue) < DISPATCH_BUFFER
 
     async def wait_for_room(self) -> None:
         """Wait until the queue is below its bound."""
         while len(self._queue) >= DISPATCH_BUFFER and self.failure is None:
-            await self._changed.wait()
+            await self._wait_changed()
         self._raise_failure()
 
     def push(self, event: Any) -> None:
@@ -150,13 +196,12 @@ class Dispatcher:
         ``on_update``); always goes through the dispatcher task."""
         if self.failure is not None or self._closed:
             return
-        self._queue.append(event)
-        self._notify()
+        self._enqueue(event)
 
     async def settle(self) -> None:
         """Wait until every event sent so far has been delivered."""
         while (self._queue or self._delivering) and self.failure is None:
-            await self._changed.wait()
+            await self._wait_changed()
         self._raise_failure()
 
     async def emit(self, event: Any) -> None:
@@ -176,8 +221,9 @@ class Dispatcher:
 
     def set_close_deadline(self, deadline: float) -> None:
         """Bound the remaining delivery (used when the caller's scope was cancelled)."""
-        if self.scope is not None:
-            self.scope.deadline = min(self.scope.deadline, deadline)
+        self._deadline = min(self._deadline, deadline)
+        if self._scope is not None:
+            self._scope.deadline = self._deadline
 
     # ------------------------------------------------------------------ delivery
 
@@ -189,32 +235,32 @@ class Dispatcher:
             if listener.active:
                 listener.call(event, signal)
 
-    async def run(self) -> None:
+    async def _run_task(self) -> None:
         """The dispatcher task. Shielded: abort never interrupts a listener."""
-        with anyio.CancelScope(shield=True) as scope:
-            self.scope = scope
+        with anyio.CancelScope(shield=True, deadline=self._deadline) as scope:
+            self._scope = scope
             try:
-                await self._run()
+                await self._deliver_queued()
             finally:
                 self._delivering = False
                 self._queue.clear()
                 self._closed = True
                 self._notify()
 
-    async def _run(self) -> None:
+    async def _deliver_queued(self) -> None:
         queue = self._queue
         while True:
             while not queue:
                 if self._closed:
                     return
-                await self._changed.wait()
+                await self._wait_changed()
             self._delivering = True
             event = queue.popleft()
             try:
                 if self._reduce is not None:
                     self._reduce(event)
                 signal = self.signal
-                for listener in self._listeners():
+                for listener in self._listeners.entries:
                     if listener.active:
                         result = listener.call(event, signal)
                         if inspect.isawaitable(result):
@@ -228,8 +274,6 @@ class Dispatcher:
             if self.failure is not None:
                 # Nothing more is delivered for this run; the engine is told at its next
                 # send/settle and turns the failure into the run's outcome.
-                while not self._closed:
-                    await self._changed.wait()
                 return
 
 

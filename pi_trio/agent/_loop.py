@@ -20,21 +20,22 @@ import msgspec
 from ..ai import (
     AbortSignal,
     AssistantMessage,
-    AssistantMessageStream,
     Context,
     Model,
     ProviderRegistry,
     StreamOptions,
     SystemMessage,
+    Tool,
     ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,
     declare_tool_changes,
     now_ms,
-    open_stream_simple,
 )
-from ..ai._stream import ABORTED_TEXT
+from ..ai._registry import default_registry
+from ..ai._stream import ABORTED_TEXT, InlineStream, resolve_stream_fn
+from ..ai._transcript import replay_tool_declarations
 from ._batch import ToolBatch
 from ._dispatch import Dispatcher, checkpoint_if_aborted
 from ._hooks import call_hook, coerce_result, positional_arity
@@ -58,11 +59,13 @@ from ._types import (
 __all__ = ["AgentLoopConfig", "LoopRun", "default_convert_to_llm"]
 
 _LLM_TYPES = (SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)
+_LLM_TYPE_SET = frozenset(_LLM_TYPES)
 
 
 def default_convert_to_llm(messages: list[AgentMessage]) -> list[Any]:
     """Keep the messages a model understands (system, user, assistant, toolResult)."""
-    return [m for m in messages if isinstance(m, _LLM_TYPES)]
+    types = _LLM_TYPE_SET
+    return [m for m in messages if type(m) in types or isinstance(m, _LLM_TYPES)]
 
 
 class AgentLoopConfig(msgspec.Struct, kw_only=True):
@@ -130,7 +133,7 @@ class LoopRun:
         # progress, read by the abort outcome
         self.agent_started = False
         self.turn_open = False
-        self.stream: AssistantMessageStream | None = None
+        self.stream: InlineStream | None = None
         self.placeholder = False
         self.assistant: AssistantMessage | None = None
         self.assistant_started = False
@@ -138,6 +141,7 @@ class LoopRun:
         self.batch: ToolBatch | None = None
         self.turn_results: list[ToolResultMessage] = []
         self.open_input: tuple[AgentMessage, bool] | None = None
+        self._declared: tuple[list[Any], int, dict[str, Tool]] | None = None
         self.batch_committed = False
         self.finished = False
 
@@ -262,10 +266,25 @@ class LoopRun:
             break
         await self._end_run()
 
+    def _declared_tools(self) -> dict[str, Tool]:
+        """The tools the working transcript declares, replaying only the messages
+        appended since the last call (the whole transcript when it was replaced)."""
+        messages = self.context.messages
+        cache = self._declared
+        if cache is None or cache[0] is not messages or cache[1] > len(messages):
+            tools: dict[str, Tool] = {}
+            upto = 0
+        else:
+            _, upto, tools = cache
+        replay_tool_declarations(tools, messages[upto:])
+        self._declared = (messages, len(messages), tools)
+        return tools
+
     async def _accept_input(self, pending: list[AgentMessage]) -> None:
         """Declare tool changes, then emit and append each pending message."""
         context = self.context
-        for message in declare_tool_changes(context.messages, context.tools, pending):
+        declared = self._declared_tools()
+        for message in declare_tool_changes(context.messages, context.tools, pending, declared=declared):
             await self._emit_input(message, append=True)
 
     async def _emit_input(self, message: AgentMessage, *, append: bool) -> None:
@@ -376,43 +395,40 @@ class LoopRun:
         )
         # No request is made once the run was aborted.
         await self._check_abort()
+        stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
+        if options.registry is None:
+            options = msgspec.structs.replace(options, registry=config.registry or default_registry)
         dispatcher = self.dispatcher
         self.placeholder = False
         self.assistant = None
         self.assistant_started = self.assistant_ended = False
-        async with open_stream_simple(
-            self.model,
-            Context(messages=list(llm_messages)),
-            options,
-            registry=config.registry,
-            stream_fn=self.stream_fn,
-        ) as events:
-            self.stream = events
-            context_messages = self.context.messages
-            while True:
-                await dispatcher.wait_for_room()
-                event = await events.__anext__()
-                kind = event.type
-                if kind == "done" or kind == "error":
-                    break
-                if kind == "start":
-                    partial = events.message
-                    context_messages.append(partial)
-                    self.placeholder = True
-                    self.assistant_started = True
-                    dispatcher.send_nowait(MessageStartEvent(message=copy.copy(partial)))
-                elif self.placeholder:
-                    dispatcher.send_nowait(
-                        MessageUpdateEvent(
-                            message=copy.copy(events.message), assistant_message_event=event
-                        )
-                    )
-                if signal.aborted:
-                    await self._check_abort()
-        final = events.result()
+        stream = self.stream = InlineStream(
+            self.model, name, signal, self._on_stream_event,
+            dispatcher.has_room, dispatcher.wait_for_room,
+        )
+        final = await stream.run(stream_fn, self.model, Context(messages=list(llm_messages)), options)
         self.stream = None
         await self._accept_assistant(final)
         return final
+
+    def _on_stream_event(self, event: Any) -> None:
+        """Each provider event, as it is sent: the partial goes into the working
+        transcript at ``start``; block events become ``message_update``s."""
+        kind = event.type
+        if kind == "done" or kind == "error":
+            return
+        stream = self.stream
+        assert stream is not None
+        if kind == "start":
+            partial = stream.message
+            self.context.messages.append(partial)
+            self.placeholder = True
+            self.assistant_started = True
+            self.dispatcher.send_nowait(MessageStartEvent(message=copy.copy(partial)))
+        elif self.placeholder:
+            self.dispatcher.send_nowait(
+                MessageUpdateEvent(message=copy.copy(stream.message), assistant_message_event=event)
+            )
 
     async def _accept_assistant(self, final: AssistantMessage) -> None:
         final.thinking_level = self.thinking_level

@@ -13,7 +13,7 @@ import anyio.abc
 
 from ..ai import AbortController, AbortSignal
 from ..ai._groups import sole_exception
-from ._dispatch import Dispatcher, Listener
+from ._dispatch import Dispatcher, ListenerSet
 from ._loop import AgentLoopConfig, LoopRun
 from ._types import AgentContext, AgentEvent, AgentMessage
 
@@ -51,7 +51,7 @@ async def execute_loop(
     dispatcher task and the engine; both finish before this returns)."""
     try:
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(dispatcher.run, name="agent event dispatcher")
+            dispatcher.attach(task_group)
             try:
                 messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
                 await dispatcher.settle()
@@ -78,8 +78,7 @@ async def run_agent_loop(
     """Run the loop for ``prompts`` on a copy of ``context``; every event is passed to
     ``emit`` (sync or async) and awaited in order. Returns the new messages."""
     signal = signal if signal is not None else AbortController().signal
-    listeners = (Listener(emit),)
-    dispatcher = Dispatcher(lambda: listeners, None, signal)
+    dispatcher = Dispatcher(ListenerSet(emit), None, signal)
     return await execute_loop(list(prompts), context, config, dispatcher, signal, stream_fn)
 
 
@@ -94,8 +93,7 @@ async def run_agent_loop_continue(
     ``context.messages`` is extended in place."""
     check_continuable(context.messages)
     signal = signal if signal is not None else AbortController().signal
-    listeners = (Listener(emit),)
-    dispatcher = Dispatcher(lambda: listeners, None, signal)
+    dispatcher = Dispatcher(ListenerSet(emit), None, signal)
     return await execute_loop(None, context, config, dispatcher, signal, stream_fn)
 
 
@@ -140,8 +138,7 @@ async def _open_loop(
 
     async def produce() -> None:
         with send:
-            listeners = (Listener(send.send),)
-            dispatcher = Dispatcher(lambda: listeners, None, run_signal)
+            dispatcher = Dispatcher(ListenerSet(send.send), None, run_signal)
             stream._messages = await execute_loop(
                 prompts, context, config, dispatcher, run_signal, stream_fn
             )

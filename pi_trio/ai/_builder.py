@@ -33,7 +33,7 @@ from ._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ._json_parse import StreamingJsonParser
+from ._json_parse import StreamingJsonParser, parse_streaming_json
 from ._types import (
     AssistantMessage,
     Model,
@@ -112,34 +112,45 @@ class _LiveThinking(ThinkingContent, tag="thinking", dict=True):
 
 
 class _LiveToolCall(ToolCall, tag="toolCall", dict=True):
-    """A tool call whose argument JSON is still streaming. ``arguments`` is the best-effort
-    parse of what arrived so far; the parser is incremental, so feeding is linear."""
+    """A tool call whose argument JSON is still streaming. The fragments are kept as
+    parts; reading ``arguments`` feeds the new ones to an incremental parser and returns
+    its best-effort value, so streaming stays linear however often it is read."""
+
+    def __post_init__(self) -> None:
+        self.__dict__["_parts"] = []
+        self.__dict__["_fed"] = 0
+        self.__dict__["_parser"] = None
 
     @property  # type: ignore[misc]
     def arguments(self) -> dict[str, Any]:
-        parser: StreamingJsonParser | None = self.__dict__.get("_parser")
-        if parser is None:
+        state = self.__dict__
+        parts: list[str] = state["_parts"]
+        if not parts:
             return _ARGUMENTS_SLOT.__get__(self)  # type: ignore[no-any-return]
+        parser: StreamingJsonParser | None = state["_parser"]
+        if parser is None:
+            parser = state["_parser"] = StreamingJsonParser()
+        fed: int = state["_fed"]
+        for part in parts[fed:]:
+            parser.feed(part)
+        state["_fed"] = len(parts)
         value = parser.value()
         _ARGUMENTS_SLOT.__set__(self, value)
         return value
 
     @arguments.setter
     def arguments(self, value: dict[str, Any]) -> None:
-        self.__dict__["_parser"] = None
+        self.__post_init__()
         _ARGUMENTS_SLOT.__set__(self, value)
 
     def _append(self, delta: str) -> None:
-        parser = self.__dict__.get("_parser")
-        if parser is None:
-            parser = self.__dict__["_parser"] = StreamingJsonParser()
-        parser.feed(delta)
+        self.__dict__["_parts"].append(delta)
 
     def _final_arguments(self) -> dict[str, Any]:
-        parser: StreamingJsonParser | None = self.__dict__.get("_parser")
-        if parser is None:
+        parts: list[str] = self.__dict__["_parts"]
+        if not parts:
             return _ARGUMENTS_SLOT.__get__(self)  # type: ignore[no-any-return]
-        return parser.final()
+        return parse_streaming_json("".join(parts))
 
     def _seal(self, arguments: dict[str, Any] | None = None) -> ToolCall:
         return ToolCall(

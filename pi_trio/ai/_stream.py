@@ -9,12 +9,13 @@ Cancellation (the caller's scope, or ``options.signal``) propagates as cancellat
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 
 from ._abort import AbortSignal
@@ -29,11 +30,13 @@ from ._types import AssistantMessage, Context, Model, Usage, now_ms
 __all__ = [
     "ABORTED_TEXT",
     "AssistantMessageStream",
+    "InlineStream",
     "STREAM_BUFFER",
     "complete",
     "complete_simple",
     "open_stream",
     "open_stream_simple",
+    "resolve_stream_fn",
 ]
 
 # Events in flight between a stream function and its consumer. Large enough that a
@@ -48,35 +51,23 @@ AFTER_TERMINAL_GRACE_S = 5.0
 ABORTED_TEXT = "Request was aborted"
 
 
-class AssistantMessageStream:
-    """The events of one LLM call, in order; the last one is ``done`` or ``error``.
+class _StreamState:
+    """What a consumer of one stream function knows: the fold of the events it received
+    and how to write an outcome (error, aborted) from it."""
 
-    Iterate it with ``async for``. ``message`` is what was received so far (``None``
-    before ``start``); ``result()`` is the final message once the terminal event was
-    received.
-    """
+    __slots__ = ("_done", "_failure", "_fold", "_model", "_name", "_signal")
 
-    __slots__ = ("_done", "_failure", "_finished", "_fold", "_model", "_name", "_receive",
-                 "_signal")
-
-    def __init__(
-        self,
-        receive: anyio.abc.ObjectReceiveStream[AssistantMessageEvent],
-        model: Model,
-        name: str,
-        signal: AbortSignal | None,
-    ) -> None:
-        self._receive = receive
+    def __init__(self, model: Model, name: str, signal: AbortSignal | None) -> None:
         self._model = model
         self._name = name
         self._signal = signal
         self._fold = MessageFold()
         self._done = False
         self._failure: BaseException | None = None
-        self._finished = anyio.Event()
 
     @property
     def message(self) -> AssistantMessage | None:
+        """What was received so far (``None`` before ``start``)."""
         return self._fold.message
 
     @property
@@ -93,53 +84,21 @@ class AssistantMessageStream:
             )
         return result
 
-    def __aiter__(self) -> AssistantMessageStream:
-        return self
-
-    async def __anext__(self) -> AssistantMessageEvent:
-        if self._done:
-            raise StopAsyncIteration
-        receive = self._receive
-        try:
-            try:
-                event = receive.receive_nowait()
-            except anyio.WouldBlock:
-                event = await receive.receive()
-        except anyio.EndOfStream:
-            event = self._missing_terminal()
-        try:
-            self._fold.apply(event)
-        except StreamProtocolError as exc:
-            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
-            self._fold.result = event.error
-        if event.type == "done" or event.type == "error":
-            self._done = True
-            receive.close()
-        return event
-
-    def receive_nowait(self) -> AssistantMessageEvent:
-        """The next event if one is ready, else raise ``anyio.WouldBlock``; raises
-        ``StopAsyncIteration`` after the terminal event."""
-        if self._done:
-            raise StopAsyncIteration
-        try:
-            event = self._receive.receive_nowait()
-        except anyio.EndOfStream:
-            event = self._missing_terminal()
-        try:
-            self._fold.apply(event)
-        except StreamProtocolError as exc:
-            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
-            self._fold.result = event.error
-        if event.type == "done" or event.type == "error":
-            self._done = True
-            self._receive.close()
-        return event
-
     def aborted_message(self, error_message: str = ABORTED_TEXT) -> AssistantMessage:
         """The outcome of an abort: what was received so far, finished, with
         ``stop_reason="aborted"``."""
         return self._outcome("aborted", error_message)
+
+    def _fold_event(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
+        """Apply ``event``; a protocol violation becomes the terminal error outcome."""
+        try:
+            self._fold.apply(event)
+        except StreamProtocolError as exc:
+            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
+            self._fold.result = event.error
+        if event.type == "done" or event.type == "error":
+            self._done = True
+        return event
 
     def _missing_terminal(self) -> ErrorEvent:
         if self._signal is not None and self._signal.aborted:
@@ -169,6 +128,163 @@ class AssistantMessageStream:
         return message
 
 
+class AssistantMessageStream(_StreamState):
+    """The events of one LLM call, in order; the last one is ``done`` or ``error``.
+
+    Iterate it with ``async for``. ``message`` is what was received so far (``None``
+    before ``start``); ``result()`` is the final message once the terminal event was
+    received.
+    """
+
+    __slots__ = ("_finished", "_receive")
+
+    def __init__(
+        self,
+        receive: anyio.abc.ObjectReceiveStream[AssistantMessageEvent],
+        model: Model,
+        name: str,
+        signal: AbortSignal | None,
+    ) -> None:
+        super().__init__(model, name, signal)
+        self._receive = receive
+        self._finished = anyio.Event()
+
+    def __aiter__(self) -> AssistantMessageStream:
+        return self
+
+    async def __anext__(self) -> AssistantMessageEvent:
+        if self._done:
+            raise StopAsyncIteration
+        receive = self._receive
+        try:
+            try:
+                event = receive.receive_nowait()
+            except anyio.WouldBlock:
+                event = await receive.receive()
+        except anyio.EndOfStream:
+            event = self._missing_terminal()
+        event = self._fold_event(event)
+        if self._done:
+            receive.close()
+        return event
+
+    def receive_nowait(self) -> AssistantMessageEvent:
+        """The next event if one is ready, else raise ``anyio.WouldBlock``; raises
+        ``StopAsyncIteration`` after the terminal event."""
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            event = self._receive.receive_nowait()
+        except anyio.EndOfStream:
+            event = self._missing_terminal()
+        event = self._fold_event(event)
+        if self._done:
+            self._receive.close()
+        return event
+
+
+class InlineStream(_StreamState):
+    """Runs a stream function in the calling task and hands each event to ``deliver``
+    as it is sent: no channel and no task switch per event.
+
+    The instance is the stream function's ``send``: ``send()`` waits for room (as a
+    bounded channel would), ``send_nowait()`` raises ``anyio.WouldBlock`` instead, and
+    both raise ``anyio.BrokenResourceError`` after the terminal event, which stops the
+    stream function as a closed channel would. An exception from ``deliver`` (a listener
+    failing) never reaches the stream function: it stops it, and ``run()`` re-raises it.
+    """
+
+    __slots__ = ("_deliver", "_delivery_error", "_has_room", "_wait_for_room")
+
+    def __init__(
+        self,
+        model: Model,
+        name: str,
+        signal: AbortSignal | None,
+        deliver: Callable[[AssistantMessageEvent], None],
+        has_room: Callable[[], bool],
+        wait_for_room: Callable[[], Awaitable[None]],
+    ) -> None:
+        super().__init__(model, name, signal)
+        self._deliver = deliver
+        self._has_room = has_room
+        self._wait_for_room = wait_for_room
+        self._delivery_error: BaseException | None = None
+
+    def _accept(self, event: AssistantMessageEvent) -> None:
+        event = self._fold_event(event)
+        try:
+            self._deliver(event)
+        except Exception as exc:
+            self._delivery_error = exc
+            self._done = True
+            raise anyio.BrokenResourceError from exc
+
+    def send_nowait(self, event: AssistantMessageEvent) -> None:
+        if self._done:
+            raise anyio.BrokenResourceError
+        signal = self._signal
+        if not self._has_room() or (signal is not None and signal.aborted):
+            raise anyio.WouldBlock
+        self._accept(event)
+
+    async def send(self, event: AssistantMessageEvent) -> None:
+        if self._done:
+            raise anyio.BrokenResourceError
+        signal = self._signal
+        if signal is not None and signal.aborted:
+            await anyio.lowlevel.checkpoint()
+        while not self._has_room():
+            await self._wait_for_room()
+        self._accept(event)
+
+    def close(self) -> None:
+        """Stream functions need not close ``send``; the runtime owns it."""
+
+    async def aclose(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    def __enter__(self) -> InlineStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    async def run(
+        self, stream_fn: StreamFn, model: Model, context: Context, options: StreamOptions
+    ) -> AssistantMessage:
+        """Await the stream function; return the final message (always one: a missing
+        terminal event or an exception becomes an error outcome)."""
+        try:
+            await stream_fn(model, context, options, self)  # type: ignore[arg-type]
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        except Exception as exc:
+            self._failure = exc
+        if self._delivery_error is not None:
+            raise self._delivery_error
+        if not self._done:
+            self._accept(self._missing_terminal())
+            if self._delivery_error is not None:
+                raise self._delivery_error
+        return self.result()
+
+
+def resolve_stream_fn(
+    model: Model,
+    stream_fn: StreamFn | None,
+    registry: ProviderRegistry | None,
+    *,
+    simple: bool = True,
+) -> tuple[StreamFn, str]:
+    """The stream function to call for ``model`` (the registry's when ``stream_fn`` is
+    ``None``; unknown api: ``PiError``) and its name for error messages."""
+    if stream_fn is None:
+        provider = (registry or default_registry).require(model.api)
+        stream_fn = provider.stream_simple if simple else provider.stream
+    return stream_fn, _stream_name(stream_fn)
+
+
 @asynccontextmanager
 async def _open(
     stream_fn: StreamFn, model: Model, context: Context, options: StreamOptions, name: str
@@ -183,7 +299,7 @@ async def _open(
             )
             try:
                 yield stream
-                if stream._done:
+                if stream.done:
                     # Let the stream function finish cleanly (its HTTP response goes
                     # back to the pool); a stream function that lingers is cancelled.
                     with anyio.move_on_after(AFTER_TERMINAL_GRACE_S):
@@ -257,16 +373,14 @@ def _prepare(
     simple: bool,
 ) -> AbstractAsyncContextManager[AssistantMessageStream]:
     registry = registry or default_registry
-    if stream_fn is None:
-        provider = registry.require(model.api)
-        stream_fn = provider.stream_simple if simple else provider.stream
+    stream_fn, name = resolve_stream_fn(model, stream_fn, registry, simple=simple)
     if options is None:
         options = StreamOptions(**overrides)
     elif overrides:
         options = msgspec.structs.replace(options, **overrides)
     if options.registry is None:
         options = msgspec.structs.replace(options, registry=registry)
-    return _open(stream_fn, model, context, options, _stream_name(stream_fn))
+    return _open(stream_fn, model, context, options, name)
 
 
 def open_stream(

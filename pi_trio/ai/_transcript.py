@@ -169,12 +169,18 @@ def get_current_tools(messages: Iterable[object]) -> list[Tool]:
     message removals apply before additions, so a removed and re-added tool moves to the
     end; an addition under a known name replaces that declaration in place."""
     tools: dict[str, Tool] = {}
+    replay_tool_declarations(tools, messages)
+    return list(tools.values())
+
+
+def replay_tool_declarations(tools: dict[str, Tool], messages: Iterable[object]) -> None:
+    """Apply the tool declarations of the system messages among ``messages`` to
+    ``tools`` (name → declaration), in order; lets a caller replay incrementally."""
     for message in _system_messages(messages):
         for ref in message.tools_removed or ():
             tools.pop(ref.name, None)
         for tool in message.tools_added or ():
             tools[tool.name] = tool
-    return list(tools.values())
 
 
 def get_current_system_message(messages: Sequence[object]) -> SystemMessage | None:
@@ -252,7 +258,11 @@ def _strip_tool_fields(message: SystemMessage) -> SystemMessage:
 
 
 def declare_tool_changes(
-    messages: Sequence[object], executable_tools: Sequence[ToolLike | Tool], pending: list[Any]
+    messages: Sequence[object],
+    executable_tools: Sequence[ToolLike | Tool],
+    pending: list[Any],
+    *,
+    declared: dict[str, Tool] | None = None,
 ) -> list[Any]:
     """Make the transcript declare exactly ``executable_tools`` before the next request.
 
@@ -260,7 +270,8 @@ def declare_tool_changes(
     The last pending system message, if any, carries the difference (its own tool fields
     are overwritten: a host cannot declare tools that cannot run); otherwise a new system
     message with empty content is inserted before the first non-system pending message.
-    When nothing differs, ``pending`` itself is returned untouched."""
+    When nothing differs, ``pending`` itself is returned untouched. ``declared`` (the
+    replay of ``messages``, name → declaration) saves replaying the whole transcript."""
     last_system = None
     for index in range(len(pending) - 1, -1, -1):
         if isinstance(pending[index], SystemMessage):
@@ -270,8 +281,13 @@ def declare_tool_changes(
     baseline = list(pending)
     if last_system is not None:
         baseline[last_system] = _strip_tool_fields(pending[last_system])
-    declared = get_current_tools([*messages, *baseline])
-    changes = get_tool_state_changes(declared, executable_tools)
+    if declared is None:
+        current = get_current_tools([*messages, *baseline])
+    else:
+        replayed = dict(declared)
+        replay_tool_declarations(replayed, baseline)
+        current = list(replayed.values())
+    changes = get_tool_state_changes(current, executable_tools)
 
     if last_system is not None:
         original: SystemMessage = pending[last_system]
