@@ -29,22 +29,23 @@ ROOT = HERE.parent
 class Workload(NamedTuple):
     module: str
     floor: bool  # skeleton.py implements it
-    ts: bool  # ts/bench.mjs implements it
+    ts: str | None  # "mjs": ts/bench.mjs runs it; "module": the module's own ``--ts DIR``
 
 
 WORKLOADS = {
-    "W1": Workload("w1", True, True),
-    "W2": Workload("w2", True, True),
-    "W3": Workload("w3", True, True),
-    "W4": Workload("w4", True, True),
-    "W5": Workload("w5_http_stream", False, False),
-    "W6": Workload("w6_http_many", False, False),
-    "W7": Workload("w7_big_tool_args", False, False),
-    "W8": Workload("w8_footprint", False, False),
+    "W1": Workload("w1", True, "mjs"),
+    "W2": Workload("w2", True, "mjs"),
+    "W3": Workload("w3", True, "mjs"),
+    "W4": Workload("w4", True, "mjs"),
+    "W5": Workload("w5_http_stream", False, "module"),
+    "W6": Workload("w6_http_many", False, "module"),
+    "W7": Workload("w7_big_tool_args", False, None),
+    "W8": Workload("w8_footprint", False, None),
 }
 
 # Workload-specific figures shown under the table.
 NOTES = {
+    "W6": ("runs_per_s", "open_connections_after_run", "open_connections_after_close"),
     "W4": (
         "settled",
         "stop_aborted",
@@ -88,8 +89,10 @@ def commands(workload: str, ts_dir: Path | None) -> dict[str, tuple[list[str], A
     }
     if spec.floor:
         out["floor"] = ([sys.executable, str(HERE / "skeleton.py"), workload], None)
-    if spec.ts and ts_dir is not None:
+    if spec.ts == "mjs" and ts_dir is not None:
         out["ts"] = _ts.ts_command(workload, ts_dir)
+    elif spec.ts == "module" and ts_dir is not None:
+        out["ts"] = ([*out["pi_trio"][0], "--ts", str(ts_dir)], env)
     return out
 
 
@@ -118,12 +121,19 @@ def measure(workload: str, runs: int, ts_dir: Path | None, echo: bool) -> dict[s
             "spread": [min(walls), max(walls)],
             "checks": {k: v for k, v in typical.items() if k not in _COMMON},
         }
-    pi = summary["pi_trio"]
+    pi = samples["pi_trio"]
     for name in ("floor", "ts"):
-        if name in summary and summary[name]["wall_s"]:
-            summary[f"x_{name}"] = round(pi["wall_s"] / summary[name]["wall_s"], 2)
-            summary[f"rss_x_{name}"] = round(pi["peak_rss_mb"] / summary[name]["peak_rss_mb"], 2)
+        other = samples.get(name)
+        if other:
+            # Paired: the median of the per-round ratios (each round ran A B back to back).
+            summary[f"x_{name}"] = _median_ratio(pi, other, "wall_s")
+            summary[f"rss_x_{name}"] = _median_ratio(pi, other, "peak_rss_mb")
     return summary
+
+
+def _median_ratio(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) -> float | None:
+    ratios = [x[key] / y[key] for x, y in zip(a, b, strict=True) if y[key]]
+    return round(statistics.median(ratios), 2) if ratios else None
 
 
 _COMMON = frozenset({"workload", "impl", "wall_s", "events", "events_per_s", "peak_rss_mb"})
