@@ -4,6 +4,7 @@ run wrapper, the replay transport and the loopback server."""
 from __future__ import annotations
 
 import email.utils
+import gzip
 from typing import Any
 
 import anyio
@@ -340,6 +341,15 @@ async def test_streams_and_closes_the_response() -> None:
     assert message.content[0].text == "ab"  # type: ignore[union-attr]
     assert message.stop_reason == "stop"
     assert transport.closed_responses == 1
+
+
+async def test_a_gzip_encoded_body_is_decoded_before_framing() -> None:
+    packed = gzip.compress(sse_body(["a", "b"]))
+    transport = ReplayTransport(
+        ReplayResponse(split_bytes(packed, 7), headers={"content-encoding": "gzip"})
+    )
+    _, message = await run_demo(transport)
+    assert message.content[0].text == "ab"  # type: ignore[union-attr]
 
 
 async def test_request_headers_layer_defaults_model_and_options() -> None:

@@ -305,7 +305,11 @@ class SSEStream:
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
-        self._chunks: AsyncIterator[bytes] = response.aiter_bytes()
+        # An identity-encoded body needs no decoder: read it raw (one layer less per chunk).
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        self._chunks: AsyncIterator[bytes] = (
+            response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
+        )
         self._parser = SSEParser()
         self._done = False
 
