@@ -1,7 +1,7 @@
 """The scripted model and the echo tool of WORKLOADS.md, and the expected event counts.
 
 One LLM call follows a ``Turn`` spec ``(text, tools)``: ``text`` deltas of ``"abcdefgh"``
-and ``tools`` echo calls, with one scheduler pass (``anyio.lowlevel.checkpoint``) per
+and ``tools`` echo calls, with one scheduler pass (``trio.lowlevel.checkpoint``, as WORKLOADS.md defines the yield) per
 network chunk. ``big_args`` (W7) replaces the echo calls with one ``write`` call whose
 argument JSON is exactly ``big_args`` bytes and streams as 64-byte deltas, one chunk each.
 Events are built with ``MessageBuilder`` and sent without a task switch while the channel
@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import anyio
 import anyio.lowlevel
+import trio
 from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import MessageBuilder, Model, ModelCost, TextContent
 
@@ -95,7 +96,7 @@ class ScriptedModel:
         spec = turns[min(turn_no, len(turns) - 1)]
         self.calls = turn_no + 1
         signal = options.signal
-        checkpoint = anyio.lowlevel.checkpoint
+        checkpoint = trio.lowlevel.checkpoint
         send_nowait = send.send_nowait
 
         async def put(event: Any) -> None:

@@ -7,7 +7,6 @@ happens: a call that is cancelled by an abort, or never started because of one, 
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -300,9 +299,14 @@ class ToolBatch:
         timeout = getattr(tool, "timeout", None)
         started = time.perf_counter()
         try:
-            with anyio.move_on_after(math.inf if timeout is None else timeout) as deadline:
+            if timeout is None:
                 value = await call_hook(tool.execute, call.id, prepared.args, self.signal, on_update)
-            if deadline.cancelled_caught:
+                timed_out = False
+            else:
+                with anyio.move_on_after(timeout) as deadline:
+                    value = await call_hook(tool.execute, call.id, prepared.args, self.signal, on_update)
+                timed_out = deadline.cancelled_caught
+            if timed_out:
                 outcome = _Outcome(error_result(f'Tool "{call.name}" timed out after {timeout:g}s'), True)
             else:
                 result = _normalize_result(call.name, value)

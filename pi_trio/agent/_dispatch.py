@@ -175,12 +175,20 @@ class Dispatcher:
     def send_nowait(self, event: Any) -> None:
         """Emit ``event`` without waiting: delivered now when possible, else queued even
         past the bound (callers wait for room first with ``wait_for_room``)."""
-        self._raise_failure()
-        listeners = self._can_deliver_inline()
-        if listeners is not None:
-            self._deliver_sync(event, listeners)
+        if self._queue or self._delivering or self.failure is not None:
+            self._raise_failure()
+            self._enqueue(event)
             return
-        self._enqueue(event)
+        listeners = self._listeners
+        if not listeners.all_sync:
+            self._enqueue(event)
+            return
+        if self._reduce is not None:
+            self._reduce(event)
+        signal = self.signal
+        for listener in listeners.entries:
+            if listener.active:
+                listener.call(event, signal)
 
     def has_room(self) -> bool:
         return len(self._queue) < DISPATCH_BUFFER

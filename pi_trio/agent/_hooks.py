@@ -19,11 +19,16 @@ _VARARGS = inspect.CO_VARARGS
 def positional_arity(fn: Callable[..., Any]) -> int:
     """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
     code = getattr(fn, "__code__", None)
+    bound = inspect.ismethod(fn)
+    if code is None and not inspect.isroutine(fn):
+        # a callable object: its class's __call__, minus self
+        code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
+        bound = True
     if code is not None:
         if code.co_flags & _VARARGS:
             return 99
         arity: int = code.co_argcount
-        return arity - 1 if inspect.ismethod(fn) else arity
+        return arity - 1 if bound else arity
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):

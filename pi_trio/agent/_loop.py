@@ -32,6 +32,7 @@ from ..ai import (
     UserMessage,
     declare_tool_changes,
     now_ms,
+    to_tool_declaration,
 )
 from ..ai._registry import default_registry
 from ..ai._stream import ABORTED_TEXT, InlineStream, resolve_stream_fn
@@ -142,6 +143,7 @@ class LoopRun:
         self.turn_results: list[ToolResultMessage] = []
         self.open_input: tuple[AgentMessage, bool] | None = None
         self._declared: tuple[list[Any], int, dict[str, Tool]] | None = None
+        self._executable: tuple[list[Any], int, list[Tool]] | None = None
         self.batch_committed = False
         self.finished = False
 
@@ -176,7 +178,10 @@ class LoopRun:
     async def _body(self, prompts: list[AgentMessage] | None) -> None:
         context = self.context
         if prompts is not None:
-            initial = declare_tool_changes(context.messages, context.tools, prompts)
+            initial = declare_tool_changes(
+                context.messages, self._executable_declarations(), prompts,
+                declared=self._declared_tools(),
+            )
             self.new_messages = list(initial)
             context.messages = [*context.messages, *initial]
             self.agent_started = True
@@ -280,11 +285,20 @@ class LoopRun:
         self._declared = (messages, len(messages), tools)
         return tools
 
+    def _executable_declarations(self) -> list[Tool]:
+        """Declarations of the executable tools, made once per tool list."""
+        tools = self.context.tools
+        cache = self._executable
+        if cache is None or cache[0] is not tools or cache[1] != len(tools):
+            cache = self._executable = (tools, len(tools), [to_tool_declaration(t) for t in tools])
+        return cache[2]
+
     async def _accept_input(self, pending: list[AgentMessage]) -> None:
         """Declare tool changes, then emit and append each pending message."""
-        context = self.context
+        messages = self.context.messages
         declared = self._declared_tools()
-        for message in declare_tool_changes(context.messages, context.tools, pending, declared=declared):
+        executable = self._executable_declarations()
+        for message in declare_tool_changes(messages, executable, pending, declared=declared):
             await self._emit_input(message, append=True)
 
     async def _emit_input(self, message: AgentMessage, *, append: bool) -> None:
@@ -427,7 +441,10 @@ class LoopRun:
             self.dispatcher.send_nowait(MessageStartEvent(message=copy.copy(partial)))
         elif self.placeholder:
             self.dispatcher.send_nowait(
-                MessageUpdateEvent(message=copy.copy(stream.message), assistant_message_event=event)
+                MessageUpdateEvent(
+                    message=stream.message.__copy__(),  # type: ignore[union-attr]
+                    assistant_message_event=event,
+                )
             )
 
     async def _accept_assistant(self, final: AssistantMessage) -> None:

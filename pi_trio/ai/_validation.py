@@ -33,7 +33,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
+import msgspec  # type: ignore[import-untyped]
 import referencing
 import referencing.exceptions
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
@@ -104,6 +105,10 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
     checker = _checker(tool.parameters)
     if checker is None:
         return value  # type: ignore[no-any-return]
+    fast = checker.fast
+    if fast is not None and fast(value):
+        # Already valid: nothing to drop or coerce (both only touch invalid values).
+        return value  # type: ignore[no-any-return]
     try:
         checker.normalize_optional_nulls(value, checker.schema)
         value = checker.coerce(value, checker.schema, 0)
@@ -132,6 +137,7 @@ class _Checker:
     def __init__(self, schema: Any, validator: Any) -> None:
         self.schema = schema
         self.validator = validator
+        self.fast = _fast_check(schema)
 
     def accepts(self, schema: Any, value: Any) -> bool:
         return bool(self.validator.evolve(schema=schema).is_valid(value))
@@ -225,15 +231,19 @@ class _Checker:
         return value
 
 
-_cache: OrderedDict[str, _Checker | None] = OrderedDict()
+_cache: OrderedDict[bytes | str, _Checker | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
 def _checker(schema: Any) -> _Checker | None:
     try:
-        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):  # not JSON: compile it, but not for the cache
-        return _compile(schema)
+        # insertion-ordered keys: the same schema reordered is only a second cache entry
+        key: bytes | str = msgspec.json.encode(schema)
+    except (TypeError, msgspec.EncodeError):
+        try:
+            key = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError):  # not JSON: compile it, but not for the cache
+            return _compile(schema)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -256,6 +266,71 @@ def _compile(schema: Any) -> _Checker | None:
         return None
     validator = cls(schema, registry=referencing.Registry(), format_checker=cls.FORMAT_CHECKER)
     return _Checker(schema, validator)
+
+
+# -- a fast structural check for the simple schemas most tools have
+
+# Keywords the fast check understands; a schema using any other one is left to jsonschema.
+_FAST_KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "enum",
+     "description", "title", "default", "$schema", "examples"}
+)
+_FAST_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+
+
+def _fast_check(schema: Any) -> Any:
+    """A predicate that is true only for values the schema accepts, for schemas made of
+    plain types, properties, required, boolean additionalProperties, items and string
+    enums; ``None`` for anything else. False means "ask jsonschema", never "invalid"."""
+    if not isinstance(schema, dict) or not set(schema) <= _FAST_KEYWORDS:
+        return None
+    kind = schema.get("type")
+    if not isinstance(kind, str) or kind not in _FAST_TYPES:
+        return None
+    enum = schema.get("enum")
+    if enum is not None:
+        if kind != "string" or not isinstance(enum, list) or not all(isinstance(e, str) for e in enum):
+            return None
+        allowed = frozenset(enum)
+        return lambda value: isinstance(value, str) and value in allowed
+    if kind == "object":
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        extra = schema.get("additionalProperties", True)
+        if not isinstance(properties, dict) or not isinstance(required, list):
+            return None
+        if not isinstance(extra, bool) or not all(isinstance(r, str) for r in required):
+            return None
+        checks = {}
+        for name, sub in properties.items():
+            check = _fast_check(sub)
+            if check is None:
+                return None
+            checks[name] = check
+
+        def check_object(value: Any) -> bool:
+            if type(value) is not dict:
+                return False
+            for name in required:
+                if name not in value:
+                    return False
+            for name, item in value.items():
+                check = checks.get(name)
+                if check is None:
+                    if not extra:
+                        return False
+                elif not check(item):
+                    return False
+            return True
+
+        return check_object
+    if kind == "array":
+        items = schema.get("items")
+        check_item = (lambda _: True) if items is None else _fast_check(items)
+        if check_item is None:
+            return None
+        return lambda value: type(value) is list and all(check_item(v) for v in value)
+    return lambda value: _has_type(value, kind)
 
 
 # -- coercion rules (the same for every keyword that reaches them)
