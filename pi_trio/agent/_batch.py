@@ -205,13 +205,17 @@ class ToolBatch:
             else:
                 self.outcomes[i] = prepared
                 await self._emit_end(i)
-        if jobs:
+        if len(jobs) == 1:
+            await self._job(*jobs[0], None)
+        elif jobs:
             limit = self.config.max_concurrent_tools
             limiter = anyio.CapacityLimiter(limit) if limit else None
             async with anyio.create_task_group() as task_group:
-                for i, prepared in jobs:
+                # The last job runs in this task: one task fewer per batch.
+                for i, prepared in jobs[:-1]:
                     call = self.calls[i]
                     task_group.start_soon(self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}")
+                await self._job(*jobs[-1], limiter)
         if self._failure is not None:
             raise self._failure
         for i in range(len(self.calls)):
