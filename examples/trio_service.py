@@ -1,0 +1,132 @@
+"""Embedding pi_trio in a trio service: many agent runs at once, at most ``--concurrency``
+in flight (an ``anyio.CapacityLimiter``), each with its own deadline (``move_on_after``).
+
+A run that misses its deadline is cancelled from outside; the agent still settles (its
+closing events are delivered, the partial answer is kept, marked aborted) and the next
+job starts. Nothing outlives the service's task group.
+
+    python examples/trio_service.py --faux                 # offline, scripted model
+    python examples/trio_service.py --model anthropic/claude-haiku-4-5 --jobs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import trio
+
+from pi_trio.agent import Agent, tool
+from pi_trio.ai import get_model
+from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
+
+
+@tool
+async def lookup(topic: str) -> str:
+    """Look a topic up in the (simulated) knowledge base."""
+    await anyio.sleep(0.05)
+    return f"{topic}: three short facts"
+
+
+def faux_model(tokens_per_second: float) -> tuple[Any, FauxProvider]:
+    """A scripted model: one tool call, then an answer whose length the prompt sets
+    ("... in N words"), streamed at ``tokens_per_second``, so long answers miss the
+    deadline."""
+    faux = FauxProvider(tokens_per_second=tokens_per_second)
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        faux.append_responses([reply])
+        last = context.messages[-1]
+        if last.role == "user":
+            return faux_assistant_message(
+                [faux_text("Checking."), faux_tool_call("lookup", {"topic": "trio"})],
+                stop_reason="toolUse",
+            )
+        prompt = next(m for m in reversed(context.messages) if m.role == "user")
+        words = int(prompt.content[0].text.rsplit(" ", 2)[-2])
+        return faux_assistant_message(" ".join(["word"] * words))
+
+    faux.set_responses([reply])
+    return faux.get_model(), faux
+
+
+class Service:
+    """Runs jobs under a shared concurrency limit; records the peak number in flight."""
+
+    def __init__(self, model: Any, stream_fn: Any, concurrency: int, deadline: float) -> None:
+        self.model = model
+        self.stream_fn = stream_fn
+        self.limiter = anyio.CapacityLimiter(concurrency)
+        self.deadline = deadline
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.results: list[dict[str, Any]] = []
+
+    async def handle(self, job: int, prompt: str) -> None:
+        async with self.limiter:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            agent = Agent(model=self.model, tools=[lookup], stream_fn=self.stream_fn)
+            started = anyio.current_time()
+            try:
+                with anyio.move_on_after(self.deadline) as scope:
+                    await agent.prompt(prompt)
+            finally:
+                self.in_flight -= 1
+            last = agent.state.messages[-1]
+            text = "".join(b.text for b in last.content if b.type == "text")
+            self.results.append(
+                {
+                    "job": job,
+                    "status": "deadline" if scope.cancelled_caught else last.stop_reason,
+                    "seconds": round(anyio.current_time() - started, 3),
+                    "chars": len(text),
+                    "streaming_after": agent.state.is_streaming,
+                }
+            )
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--faux", action="store_true", default=bool(os.environ.get("PI_TRIO_FAUX")))
+    parser.add_argument("--model", help="provider/model-id (needs its API key in the environment)")
+    parser.add_argument("--jobs", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--deadline", type=float, default=1.0, help="seconds per job")
+    parser.add_argument("--tokens-per-second", type=float, default=400.0, help="faux pacing")
+    args = parser.parse_args(argv)
+    if not args.faux and not args.model:
+        parser.error("choose --faux (offline) or --model provider/model-id")
+    return args
+
+
+async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if args.faux:
+        model, stream_fn = faux_model(args.tokens_per_second)
+    else:
+        provider, _, model_id = args.model.partition("/")
+        model, stream_fn = get_model(provider, model_id), None
+        if model is None:
+            sys.exit(f"unknown model {args.model!r}; `pi-trio models` lists them")
+    service = Service(model, stream_fn, args.concurrency, args.deadline)
+    async with anyio.create_task_group() as group:
+        for job in range(args.jobs):
+            words = 20 + (job * 53) % 400  # some answers are too long for the deadline
+            group.start_soon(service.handle, job, f"Job {job}: explain trio in {words} words")
+    results = sorted(service.results, key=lambda r: r["job"])
+    for r in results:
+        print(f"job {r['job']:>3}  {r['status']:<9} {r['seconds']:>6.2f}s  {r['chars']:>5} chars")
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"{len(results)} jobs, peak {service.peak_in_flight} in flight: {counts}")
+    return {"results": results, "peak_in_flight": service.peak_in_flight, "counts": counts}
+
+
+if __name__ == "__main__":
+    trio.run(main)

@@ -1,0 +1,174 @@
+"""Every example in ``examples/`` runs, on the faux provider: the trio service (virtual
+time), the asyncio SSE app (read with httpx-sse over loopback) and the benchmark harness
+(resumed from its own output)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import io
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+from httpx_sse import aconnect_sse
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"examples_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- trio service
+
+
+async def test_trio_service_caps_concurrency_and_gives_each_run_a_deadline(autojump_clock, capsys):
+    service = load("trio_service")
+    summary = await service.main(
+        ["--faux", "--jobs", "12", "--concurrency", "3", "--deadline", "1.0"]
+    )
+    results = summary["results"]
+    assert [r["job"] for r in results] == list(range(12))
+    assert summary["peak_in_flight"] == 3
+    assert set(summary["counts"]) == {"stop", "deadline"}
+    for r in results:
+        assert not r["streaming_after"]
+        if r["status"] == "deadline":
+            assert r["seconds"] == pytest.approx(1.0)
+            assert r["chars"] > 0  # the partial answer was kept
+        else:
+            assert r["seconds"] < 1.0
+    assert "12 jobs, peak 3 in flight" in capsys.readouterr().out
+
+
+def test_trio_service_needs_faux_or_a_model():
+    service = load("trio_service")
+    with pytest.raises(SystemExit):
+        service.parse_args([])
+
+
+# --------------------------------------------------------------------------- asyncio app
+
+
+async def _serve_and(module: ModuleType, client_body: Any, argv: list[str]) -> Any:
+    stop = asyncio.Event()
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.create_task(module.main(argv, started=ready.set_result, stop=stop))
+    try:
+        url = await ready
+        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+            return await client_body(client)
+    finally:
+        stop.set()
+        await server
+
+
+def test_asyncio_app_streams_agent_events_to_the_browser_over_sse(capsys):
+    app = load("asyncio_sse_app")
+
+    async def client_body(client: httpx.AsyncClient) -> list[tuple[str, Any]]:
+        page = await client.get("/")
+        assert page.status_code == 200
+        assert "new EventSource" in page.text
+        missing = await client.get("/nope")
+        assert missing.status_code == 404
+        events = []
+        async with aconnect_sse(client, "GET", "/events", params={"prompt": "6 times 7?"}) as sse:
+            assert sse.response.headers["content-type"] == "text/event-stream"
+            async for message in sse.aiter_sse():
+                events.append((message.event, json.loads(message.data)))
+        return events
+
+    events = asyncio.run(_serve_and(app, client_body, ["--faux", "--port", "0"]))
+    names = [name for name, _ in events]
+    assert names[0] == "agent_start"
+    assert names[-1] == "agent_end"
+    assert all(name == data["type"] for name, data in events)
+    deltas = [
+        data["assistantMessageEvent"]["delta"]
+        for name, data in events
+        if name == "message_update" and data["assistantMessageEvent"]["type"] == "text_delta"
+    ]
+    assert "".join(deltas).endswith("The answer is 42.")
+    tool_end = next(data for name, data in events if name == "tool_execution_end")
+    assert tool_end["toolName"] == "multiply"
+    assert tool_end["result"]["content"][0]["text"] == "42"
+    assert "serving http://127.0.0.1:" in capsys.readouterr().out
+
+
+def test_asyncio_app_aborts_the_run_when_the_browser_goes_away():
+    module = load("asyncio_sse_app")
+
+    async def never_answers(model: Any, context: Any, options: Any, send: Any) -> None:
+        await asyncio.Event().wait()  # a provider that keeps the request open
+
+    async def scenario() -> list[str]:
+        from pi_trio.testing import FauxProvider
+
+        app = module.App(FauxProvider().get_model(), never_answers)
+        stop = asyncio.Event()
+        ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(
+            module.serve(app, "127.0.0.1", 0, started=ready.set_result, stop=stop)
+        )
+        url = await ready
+        async with (
+            httpx.AsyncClient(base_url=url, timeout=10) as client,
+            aconnect_sse(client, "GET", "/events", params={"prompt": "hi"}) as sse,
+        ):
+            async for message in sse.aiter_sse():
+                if message.event == "turn_start":
+                    break  # the browser tab closes
+        async with asyncio.timeout(10):
+            await app.settled.wait()
+        stop.set()
+        await server
+        return app.outcomes
+
+    assert asyncio.run(scenario()) == ["aborted"]
+
+
+# --------------------------------------------------------------------------- bench harness
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_bench_harness_writes_one_json_line_per_task_and_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    harness = load("bench_harness")
+    monkeypatch.setattr(harness, "FETCH_SECONDS", 0)
+    out = tmp_path / "runs.jsonl"
+    argv = ["--faux", "--tasks", "12", "--concurrency", "4", "--out", str(out)]
+    progress = io.StringIO()
+
+    first = await harness.main(argv, progress_to=progress)
+    rows = records(out)
+    assert first["ran"] == 12
+    assert sorted(r["task"] for r in rows) == list(range(12))
+    assert {r["status"] for r in rows} == {"stop", "error"}
+    assert next(r for r in rows if r["task"] == 3)["error"] == "429 rate limited (scripted)"
+    assert next(r for r in rows if r["task"] == 5)["requests"] == 2  # fetch, then answer
+    assert "[##############################] 12/12" in progress.getvalue()
+
+    second = await harness.main(argv, progress_to=io.StringIO())
+    assert second["ran"] == 0
+    assert len(records(out)) == 12
+
+    kept = out.read_text().splitlines()[:4]
+    out.write_text("\n".join(kept) + '\n{"task": 9, "sta')  # the process died mid-line
+    third = await harness.main(argv, progress_to=io.StringIO())
+    assert third["ran"] == 8
+    assert sorted(r["task"] for r in records(out)) == list(range(12))
+    assert capsys.readouterr().out.count('"ran"') == 3
