@@ -20,6 +20,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check pi_trio tests benchmarks
+	$(BIN)/mypy pi_trio
 	$(BIN)/python -m pytest -q
 
 demo: $(STAMP)

@@ -259,6 +259,7 @@ class Agent:
         list of messages. Returns once the run settled (``agent_end`` delivered)."""
         if self._active is not None:
             raise AgentBusyError(_PROMPT_BUSY)
+        prompts: list[AgentMessage]
         if isinstance(message, str):
             prompts = [_user_message(message, images)]
         elif isinstance(message, (list, tuple)):

@@ -22,7 +22,7 @@ def positional_arity(fn: Callable[..., Any]) -> int:
     bound = inspect.ismethod(fn)
     if code is None and not inspect.isroutine(fn):
         # a callable object: its class's __call__, minus self
-        code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
+        code = getattr(getattr(type(fn), "__call__", None), "__code__", None)  # noqa: B004
         bound = True
     if code is not None:
         if code.co_flags & _VARARGS:

@@ -55,7 +55,6 @@ async def execute_loop(
             try:
                 messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
                 await dispatcher.settle()
-                return messages
             finally:
                 dispatcher.close()
     except BaseExceptionGroup as group:
@@ -65,6 +64,7 @@ async def execute_loop(
         if sole is None:
             raise
         raise sole from sole.__cause__
+    return messages
 
 
 async def run_agent_loop(

@@ -341,7 +341,7 @@ class MessageBuilder:
         if reason is None:
             current = message.stop_reason
             if current in ("stop", "length", "toolUse", "deferred"):
-                reason = current  # type: ignore[assignment]
+                reason = current
             elif any(isinstance(b, ToolCall) for b in message.content):
                 reason = "toolUse"
             else:

@@ -6,7 +6,7 @@ wrong type raises ``msgspec.ValidationError`` naming the path (``$.content[0].ty
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import msgspec
 
@@ -47,10 +47,18 @@ def to_json(value: Any) -> bytes:
     return _encoder.encode(value)
 
 
-def from_json(data: bytes | str, type: type[T] = Message) -> T:  # type: ignore[assignment]
+@overload
+def from_json(data: bytes | str) -> Message: ...
+
+
+@overload
+def from_json(data: bytes | str, type: type[T]) -> T: ...
+
+
+def from_json(data: bytes | str, type: Any = None) -> Any:
     """Decode JSON into ``type`` (default: any message)."""
-    if type is Message:
-        return _message_decoder.decode(data)  # type: ignore[no-any-return]
+    if type is None:
+        return _message_decoder.decode(data)
     return msgspec.json.decode(data, type=type)
 
 

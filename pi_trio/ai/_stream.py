@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._abort import AbortSignal
 from ._builder import MessageFold, seal_message
@@ -140,7 +141,7 @@ class AssistantMessageStream(_StreamState):
 
     def __init__(
         self,
-        receive: anyio.abc.ObjectReceiveStream[AssistantMessageEvent],
+        receive: MemoryObjectReceiveStream[AssistantMessageEvent],
         model: Model,
         name: str,
         signal: AbortSignal | None,
@@ -320,7 +321,7 @@ async def _drive(
     model: Model,
     context: Context,
     options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+    send: MemoryObjectSendStream[AssistantMessageEvent],
     stream: AssistantMessageStream,
 ) -> None:
     try:
@@ -344,7 +345,7 @@ async def _call(
     model: Model,
     context: Context,
     options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+    send: MemoryObjectSendStream[AssistantMessageEvent],
     stream: AssistantMessageStream,
 ) -> None:
     try:

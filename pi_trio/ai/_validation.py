@@ -34,10 +34,10 @@ from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
 import jsonschema
-import msgspec  # type: ignore[import-untyped]
+import msgspec
 import referencing
 import referencing.exceptions
-from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError
 
 from ._json_parse import copy_json
 

@@ -1,0 +1,53 @@
+"""The public surface: every exported name exists, and nothing public leaks unlisted."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.testing"]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_name_in_all_is_importable(name: str) -> None:
+    module = importlib.import_module(name)
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert missing == []
+    assert len(module.__all__) == len(set(module.__all__))
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_public_attribute_is_listed_in_all(name: str) -> None:
+    module = importlib.import_module(name)
+    public = {
+        n for n, value in vars(module).items()
+        if not n.startswith("_") and getattr(value, "__module__", name).startswith("pi_trio")
+        and not isinstance(value, type(module))
+    }
+    assert public - set(module.__all__) == set()
+
+
+def test_the_design_names_are_public() -> None:
+    ai = importlib.import_module("pi_trio.ai")
+    agent = importlib.import_module("pi_trio.agent")
+    testing = importlib.import_module("pi_trio.testing")
+    for n in [
+        "UserMessage", "AssistantMessage", "ToolResultMessage", "SystemMessage", "TextContent",
+        "ThinkingContent", "ImageContent", "ToolCall", "Usage", "Model", "Context", "Tool",
+        "open_stream", "open_stream_simple", "complete", "complete_simple", "register_api_provider",
+        "get_api_provider", "unregister_api_provider", "get_model", "get_models", "get_providers",
+        "calculate_cost", "validate_tool_arguments", "parse_streaming_json", "to_json", "from_json",
+    ]:
+        assert hasattr(ai, n), n
+    for n in [
+        "Agent", "AgentTool", "AgentToolResult", "AbortController", "AbortSignal",
+        "BeforeToolCallResult", "AfterToolCallResult", "agent_loop", "agent_loop_continue",
+        "run_agent_loop", "run_agent_loop_continue", "stream_proxy", "tool",
+        "AgentStartEvent", "AgentEndEvent", "TurnStartEvent", "TurnEndEvent", "MessageStartEvent",
+        "MessageUpdateEvent", "MessageEndEvent", "ToolExecutionStartEvent",
+        "ToolExecutionUpdateEvent", "ToolExecutionEndEvent",
+    ]:
+        assert hasattr(agent, n), n
+    for n in ["FauxProvider", "faux_text", "faux_thinking", "faux_tool_call", "faux_assistant_message"]:
+        assert hasattr(testing, n), n
