@@ -45,11 +45,7 @@ Rules the helpers implement (reference/ai.md §7.0):
 
 from __future__ import annotations
 
-import email.utils
 import inspect
-import math
-import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Concatenate, Final, ParamSpec
@@ -67,6 +63,17 @@ from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .._options import ResponseInfo, StreamOptions
 from .._registry import default_registry
 from .._types import Model
+from ._http_errors import (
+    ERROR_BODY_LIMIT,
+    backoff_delay_s,
+    format_http_error,
+    provider_error_message,
+    redact,
+    requested_delay_s,
+    retry_wait_s,
+    should_retry,
+    transport_error,
+)
 from ._sse import SSEEvent, SSEParser
 
 __all__ = [
@@ -92,18 +99,11 @@ __all__ = [
 
 P = ParamSpec("P")
 
-# Longest provider error text kept in an error message (the rest is counted, not shown).
-ERROR_BODY_LIMIT: Final = 4000
-# Exponential backoff between retries: 0.5 s, 1 s, 2 s, ... capped at 8 s, minus up to 25%.
-BACKOFF_BASE_S: Final = 0.5
-BACKOFF_MAX_S: Final = 8.0
 # Headers that authenticate a request: their values are secrets, and a request that
 # already carries one needs no API key.
 AUTH_HEADERS: Final = frozenset(
     {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cf-aig-authorization"}
 )
-# Secrets shorter than this are not redacted (they would blank out ordinary words).
-_MIN_SECRET_LEN: Final = 8
 # Upper bound on closing a response after a failure or cancellation.
 _CLOSE_TIMEOUT_S: Final = 5.0
 
@@ -155,142 +155,6 @@ async def notify_response(response: httpx.Response, model: Model, options: Strea
     result = hook(info, model)
     if inspect.isawaitable(result):
         await result
-
-
-# --------------------------------------------------------------------------- error texts
-
-
-def redact(text: str, secrets: set[str]) -> str:
-    """``text`` with every secret replaced by ``[redacted]``."""
-    for secret in secrets:
-        if len(secret) >= _MIN_SECRET_LEN and secret in text:
-            text = text.replace(secret, "[redacted]")
-    return text
-
-
-def provider_error_message(body: str) -> str | None:
-    """The human part of a JSON error body: ``error.message`` (OpenAI, Anthropic, Google,
-    OpenRouter -- plus OpenRouter's ``error.metadata.raw`` on a new line), a string
-    ``error``, or a top-level ``message``; ``None`` when the body is not such JSON."""
-    try:
-        data = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        data = data[0]
-    if not isinstance(data, dict):
-        return None
-    error = data.get("error")
-    if isinstance(error, dict):
-        message = error.get("message")
-        if isinstance(message, str) and message:
-            metadata = error.get("metadata")
-            raw = metadata.get("raw") if isinstance(metadata, dict) else None
-            if isinstance(raw, str) and raw and raw not in message:
-                message = f"{message}\n{raw}"
-            return message
-    if isinstance(error, str) and error:
-        return error
-    message = data.get("message")
-    return message if isinstance(message, str) and message else None
-
-
-def format_http_error(status: int, body: str, message: str | None = None) -> str:
-    """``"<status> <message or body>"`` trimmed and truncated, or
-    ``"<status> status code (no body)"``."""
-    text = (message or body).strip()
-    if not text:
-        return f"{status} status code (no body)"
-    if len(text) > ERROR_BODY_LIMIT:
-        text = f"{text[:ERROR_BODY_LIMIT]}... [truncated {len(text) - ERROR_BODY_LIMIT} chars]"
-    return f"{status} {text}"
-
-
-def transport_error(exc: httpx.RequestError) -> ProviderError:
-    """The one mapping of httpx transport failures to error texts (worded so that the
-    retry and overflow classifiers recognise them)."""
-    detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
-        kind = {
-            httpx.ConnectTimeout: "connecting",
-            httpx.ReadTimeout: "waiting for data",
-            httpx.WriteTimeout: "sending the request",
-            httpx.PoolTimeout: "waiting for a free connection",
-        }.get(type(exc), "waiting")
-        text = f"Request timed out while {kind} ({detail})"
-    elif isinstance(exc, httpx.ConnectError):
-        text = f"Connection error: {detail}"
-    elif isinstance(exc, httpx.RemoteProtocolError):
-        text = f"Network error: the server closed the connection mid-response ({detail})"
-    elif isinstance(exc, httpx.TransportError):
-        text = f"Network error: {detail}"
-    else:
-        text = f"Request failed: {detail}"
-    return ProviderError(text, retryable=True)
-
-
-# --------------------------------------------------------------------------- retries
-
-
-def should_retry(status: int | None, headers: Mapping[str, str] | None) -> bool:
-    """Whether a failed attempt may be retried: ``x-should-retry`` decides when present,
-    else transport errors (``status is None``), 408, 409, 429 and >= 500 do."""
-    verdict = headers.get("x-should-retry") if headers is not None else None
-    if verdict == "true":
-        return True
-    if verdict == "false":
-        return False
-    return status is None or status in (408, 409, 429) or status >= 500
-
-
-def requested_delay_s(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """The delay the server asked for, in seconds: ``retry-after-ms``, else ``retry-after``
-    as seconds or an HTTP date; ``None`` when absent or unreadable. May be non-finite."""
-    if headers is None:
-        return None
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return float(value) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def backoff_delay_s(attempt: int, rand: float) -> float:
-    """The delay before retry number ``attempt + 1`` (``attempt`` counts from 0) when the
-    server names none; ``rand`` in [0, 1) takes up to a quarter off."""
-    base: float = min(BACKOFF_BASE_S * 2.0**attempt, BACKOFF_MAX_S)
-    return base * (1 - 0.25 * rand)
-
-
-def _retry_wait_s(
-    error: ProviderError, headers: Mapping[str, str] | None, attempt: int, max_delay_ms: int
-) -> float:
-    """Seconds to wait before retrying ``error``; raises when the server asks for too long."""
-    requested = requested_delay_s(headers)
-    if requested is None:
-        return backoff_delay_s(attempt, random.random())
-    if not math.isfinite(requested):
-        raise ProviderError(f"Server requested an invalid retry delay. {error}", status=error.status)
-    if max_delay_ms > 0 and requested * 1000 > max_delay_ms:
-        raise ProviderError(
-            f"Server requested {math.ceil(requested)}s retry delay "
-            f"(max: {math.ceil(max_delay_ms / 1000)}s). {error}",
-            status=error.status,
-        )
-    return requested
 
 
 # --------------------------------------------------------------------------- SSE reading
@@ -531,7 +395,7 @@ async def _open_sse(
             )
         if attempt + 1 >= attempts or not should_retry(failure.status, retry_headers):
             raise failure
-        await anyio.sleep(_retry_wait_s(failure, retry_headers, attempt, options.max_retry_delay_ms))
+        await anyio.sleep(retry_wait_s(failure, retry_headers, attempt, options.max_retry_delay_ms))
         attempt += 1
     stream = SSEStream(response)
     try:
