@@ -67,7 +67,9 @@ def test_table_shows_medians_ratios_and_workload_notes() -> None:
     pi = {"wall_s": 2.0, "events_per_s": 5_000, "peak_rss_mb": 30.0, "checks": {"tasks_left": 0}}
     floor = {"wall_s": 1.0, "peak_rss_mb": 20.0}
     text = runner.table([{"workload": "W4", "pi_trio": pi, "floor": floor, "x_floor": 2.0}], False)
-    assert "2.000" in text and "2.00" in text and "5,000" in text
+    assert "2.000" in text
+    assert "2.00" in text
+    assert "5,000" in text
     assert "W4: tasks_left=0" in text
 
 
