@@ -23,8 +23,8 @@ from ..testing import (
     faux_thinking,
     faux_tool_call,
 )
-from ._render import make_renderer, on_output_closed, usage_summary
-from ._signals import EXIT_INTERRUPTED, run_interruptible
+from ._render import GuardedOutput, Renderer, make_renderer, on_output_closed, usage_summary
+from ._signals import EXIT_INTERRUPTED, Interrupts, run_interruptible
 
 __all__ = ["DEMO_TOKENS_PER_SECOND", "run_demo"]
 
@@ -172,6 +172,35 @@ def demo_script() -> list[Any]:
     ]
 
 
+class _Director:
+    """The listeners that play the scripted interventions: one steering message when the
+    first tool finishes, one abort once enough of the long answer has streamed."""
+
+    def __init__(self, agent: Agent, renderer: Renderer) -> None:
+        self.agent = agent
+        self.renderer = renderer
+        self.steered = False
+        self.streamed_chars = 0
+        self.aborted = False
+
+    def steer_once(self, event: Any) -> None:
+        if event.type == "tool_execution_end" and not self.steered:
+            self.steered = True
+            self.renderer.note(f"steering while tools run: {STEERING_TEXT!r}")
+            self.agent.steer(STEERING_TEXT)
+
+    def abort_midway(self, event: Any) -> None:
+        if event.type != "message_update" or self.aborted:
+            return
+        update = event.assistant_message_event
+        if update.type == "text_delta":
+            self.streamed_chars += len(update.delta)
+            if self.streamed_chars >= ABORT_AFTER_CHARS:
+                self.aborted = True
+                self.renderer.note("calling agent.abort() mid-stream (Ctrl-C does the same)")
+                self.agent.abort()
+
+
 def _summary(messages: list[Any]) -> str:
     parts = []
     for message in messages:
@@ -209,30 +238,15 @@ async def run_demo(
     agent.subscribe(renderer.event)
     on_output_closed(out, agent.abort)
 
-    def steer_once(event: Any) -> None:
-        if event.type == "tool_execution_end" and not steered:
-            steered.append(True)
-            renderer.note(f"steering while tools run: {STEERING_TEXT!r}")
-            agent.steer(STEERING_TEXT)
-
-    streamed = [0]
-
-    def abort_midway(event: Any) -> None:
-        if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
-            streamed[0] += len(event.assistant_message_event.delta)
-            if streamed[0] >= ABORT_AFTER_CHARS and not agent.signal.aborted:  # type: ignore[union-attr]
-                renderer.note("calling agent.abort() mid-stream (Ctrl-C does the same)")
-                agent.abort()
-
-    steered: list[bool] = []
+    script = _Director(agent, renderer)
     acts: list[tuple[str, str, Any]] = [
         ("1 · streamed thinking and text", PROMPT_STREAM, None),
-        ("2 · parallel tools with live progress, steered mid-run", PROMPT_TOOLS, steer_once),
-        ("3 · abort mid-stream", PROMPT_ABORT, abort_midway),
+        ("2 · parallel tools with live progress, steered mid-run", PROMPT_TOOLS, script.steer_once),
+        ("3 · abort mid-stream", PROMPT_ABORT, script.abort_midway),
         ("4 · ready again after the abort", PROMPT_AFTER, None),
     ]
 
-    async def tour(interrupts: Any) -> int:
+    async def tour(interrupts: Interrupts) -> int:
         interrupts.attach(agent)
         renderer.note("pi_trio demo: offline, on the faux provider. Ctrl-C aborts a run.")
         for title, prompt, hook in acts:
@@ -246,6 +260,8 @@ async def run_demo(
             interrupts.run_finished()
             if interrupts.aborted:
                 return EXIT_INTERRUPTED
+            if isinstance(out, GuardedOutput) and out.broken:
+                return 0  # nobody is reading any more
         return 0
 
     code, interrupts = await run_interruptible(tour, renderer.note, handle_signals=handle_signals)
