@@ -325,3 +325,23 @@ async def test_max_concurrent_tools_caps_running_executions(autojump_clock) -> N
     await agent.prompt("go")
     assert running["peak"] == 2
     assert sum(m.role == "toolResult" for m in agent.state.messages) == 5
+
+
+async def test_abort_then_external_cancellation_still_delivers_the_closing_events() -> None:
+    faux = FauxProvider(token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("word " * 50)])
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    rec = Recorder()
+    agent.subscribe(rec)
+    with trio.CancelScope() as outer:
+        def press_twice(event: Any) -> None:
+            if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+                agent.abort()
+                outer.cancel()
+
+        agent.subscribe(press_twice)
+        await agent.prompt("go")
+    assert outer.cancelled_caught
+    assert rec.types[-3:] == ["message_end", "turn_end", "agent_end"]
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert not agent.state.is_streaming

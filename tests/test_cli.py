@@ -447,11 +447,6 @@ async def test_second_ctrl_c_while_the_abort_settles_exits_with_130():
     assert notes[-1] == "Interrupted: exiting"
 
 
-@pytest.mark.xfail(
-    reason="Agent: an external cancel right after abort() skips the closing events "
-    "(DESIGN.md 3.1 says they are delivered under a bounded shield)",
-    strict=False,
-)
 async def test_two_ctrl_c_at_once_still_record_the_aborted_answer():
     code, _, agent, _ = await interrupted_run("text_delta", "text_delta")
     assert code == EXIT_INTERRUPTED

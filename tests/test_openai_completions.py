@@ -802,12 +802,6 @@ async def test_simple_without_a_key_fails_as_an_error_event(monkeypatch: pytest.
 # --------------------------------------------------------------------------- loopback
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ProviderRegistry.http_client() compares anyio event-loop tokens with `is not`; "
-    "anyio returns a new EventLoopToken per call, so every request gets a new client and the "
-    "previous one is never closed (fix in _registry.py: compare with `!=`)",
-)
 async def test_registry_keeps_one_http_client_per_event_loop() -> None:
     registry = ProviderRegistry()
     first = registry.http_client()
@@ -815,8 +809,7 @@ async def test_registry_keeps_one_http_client_per_event_loop() -> None:
     try:
         assert first is second
     finally:
-        await first.aclose()
-        await second.aclose()
+        await registry.aclose()
 
 
 def chunk(content: str | None = None, finish: str | None = None) -> dict[str, Any]:

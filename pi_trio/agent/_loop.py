@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
+import anyio.lowlevel
 import msgspec
 
 from ..ai import (
@@ -150,24 +151,30 @@ class LoopRun:
     # ------------------------------------------------------------------ entry
 
     async def run(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
-        with self.scope:
-            unregister = self.signal.on_abort(self.scope.cancel)
-            try:
-                await self._body(prompts)
-                return self.new_messages
-            except anyio.get_cancelled_exc_class():
-                if not self.scope.cancel_called:
-                    # The caller's scope was cancelled: leave the same consistent state as
-                    # an abort, delivering the closing events within close_timeout.
-                    timeout = self.config.close_timeout
-                    self.dispatcher.set_close_deadline(anyio.current_time() + timeout)
-                    with anyio.move_on_after(timeout, shield=True):
-                        await self._write_aborted_outcome()
-                raise
-            finally:
-                unregister()
-        await self._write_aborted_outcome()
-        return self.new_messages
+        try:
+            with self.scope:
+                unregister = self.signal.on_abort(self.scope.cancel)
+                try:
+                    await self._body(prompts)
+                    return self.new_messages
+                finally:
+                    unregister()
+            # The abort scope caught the cancellation: the run was aborted.
+            await self._write_aborted_outcome()
+            return self.new_messages
+        except anyio.get_cancelled_exc_class():
+            # Cancellation escaped the abort scope: the caller's scope was cancelled
+            # (perhaps on top of an abort).
+            await self._close_after_external_cancel()
+            raise
+
+    async def _close_after_external_cancel(self) -> None:
+        """The caller's scope was cancelled: leave the same consistent state as an abort,
+        delivering the closing events within ``close_timeout``."""
+        timeout = self.config.close_timeout
+        self.dispatcher.set_close_deadline(anyio.current_time() + timeout)
+        with anyio.move_on_after(timeout, shield=True):
+            await self._write_aborted_outcome()
 
     async def _emit(self, event: Any) -> None:
         await self.dispatcher.emit(event)

@@ -121,7 +121,8 @@ class ProviderRegistry:
     def http_client(self) -> httpx.AsyncClient:
         """The shared HTTP client for the running event loop."""
         token = anyio.lowlevel.current_token()
-        if self._client is None or self._client_token is not token or self._client.is_closed:
+        # anyio hands out a new (equal) token object per call: compare by value
+        if self._client is None or self._client_token != token or self._client.is_closed:
             import httpx
 
             self._client = httpx.AsyncClient(
