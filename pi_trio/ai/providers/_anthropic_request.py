@@ -9,7 +9,6 @@ when ``extra`` has none).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from typing import Any, Final
@@ -39,6 +38,7 @@ from .._types import (
     ToolResultMessage,
     UserMessage,
 )
+from ._common import cache_retention
 
 __all__ = [
     "AnthropicRequest",
@@ -102,17 +102,6 @@ def canonical_tool_name(name: str) -> str:
 def normalize_anthropic_tool_call_id(tool_call_id: str, model: Model, source: Any) -> str:
     """Tool-call ids from other providers, made acceptable: ``[a-zA-Z0-9_-]``, ≤ 64."""
     return _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64]
-
-
-def cache_retention(options: StreamOptions) -> str:
-    """``options.cache_retention``; unset means ``"long"`` when ``PI_CACHE_RETENTION`` is
-    ``long`` (``options.env`` first, then the process environment), else ``"short"``."""
-    if options.cache_retention is not None:
-        return options.cache_retention
-    env_value = (options.env or {}).get("PI_CACHE_RETENTION") or os.environ.get(
-        "PI_CACHE_RETENTION"
-    )
-    return "long" if env_value == "long" else "short"
 
 
 def _cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 
 from .._types import AssistantMessage, Model
+from ._common import short_hash
 
 __all__ = [
     "CompletionsCompat",
@@ -181,34 +182,6 @@ _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _NON_ALNUM: Final = re.compile(r"[^a-zA-Z0-9]")
 _MAX_ID_LEN: Final = 40  # OpenAI's limit on tool-call ids
 _MISTRAL_ID_LEN: Final = 9
-
-
-def _imul(a: int, b: int) -> int:
-    return (a * b) & 0xFFFFFFFF
-
-
-def _base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if n == 0:
-            return out
-
-
-def short_hash(text: str) -> str:
-    """A short, stable base-36 hash of ``text`` (the original runtime's id hash, computed
-    over UTF-16 code units, so ids match across implementations)."""
-    h1, h2 = 0xDEADBEEF, 0x41C6CE57
-    data = text.encode("utf-16-le", "surrogatepass")
-    for i in range(0, len(data), 2):
-        unit = data[i] | (data[i + 1] << 8)
-        h1 = _imul(h1 ^ unit, 2654435761)
-        h2 = _imul(h2 ^ unit, 1597334677)
-    h1 = _imul(h1 ^ (h1 >> 16), 2246822507) ^ _imul(h2 ^ (h2 >> 13), 3266489909)
-    h2 = _imul(h2 ^ (h2 >> 16), 2246822507) ^ _imul(h1 ^ (h1 >> 13), 3266489909)
-    return _base36(h2 & 0xFFFFFFFF) + _base36(h1 & 0xFFFFFFFF)
 
 
 def normalize_tool_call_id(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -31,6 +30,7 @@ from .._types import (
     ToolResultMessage,
     UserMessage,
 )
+from ._common import cache_retention
 from ._openai_compat import CompletionsCompat, tool_call_id_normalizer
 from ._openai_reasoning import apply_reasoning
 from ._simple import clamp_thinking_budget_to_answer_room, thinking_budget_for_level
@@ -41,7 +41,6 @@ __all__ = [
     "build_body",
     "convert_messages",
     "convert_tools",
-    "resolve_cache_retention",
 ]
 
 BRIDGE_TEXT: Final = "I have processed the tool results."
@@ -50,16 +49,6 @@ _REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
 _PROMPT_CACHE_KEY_MAX: Final = 64
 
 _json = msgspec.json.encode
-
-
-def resolve_cache_retention(options: StreamOptions) -> str:
-    """``options.cache_retention``, else ``"long"`` when ``PI_CACHE_RETENTION=long`` (the
-    options' ``env`` first), else ``"short"``."""
-    if options.cache_retention:
-        return options.cache_retention
-    env = options.env or {}
-    value = env.get("PI_CACHE_RETENTION") or os.environ.get("PI_CACHE_RETENTION")
-    return "long" if value == "long" else "short"
 
 
 def _image_part(block: ImageContent) -> dict[str, Any]:
@@ -292,7 +281,7 @@ def build_body(
     tool_choice: Any = None,
 ) -> dict[str, Any]:
     """The request body for a normalized transcript (§7.3 "Request body")."""
-    retention = resolve_cache_retention(options)
+    retention = cache_retention(options)
     body: dict[str, Any] = {
         "model": model.id,
         "messages": convert_messages(model, messages, compat),

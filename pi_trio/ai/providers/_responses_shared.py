@@ -8,14 +8,12 @@ and tool-call ids are composite ``"<call_id>|<item id>"``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
 from .._transcript import (
     get_current_system_prompt,
@@ -35,6 +33,7 @@ from .._types import (
     ToolResultMessage,
     UserMessage,
 )
+from ._common import cache_retention, short_hash
 
 __all__ = [
     "NO_TOOL_OUTPUT",
@@ -56,47 +55,7 @@ _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _M32: Final = 0xFFFFFFFF
 
 
-def cache_retention(options: StreamOptions) -> str:
-    """``options.cache_retention``; unset means ``"long"`` when ``PI_CACHE_RETENTION`` is
-    ``long`` (``options.env`` first, then the process environment), else ``"short"``."""
-    if options.cache_retention is not None:
-        return options.cache_retention
-    env_value = (options.env or {}).get("PI_CACHE_RETENTION") or os.environ.get(
-        "PI_CACHE_RETENTION"
-    )
-    return "long" if env_value == "long" else "short"
-
-
 # --------------------------------------------------------------------------- ids
-
-
-def _imul(a: int, b: int) -> int:
-    return (a * b) & _M32
-
-
-def _base36(value: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    if value == 0:
-        return "0"
-    out: list[str] = []
-    while value:
-        value, rest = divmod(value, 36)
-        out.append(digits[rest])
-    return "".join(reversed(out))
-
-
-def short_hash(text: str) -> str:
-    """A short, stable id fragment (the original runtime's 53-bit double hash over UTF-16
-    code units), so ids derived from the same input match across implementations."""
-    h1, h2 = 0xDEADBEEF, 0x41C6CE57
-    units = text.encode("utf-16-le", "surrogatepass")
-    for i in range(0, len(units), 2):
-        ch = units[i] | (units[i + 1] << 8)
-        h1 = _imul(h1 ^ ch, 2654435761)
-        h2 = _imul(h2 ^ ch, 1597334677)
-    h1 = _imul(h1 ^ (h1 >> 16), 2246822507) ^ _imul(h2 ^ (h2 >> 13), 3266489909)
-    h2 = _imul(h2 ^ (h2 >> 16), 2246822507) ^ _imul(h1 ^ (h1 >> 13), 3266489909)
-    return _base36(h2 & _M32) + _base36(h1 & _M32)
 
 
 def _sanitize_id(value: str) -> str:

@@ -1,0 +1,53 @@
+"""Small pieces several providers need: the prompt-cache retention preference and the
+original runtime's short id hash."""
+
+from __future__ import annotations
+
+import os
+
+from .._options import StreamOptions
+
+__all__ = ["cache_retention", "short_hash"]
+
+
+def cache_retention(options: StreamOptions) -> str:
+    """``options.cache_retention``; unset means ``"long"`` when ``PI_CACHE_RETENTION`` is
+    ``long`` (``options.env`` first, then the process environment), else ``"short"``."""
+    if options.cache_retention is not None:
+        return options.cache_retention
+    env_value = (options.env or {}).get("PI_CACHE_RETENTION") or os.environ.get(
+        "PI_CACHE_RETENTION"
+    )
+    return "long" if env_value == "long" else "short"
+
+
+def _imul(a: int, b: int) -> int:
+    """JavaScript's ``Math.imul``: 32-bit multiplication, unsigned result."""
+    return (a * b) & 0xFFFFFFFF
+
+
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(value: int) -> str:
+    if value == 0:
+        return "0"
+    out = []
+    while value:
+        value, rest = divmod(value, 36)
+        out.append(_DIGITS[rest])
+    return "".join(reversed(out))
+
+
+def short_hash(text: str) -> str:
+    """A short, stable base-36 hash of ``text``: the original runtime's 53-bit double hash
+    over UTF-16 code units, so ids derived from the same input match across runtimes."""
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        unit = data[i] | (data[i + 1] << 8)
+        h1 = _imul(h1 ^ unit, 2654435761)
+        h2 = _imul(h2 ^ unit, 1597334677)
+    h1 = _imul(h1 ^ (h1 >> 16), 2246822507) ^ _imul(h2 ^ (h2 >> 13), 3266489909)
+    h2 = _imul(h2 ^ (h2 >> 16), 2246822507) ^ _imul(h1 ^ (h1 >> 13), 3266489909)
+    return _base36(h2 & 0xFFFFFFFF) + _base36(h1 & 0xFFFFFFFF)
