@@ -188,7 +188,10 @@ class Dispatcher:
         signal = self.signal
         for listener in listeners.entries:
             if listener.active:
-                listener.call(event, signal)
+                if listener.takes_signal:
+                    listener.fn(event, signal)
+                else:
+                    listener.fn(event)
 
     def has_room(self) -> bool:
         return len(self._queue) < DISPATCH_BUFFER
@@ -241,7 +244,10 @@ class Dispatcher:
         signal = self.signal
         for listener in listeners:
             if listener.active:
-                listener.call(event, signal)
+                if listener.takes_signal:
+                    listener.fn(event, signal)
+                else:
+                    listener.fn(event)
 
     async def _run_task(self) -> None:
         """The dispatcher task. Shielded: abort never interrupts a listener."""

@@ -11,6 +11,7 @@ assistant message (content so far kept) or one result per tool call of the batch
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -210,9 +211,11 @@ class LoopRun:
         if fn is None:
             return []
         await self.dispatcher.settle()
-        messages = await call_hook(fn)
+        messages = fn()
+        if inspect.isawaitable(messages):
+            messages = await messages
         await self._check_abort()
-        return list(messages or [])
+        return list(messages) if messages else []
 
     async def _loop(self) -> None:
         config = self.config

@@ -44,6 +44,8 @@ class PendingMessageQueue:
 
     def drain(self) -> list[Any]:
         """Take the next batch (everything, or the oldest one) and reserve it."""
+        if not self._items:
+            return []
         with self._lock:
             if self.mode == "all":
                 batch = list(self._items)
