@@ -136,7 +136,9 @@ def _median_ratio(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) ->
     return round(statistics.median(ratios), 2) if ratios else None
 
 
-_COMMON = frozenset({"workload", "impl", "wall_s", "events", "events_per_s", "peak_rss_mb"})
+_COMMON = frozenset(
+    {"workload", "impl", "wall_s", "events", "events_per_s", "peak_rss_mb", "cpu_s"}
+)
 
 
 def _cell(value: Any, fmt: str = "{}") -> str:

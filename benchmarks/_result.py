@@ -23,12 +23,19 @@ def peak_rss_mb() -> float:
 
 def report(workload: str, body: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """Run ``body`` under ``trio.run``, time it like the floor does (around ``trio.run``)
-    and print ``{workload, impl, wall_s, events, events_per_s, peak_rss_mb, ...checks}``.
+    and print ``{workload, impl, wall_s, events, events_per_s, peak_rss_mb, cpu_s, ...}``.
+
     ``body`` returns the checks and ``events``; a ``wall_s`` it returns replaces the
-    measured one (for workloads that time a part of their run)."""
+    measured one (for workloads that time a part of their run). ``cpu_s`` is this
+    process's CPU time over the whole ``trio.run``: far below ``wall_s`` means the machine
+    was busy with something else.
+    """
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
     extra = trio.run(body)
-    wall = extra.pop("wall_s", None) or time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    wall = extra.pop("wall_s", None) or elapsed
     events = extra.pop("events")
     line = {
         "workload": workload,
@@ -37,6 +44,7 @@ def report(workload: str, body: Callable[[], Awaitable[dict[str, Any]]]) -> dict
         "events": events,
         "events_per_s": round(events / wall) if wall > 0 else 0,
         "peak_rss_mb": peak_rss_mb(),
+        "cpu_s": round(cpu, 4),
         **extra,
     }
     print(json.dumps(line), flush=True)
