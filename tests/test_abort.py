@@ -259,7 +259,7 @@ async def test_external_cancellation_bounds_closing_listeners_by_close_timeout(a
     assert not agent.state.is_streaming
 
 
-async def test_abort_from_another_thread_cancels_the_run(autojump_clock) -> None:
+async def test_steer_follow_up_and_abort_from_another_thread(autojump_clock) -> None:
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep_forever()
 
@@ -267,7 +267,8 @@ async def test_abort_from_another_thread_cancels_the_run(autojump_clock) -> None
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.prompt, "go")
         await trio.sleep(1)
-        agent.steer("from a thread")
+        await anyio.to_thread.run_sync(agent.steer, "from a thread")
+        await anyio.to_thread.run_sync(agent.follow_up, "also from a thread")
         await anyio.to_thread.run_sync(agent.abort)
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert agent.has_queued_messages()
