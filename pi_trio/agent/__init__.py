@@ -5,9 +5,9 @@ from ..ai import AbortSignal as AbortSignal
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
 from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._config import AgentLoopConfig as AgentLoopConfig
+from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
-from ._loop import AgentLoopConfig as AgentLoopConfig
-from ._loop import default_convert_to_llm as default_convert_to_llm
 from ._proxy import stream_proxy as stream_proxy
 from ._queue import QueueMode as QueueMode
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER

@@ -37,9 +37,9 @@ from ..ai import (
     to_tool_declaration,
 )
 from ..ai._errors import PiError
+from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
 from ._hooks import call_hook
-from ._loop import AgentLoopConfig
 from ._queue import PendingMessageQueue, QueueMode
 from ._run import execute_loop
 from ._state import AgentState

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["call_hook", "coerce_result", "positional_arity"]
+__all__ = ["call_hook", "coerce_result", "first_parameter_name", "positional_arity"]
 
 T = TypeVar("T")
 
@@ -63,3 +63,12 @@ def coerce_result(value: Any, cls: type[T], hook: str) -> T | None:
     raise TypeError(
         f"{hook} returned {value!r}; expected a {cls.__name__}, a dict of its fields, or None"
     )
+
+
+def first_parameter_name(fn: Callable[..., Any]) -> str | None:
+    try:
+        for p in inspect.signature(fn).parameters.values():
+            return p.name
+    except (TypeError, ValueError):
+        return None
+    return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -23,25 +23,18 @@ from ..ai import (
     AbortSignal,
     AssistantMessage,
     Context,
-    Model,
-    ProviderRegistry,
     StreamOptions,
-    SystemMessage,
-    Tool,
     ToolCall,
     ToolResultMessage,
-    Usage,
-    UserMessage,
-    declare_tool_changes,
-    now_ms,
-    to_tool_declaration,
 )
 from ..ai._registry import default_registry
-from ..ai._stream import ABORTED_TEXT, InlineStream, resolve_stream_fn
-from ..ai._transcript import replay_tool_declarations
+from ..ai._stream import InlineStream, resolve_stream_fn
 from ._batch import ToolBatch
+from ._config import AgentLoopConfig, default_convert_to_llm, turn_decision
+from ._declarations import ToolDeclarations
 from ._dispatch import Dispatcher, checkpoint_if_aborted
-from ._hooks import call_hook, coerce_result, positional_arity
+from ._hooks import call_hook, coerce_result, first_parameter_name, positional_arity
+from ._outcome import write_aborted_outcome
 from ._types import (
     AgentContext,
     AgentEndEvent,
@@ -50,7 +43,6 @@ from ._types import (
     AgentRequestUpdate,
     AgentStartEvent,
     AgentTurnContext,
-    AgentTurnDecision,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -59,58 +51,7 @@ from ._types import (
     TurnStartEvent,
 )
 
-__all__ = ["AgentLoopConfig", "LoopRun", "default_convert_to_llm"]
-
-_LLM_TYPES = (SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)
-_LLM_TYPE_SET = frozenset(_LLM_TYPES)
-
-
-def default_convert_to_llm(messages: list[AgentMessage]) -> list[Any]:
-    """Keep the messages a model understands (system, user, assistant, toolResult)."""
-    types = _LLM_TYPE_SET
-    return [m for m in messages if type(m) in types or isinstance(m, _LLM_TYPES)]
-
-
-class AgentLoopConfig(msgspec.Struct, kw_only=True):
-    """Everything one loop invocation needs besides the context.
-
-    Hooks may be sync or async; they receive the arguments listed in their docs (and the
-    run's ``AbortSignal`` as the last argument when they accept it).
-    ``stream_options`` are the per-request options (``api_key``, ``session_id``,
-    ``thinking_budgets``, ``temperature``…); ``thinking_level`` becomes ``reasoning``.
-    """
-
-    model: Model
-    thinking_level: str = "off"
-    stream_options: StreamOptions | None = None
-    registry: ProviderRegistry | None = None
-    convert_to_llm: Callable[..., Any] | None = None
-    transform_context: Callable[..., Any] | None = None
-    get_api_key: Callable[..., Any] | None = None
-    get_steering_messages: Callable[..., Any] | None = None
-    get_follow_up_messages: Callable[..., Any] | None = None
-    tool_execution: Literal["sequential", "parallel"] = "parallel"
-    max_concurrent_tools: int | None = None
-    before_tool_call: Callable[..., Any] | None = None
-    after_tool_call: Callable[..., Any] | None = None
-    prepare_next_turn: Callable[..., Any] | None = None
-    prepare_request: Callable[..., Any] | None = None
-    finish_turn: Callable[..., Any] | None = None
-    should_stop_after_turn: Callable[..., Any] | None = None
-    get_request_steering_messages: Callable[..., Any] | None = None
-    """Polled right after ``prepare_request``; what it returns joins the same request
-    (the Agent uses it for messages steered while ``prepare_request`` ran)."""
-    close_timeout: float = 5.0
-
-
-def _decision(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and value in ("continue", "end"):
-        return value
-    decision = coerce_result(value, AgentTurnDecision, "finish_turn")
-    return decision.action if decision is not None else None
-
+__all__ = ["LoopRun"]
 
 class LoopRun:
     """One invocation of the loop. ``await run(prompts)`` (``prompts=None`` continues
@@ -144,8 +85,7 @@ class LoopRun:
         self.batch: ToolBatch | None = None
         self.turn_results: list[ToolResultMessage] = []
         self.open_input: tuple[AgentMessage, bool] | None = None
-        self._declared: tuple[list[Any], int, dict[str, Tool]] | None = None
-        self._executable: tuple[list[Any], int, list[Tool]] | None = None
+        self.declarations = ToolDeclarations()
         self.batch_committed = False
         self.finished = False
 
@@ -186,10 +126,7 @@ class LoopRun:
     async def _body(self, prompts: list[AgentMessage] | None) -> None:
         context = self.context
         if prompts is not None:
-            initial = declare_tool_changes(
-                context.messages, self._executable_declarations(), prompts,
-                declared=self._declared_tools(),
-            )
+            initial = self.declarations.declare(context, prompts)
             self.new_messages = list(initial)
             context.messages = [*context.messages, *initial]
             self.agent_started = True
@@ -254,7 +191,7 @@ class LoopRun:
                 decision = None
                 if config.finish_turn is not None:
                     await self.dispatcher.settle()
-                    decision = _decision(await call_hook(config.finish_turn, last_turn, self.signal))
+                    decision = turn_decision(await call_hook(config.finish_turn, last_turn, self.signal))
                     await self._check_abort()
                 await self._end_turn(message, results)
                 if decision == "end":
@@ -281,34 +218,9 @@ class LoopRun:
             break
         await self._end_run()
 
-    def _declared_tools(self) -> dict[str, Tool]:
-        """The tools the working transcript declares, replaying only the messages
-        appended since the last call (the whole transcript when it was replaced)."""
-        messages = self.context.messages
-        cache = self._declared
-        if cache is None or cache[0] is not messages or cache[1] > len(messages):
-            tools: dict[str, Tool] = {}
-            upto = 0
-        else:
-            _, upto, tools = cache
-        replay_tool_declarations(tools, messages[upto:])
-        self._declared = (messages, len(messages), tools)
-        return tools
-
-    def _executable_declarations(self) -> list[Tool]:
-        """Declarations of the executable tools, made once per tool list."""
-        tools = self.context.tools
-        cache = self._executable
-        if cache is None or cache[0] is not tools or cache[1] != len(tools):
-            cache = self._executable = (tools, len(tools), [to_tool_declaration(t) for t in tools])
-        return cache[2]
-
     async def _accept_input(self, pending: list[AgentMessage]) -> None:
         """Declare tool changes, then emit and append each pending message."""
-        messages = self.context.messages
-        declared = self._declared_tools()
-        executable = self._executable_declarations()
-        for message in declare_tool_changes(messages, executable, pending, declared=declared):
+        for message in self.declarations.declare(self.context, pending):
             await self._emit_input(message, append=True)
 
     async def _emit_input(self, message: AgentMessage, *, append: bool) -> None:
@@ -364,7 +276,7 @@ class LoopRun:
         if hook is None:
             return []
         await self.dispatcher.settle()
-        first = _first_parameter_name(hook)
+        first = first_parameter_name(hook)
         if first == "signal" or positional_arity(hook) == 0:
             raw = await call_hook(hook, self.signal)
         else:
@@ -513,76 +425,4 @@ class LoopRun:
     # ------------------------------------------------------------------ abort outcome
 
     async def _write_aborted_outcome(self) -> None:
-        if self.finished:
-            return
-        emit = self.dispatcher.emit
-        if not self.agent_started:
-            self.agent_started = True
-            await emit(AgentStartEvent())
-        await self._close_input()
-        stream = self.stream
-        if stream is not None:
-            self.stream = None
-            final = stream.aborted_message(_abort_text(self.signal))
-            await self._accept_assistant(final)
-        elif self.batch is not None:
-            await self.batch.finish_aborted()
-            self._commit_batch()
-        elif self.turn_open and self.assistant is None:
-            await self._accept_assistant(self._synthetic_aborted())
-        elif self.assistant is not None and not self.assistant_ended:
-            self.assistant_ended = True
-            await emit(MessageEndEvent(message=self.assistant))
-        assistant = self.assistant
-        if (
-            self.turn_open
-            and assistant is not None
-            and not self.batch_committed
-            and assistant.stop_reason not in ("error", "aborted")
-        ):
-            calls = [b for b in assistant.content if isinstance(b, ToolCall)]
-            if calls:
-                # Aborted after the response arrived but before its tools started:
-                # every call still gets its one result.
-                self._new_batch(assistant, calls)
-                assert self.batch is not None
-                await self.batch.finish_aborted()
-                self._commit_batch()
-        if self.turn_open and self.assistant is not None:
-            self.turn_open = False
-            await emit(TurnEndEvent(message=self.assistant, tool_results=self.turn_results))
-        self.finished = True
-        await emit(AgentEndEvent(messages=self.new_messages))
-
-    def _synthetic_aborted(self) -> AssistantMessage:
-        model = self.model
-        return AssistantMessage(
-            content=[],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            usage=Usage(),
-            stop_reason="aborted",
-            error_message=_abort_text(self.signal),
-            timestamp=now_ms(),
-        )
-
-
-def _abort_text(signal: AbortSignal) -> str:
-    reason = signal.reason
-    if isinstance(reason, str) and reason:
-        return reason
-    if isinstance(reason, BaseException) and str(reason):
-        return str(reason)
-    return ABORTED_TEXT
-
-
-def _first_parameter_name(fn: Callable[..., Any]) -> str | None:
-    import inspect
-
-    try:
-        for p in inspect.signature(fn).parameters.values():
-            return p.name
-    except (TypeError, ValueError):
-        return None
-    return None
+        await write_aborted_outcome(self)

@@ -13,8 +13,9 @@ import anyio.abc
 
 from ..ai import AbortController, AbortSignal
 from ..ai._groups import sole_exception
+from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
-from ._loop import AgentLoopConfig, LoopRun
+from ._loop import LoopRun
 from ._types import AgentContext, AgentEvent, AgentMessage
 
 __all__ = [

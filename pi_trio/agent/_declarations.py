@@ -1,0 +1,55 @@
+"""Keeping the transcript's tool declarations equal to the executable tools, cheaply.
+
+Before each request the loop checks that replaying the transcript's system messages gives
+exactly the executable tool set, and declares the difference otherwise. Replaying the
+whole transcript every turn would cost O(transcript) per turn; this replays only what was
+appended since the last check, and makes the executable tools' declarations once per
+tool list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ai import Tool, declare_tool_changes, to_tool_declaration
+from ..ai._transcript import replay_tool_declarations
+from ._types import AgentContext, AgentMessage
+
+__all__ = ["ToolDeclarations"]
+
+
+class ToolDeclarations:
+    __slots__ = ("_declared", "_executable")
+
+    def __init__(self) -> None:
+        self._declared: tuple[list[Any], int, dict[str, Tool]] | None = None
+        self._executable: tuple[list[Any], int, list[Tool]] | None = None
+
+    def declared(self, messages: list[Any]) -> dict[str, Tool]:
+        """The tools ``messages`` declare, replaying only the messages appended since
+        the last call (everything when the list was replaced or shrank)."""
+        cache = self._declared
+        if cache is None or cache[0] is not messages or cache[1] > len(messages):
+            tools: dict[str, Tool] = {}
+            upto = 0
+        else:
+            _, upto, tools = cache
+        replay_tool_declarations(tools, messages[upto:])
+        self._declared = (messages, len(messages), tools)
+        return tools
+
+    def executable(self, tools: list[Any]) -> list[Tool]:
+        """Declarations of the executable tools, made once per tool list."""
+        cache = self._executable
+        if cache is None or cache[0] is not tools or cache[1] != len(tools):
+            cache = self._executable = (tools, len(tools), [to_tool_declaration(t) for t in tools])
+        return cache[2]
+
+    def declare(self, context: AgentContext, pending: list[AgentMessage]) -> list[AgentMessage]:
+        """``pending`` with the tool changes declared (see ``declare_tool_changes``)."""
+        return declare_tool_changes(
+            context.messages,
+            self.executable(context.tools),
+            pending,
+            declared=self.declared(context.messages),
+        )
