@@ -43,6 +43,7 @@ OVERFLOW_MESSAGES = {
         '"message":"Request exceeds the maximum size"}}'
     ),
     "z.ai": "Prompt too long for this model",
+    "z.ai cn": '400 {"code":"1261","message":"Prompt exceeds max length"}',
     "bedrock": "ValidationException: Input is too long for requested model.",
     "openai": (
         "Your input exceeds the context window of this model. "

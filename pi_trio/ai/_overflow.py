@@ -21,6 +21,7 @@ __all__ = [
 
 _OVERFLOW_SOURCES: Final = (
     r"prompt (?:is )?too long",  # Anthropic, z.ai
+    r"prompt exceeds max length",  # z.ai (China endpoint)
     r"request_too_large",  # Anthropic 413
     r"input is too long for requested model",  # Amazon Bedrock
     r"exceeds the context window",  # OpenAI (Responses / Completions)
