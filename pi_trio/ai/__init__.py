@@ -43,6 +43,7 @@ from ._options import StreamOptions as StreamOptions
 from ._options import ThinkingBudgets as ThinkingBudgets
 from ._overflow import get_overflow_patterns as get_overflow_patterns
 from ._overflow import is_context_overflow as is_context_overflow
+from ._overflow import is_recoverable_length as is_recoverable_length
 from ._overflow import is_retryable_assistant_error as is_retryable_assistant_error
 from ._registry import ApiProvider as ApiProvider
 from ._registry import ProviderRegistry as ProviderRegistry
@@ -174,6 +175,7 @@ __all__ = [
     "get_system_message_text",
     "get_tool_state_changes",
     "is_context_overflow",
+    "is_recoverable_length",
     "is_retryable_assistant_error",
     "messages_from_json",
     "messages_to_json",

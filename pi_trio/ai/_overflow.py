@@ -16,6 +16,7 @@ from ._types import AssistantMessage
 __all__ = [
     "get_overflow_patterns",
     "is_context_overflow",
+    "is_recoverable_length",
     "is_retryable_assistant_error",
 ]
 
@@ -158,6 +159,16 @@ def is_context_overflow(message: AssistantMessage, context_window: int | None = 
         ):
             return True
     return False
+
+
+def is_recoverable_length(message: AssistantMessage, desired_max_output: int) -> bool:
+    """Whether a ``length`` stop ended below the output limit the caller asked for, so
+    that asking again (e.g. after compacting the prompt) can still produce that much."""
+    return (
+        message.stop_reason == "length"
+        and desired_max_output > 0
+        and message.usage.output < desired_max_output
+    )
 
 
 def is_retryable_assistant_error(message: AssistantMessage) -> bool:
