@@ -69,6 +69,7 @@ _CLAUDE_CODE_TOOLS: Final = {
     )
 }
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
+_EMPTY_ID_PLACEHOLDER: Final = "tool_call"
 
 
 class AnthropicRequest(msgspec.Struct, kw_only=True):
@@ -100,8 +101,9 @@ def canonical_tool_name(name: str) -> str:
 
 
 def normalize_anthropic_tool_call_id(tool_call_id: str, model: Model, source: Any) -> str:
-    """Tool-call ids from other providers, made acceptable: ``[a-zA-Z0-9_-]``, ≤ 64."""
-    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64]
+    """Tool-call ids from other providers, made acceptable: ``[a-zA-Z0-9_-]``, 1 to 64
+    characters (an empty id, e.g. of a failed call, becomes ``tool_call``)."""
+    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64] or _EMPTY_ID_PLACEHOLDER
 
 
 def _cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None:
