@@ -20,12 +20,14 @@ upstream, local ``$ref``s are followed when coercing and when deciding whether a
 property accepts null, since msgspec-generated schemas put every object behind one.
 Schemas without ``$schema`` are Draft 2020-12; remote references are never fetched. A
 schema that jsonschema cannot use (invalid, unresolvable ``$ref``) leaves the arguments
-unvalidated, as upstream does when its compiler fails.
+unvalidated, as upstream does when its compiler fails, and logs a warning on the
+``pi_trio.ai`` logger naming the tool.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import threading
@@ -42,6 +44,8 @@ from jsonschema.exceptions import ValidationError
 from ._json_parse import copy_json
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
+
+_logger = logging.getLogger("pi_trio.ai")
 
 _CACHE_SIZE: Final = 256
 """Compiled validators kept (least recently used dropped first): more distinct tool schemas
@@ -104,6 +108,7 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
     value = copy_json(arguments)
     checker = _checker(tool.parameters)
     if checker is None:
+        _warn_unvalidated(tool.name, "the parameters are not a valid JSON Schema")
         return value  # type: ignore[no-any-return]
     fast = checker.fast
     if fast is not None and fast(value):
@@ -113,7 +118,8 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
         checker.normalize_optional_nulls(value, checker.schema)
         value = checker.coerce(value, checker.schema, 0)
         errors = list(checker.validator.iter_errors(value))
-    except referencing.exceptions.Unresolvable:
+    except referencing.exceptions.Unresolvable as exc:
+        _warn_unvalidated(tool.name, f"unresolvable reference: {exc}")
         return copy_json(arguments)  # type: ignore[no-any-return]
     if not errors:
         return value  # type: ignore[no-any-return]
@@ -125,6 +131,15 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
         tool_name=tool.name,
         errors=details,
         arguments=arguments,
+    )
+
+
+def _warn_unvalidated(tool_name: str, reason: str) -> None:
+    _logger.warning(
+        'Schema compilation failed for tool "%s": %s; its arguments are passed through '
+        "unvalidated",
+        tool_name,
+        reason,
     )
 
 
