@@ -64,6 +64,7 @@ from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message
 from ._transcript import declarations_equal as declarations_equal
 from ._transcript import declare_tool_changes as declare_tool_changes
+from ._transcript import get_added_tool_names as get_added_tool_names
 from ._transcript import get_current_system_message as get_current_system_message
 from ._transcript import get_current_system_prompt as get_current_system_prompt
 from ._transcript import get_current_tools as get_current_tools
@@ -161,6 +162,7 @@ __all__ = [
     "env_api_key_names",
     "find_env_keys",
     "from_json",
+    "get_added_tool_names",
     "get_api_provider",
     "get_api_providers",
     "get_current_system_message",

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ._types import Context, Message, SystemMessage, Tool, ToolRef, now_ms
+from ._types import Context, Message, SystemMessage, Tool, ToolRef, ToolResultMessage, now_ms
 
 __all__ = [
     "ToolLike",
@@ -29,6 +29,7 @@ __all__ = [
     "declare_tool_changes",
     "get_current_system_message",
     "get_current_system_prompt",
+    "get_added_tool_names",
     "get_current_tools",
     "get_system_message_text",
     "get_tool_state_changes",
@@ -315,6 +316,19 @@ def declare_tool_changes(
     )
     baseline.insert(insert_at, declaration)
     return baseline
+
+
+def get_added_tool_names(message: object) -> list[str]:
+    """The names of the tools ``message`` makes available, each once in first-seen order:
+    a tool result's ``added_tool_names`` marker, or a system message's ``tools_added``;
+    ``[]`` for any other message."""
+    if isinstance(message, ToolResultMessage):
+        names = message.added_tool_names or []
+    elif isinstance(message, SystemMessage):
+        names = [tool.name for tool in message.tools_added or []]
+    else:
+        return []
+    return list(dict.fromkeys(names))
 
 
 # --------------------------------------------------------------------------- provider side
