@@ -12,6 +12,7 @@ from ._proxy import stream_proxy as stream_proxy
 from ._queue import QueueMode as QueueMode
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
+from ._run import ContinueError as ContinueError
 from ._run import agent_loop as agent_loop
 from ._run import agent_loop_continue as agent_loop_continue
 from ._run import run_agent_loop as run_agent_loop
@@ -69,6 +70,7 @@ __all__ = [
     "AgentTurnDecision",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
+    "ContinueError",
     "DISPATCH_BUFFER",
     "MessageEndEvent",
     "MessageStartEvent",

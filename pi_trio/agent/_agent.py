@@ -41,7 +41,7 @@ from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
 from ._hooks import call_hook
 from ._queue import PendingMessageQueue, QueueMode
-from ._run import execute_loop
+from ._run import ContinueError, execute_loop
 from ._state import AgentState
 from ._types import (
     AgentContext,
@@ -275,7 +275,7 @@ class Agent:
             raise AgentBusyError(_CONTINUE_BUSY)
         messages = self.state.messages
         if all(getattr(m, "role", None) == "system" for m in messages):
-            raise ValueError("No messages to continue from")
+            raise ContinueError("No messages to continue from")
         if getattr(messages[-1], "role", None) == "assistant":
             steering = self._steering.drain()
             if steering:
@@ -285,7 +285,7 @@ class Agent:
             if follow_ups:
                 await self._run(follow_ups)
                 return
-            raise ValueError("Cannot continue from message role: assistant")
+            raise ContinueError("Cannot continue from message role: assistant")
         await self._run(None)
 
     def abort(self, reason: object = None) -> None:

@@ -12,6 +12,7 @@ import anyio
 import anyio.abc
 
 from ..ai import AbortController, AbortSignal
+from ..ai._errors import PiError
 from ..ai._groups import sole_exception
 from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
@@ -20,6 +21,7 @@ from ._types import AgentContext, AgentEvent, AgentMessage
 
 __all__ = [
     "AGENT_EVENT_BUFFER",
+    "ContinueError",
     "AgentEventStream",
     "agent_loop",
     "agent_loop_continue",
@@ -32,12 +34,17 @@ __all__ = [
 AGENT_EVENT_BUFFER = 64
 
 
+class ContinueError(PiError, ValueError):
+    """The transcript cannot be continued (empty, or it ends with an assistant message
+    and nothing is queued); the message says which."""
+
+
 def check_continuable(messages: list[AgentMessage]) -> None:
     if not messages:
-        raise ValueError("Cannot continue: no messages in context")
+        raise ContinueError("Cannot continue: no messages in context")
     role = getattr(messages[-1], "role", None)
     if role == "assistant":
-        raise ValueError("Cannot continue from message role: assistant")
+        raise ContinueError("Cannot continue from message role: assistant")
 
 
 async def execute_loop(

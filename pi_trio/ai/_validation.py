@@ -41,6 +41,7 @@ import referencing
 import referencing.exceptions
 from jsonschema.exceptions import ValidationError
 
+from ._errors import PiError
 from ._json_parse import copy_json
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
@@ -58,7 +59,7 @@ _RADIX: Final = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
 _UNCHANGED: Final[Any] = object()
 
 
-class ToolArgumentsError(ValueError):
+class ToolArgumentsError(PiError, ValueError):
     """Tool arguments do not match the tool's schema, or the tool does not exist; the
     message is the text the model sees."""
 
