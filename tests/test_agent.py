@@ -494,3 +494,25 @@ async def test_tool_results_default_to_empty_content_and_the_agent_is_reusable()
     await agent.prompt("x")
     await agent.prompt("again")
     assert roles(agent.state.messages) == ["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]
+
+
+@pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm", "get_api_key", "prepare_request", "finish_turn", "prepare_next_turn"])
+async def test_a_hook_that_raises_fails_the_run_with_its_message_and_the_agent_stays_usable(hook: str) -> None:
+    def broken(*args: Any) -> Any:
+        raise RuntimeError(f"{hook} broke")
+
+    stream = Scripted(asst([call("t1", "noop", {})], "toolUse"), asst("done"))
+    agent = Agent(tools=[noop_tool()], stream_fn=stream, **{hook: broken})
+    rec = Recorder()
+    agent.subscribe(rec)
+    await agent.prompt("go")
+    assert agent.state.error_message == f"{hook} broke"
+    assert rec.types[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
+    assert not agent.state.is_streaming
+    calls = [b.id for m in agent.state.messages if m.role == "assistant" for b in m.content if b.type == "toolCall"]
+    results = [m.tool_call_id for m in agent.state.messages if m.role == "toolResult"]
+    assert sorted(calls) == sorted(results)
+    setattr(agent, hook, None)
+    agent.stream_fn = Scripted(asst("fine"))
+    await agent.prompt("again")
+    assert user_text(agent.state.messages[-1]) == "fine"
