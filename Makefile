@@ -19,7 +19,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check pi_trio tests benchmarks examples
 
 test: $(STAMP)
-	$(BIN)/ruff check pi_trio tests benchmarks
+	$(BIN)/ruff check pi_trio tests benchmarks examples
+	$(BIN)/ruff format --check pi_trio tests benchmarks examples
 	$(BIN)/mypy pi_trio
 	$(BIN)/python -m pytest -q
 

@@ -46,8 +46,12 @@ W5_CHUNKS = 20_000
 # this many bytes, like the socket buffer of a server that produces faster than the client
 # reads; one write per event would make the Python server the bottleneck of the run.
 WRITE_SIZE = int(os.environ.get("PI_BENCH_WRITE_SIZE", "16384"))
-USAGE = {"prompt_tokens": 12, "completion_tokens": 34, "total_tokens": 46,
-         "prompt_tokens_details": {"cached_tokens": 0}}
+USAGE = {
+    "prompt_tokens": 12,
+    "completion_tokens": 34,
+    "total_tokens": 46,
+    "prompt_tokens_details": {"cached_tokens": 0},
+}
 
 
 # --------------------------------------------------------------------------- bodies
@@ -58,9 +62,13 @@ def _event(chunk: dict[str, Any]) -> bytes:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1718000000,
-            "model": "bench", "choices": [{"index": 0, "delta": delta,
-                                           "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1718000000,
+        "model": "bench",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def response_events(texts: int, tool_ids: Sequence[str] = ()) -> list[bytes]:
@@ -69,13 +77,26 @@ def response_events(texts: int, tool_ids: Sequence[str] = ()) -> list[bytes]:
     chunk, the usage chunk and ``[DONE]``."""
     events = [_event(_chunk({"content": DELTA})) for _ in range(texts)]
     for j, call_id in enumerate(tool_ids):
-        call = {"index": j, "id": call_id, "type": "function",
-                "function": {"name": "echo", "arguments": json.dumps({"i": j})}}
+        call = {
+            "index": j,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "echo", "arguments": json.dumps({"i": j})},
+        }
         events.append(_event(_chunk({"tool_calls": [call]})))
     events.append(_event(_chunk({}, "tool_calls" if tool_ids else "stop")))
-    events.append(_event({"id": "chatcmpl-bench", "object": "chat.completion.chunk",
-                          "created": 1718000000, "model": "bench", "choices": [],
-                          "usage": USAGE}))
+    events.append(
+        _event(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion.chunk",
+                "created": 1718000000,
+                "model": "bench",
+                "choices": [],
+                "usage": USAGE,
+            }
+        )
+    )
     events.append(b"data: [DONE]\n\n")
     return events
 
@@ -107,12 +128,15 @@ def serve_forever(workload: str) -> None:
         def reply(request: Any) -> SSEReply:
             server = holder[0]
             if request.path == "/stats":
-                stats = {"open_connections": server.open_connections - 1,
-                         "connections": server.connections - 1,
-                         "requests": sum(1 for r in server.requests if r.path != "/stats"),
-                         "client_closed": server.client_closed}
-                return SSEReply(json.dumps(stats).encode(),
-                                headers={"content-type": "application/json"})
+                stats = {
+                    "open_connections": server.open_connections - 1,
+                    "connections": server.connections - 1,
+                    "requests": sum(1 for r in server.requests if r.path != "/stats"),
+                    "client_closed": server.client_closed,
+                }
+                return SSEReply(
+                    json.dumps(stats).encode(), headers={"content-type": "application/json"}
+                )
             if workload == "W5":
                 return SSEReply(w5_body, write_size=WRITE_SIZE)
             turn = request.content.count(b'"role":"assistant"')
@@ -138,7 +162,10 @@ class LoopbackServer:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.w5_http_stream", "--serve", self.workload],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -179,10 +206,18 @@ async def wait_for_connections(url: str, at_most: int) -> int:
 
 
 def bench_model(url: str) -> Model:
-    return Model(id="bench", name="bench", api="openai-completions", provider="bench",
-                 base_url=url, reasoning=False, input=["text"],
-                 cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-                 context_window=1_000_000, max_tokens=100_000)
+    return Model(
+        id="bench",
+        name="bench",
+        api="openai-completions",
+        provider="bench",
+        base_url=url,
+        reasoning=False,
+        input=["text"],
+        cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
+        context_window=1_000_000,
+        max_tokens=100_000,
+    )
 
 
 def bench_registry() -> tuple[ProviderRegistry, bool]:
@@ -200,12 +235,16 @@ def bench_registry() -> tuple[ProviderRegistry, bool]:
         HTTP_READ_TIMEOUT_S,
     )
 
-    transport = httpx.AsyncHTTPTransport(limits=httpx.Limits(
-        max_connections=HTTP_MAX_CONNECTIONS, max_keepalive_connections=HTTP_MAX_KEEPALIVE))
+    transport = httpx.AsyncHTTPTransport(
+        limits=httpx.Limits(
+            max_connections=HTTP_MAX_CONNECTIONS, max_keepalive_connections=HTTP_MAX_KEEPALIVE
+        )
+    )
     del first, second
     patched = registry_with_transport(transport)
-    patched.http_client().timeout = httpx.Timeout(HTTP_READ_TIMEOUT_S,
-                                                  connect=HTTP_CONNECT_TIMEOUT_S)
+    patched.http_client().timeout = httpx.Timeout(
+        HTTP_READ_TIMEOUT_S, connect=HTTP_CONNECT_TIMEOUT_S
+    )
     return patched, True
 
 
@@ -221,16 +260,22 @@ async def run_w5(url: str) -> dict[str, Any]:
     def count(event: Any) -> None:
         counter[0] += 1
 
-    agent = Agent(model=bench_model(url), system_prompt="bench", registry=registry,
-                  stream_options=StreamOptions(api_key="bench"))
+    agent = Agent(
+        model=bench_model(url),
+        system_prompt="bench",
+        registry=registry,
+        stream_options=StreamOptions(api_key="bench"),
+    )
     agent.subscribe(count)
     t0 = time.perf_counter()
     await agent.prompt("go")
     wall = time.perf_counter() - t0
     last = agent.state.messages[-1]
-    check(getattr(last, "stop_reason", None) == "stop",
-          f"W5: run ended with {getattr(last, 'stop_reason', None)!r}: "
-          f"{getattr(last, 'error_message', None)}")
+    check(
+        getattr(last, "stop_reason", None) == "stop",
+        f"W5: run ended with {getattr(last, 'stop_reason', None)!r}: "
+        f"{getattr(last, 'error_message', None)}",
+    )
     expected = expected_events([Turn(W5_CHUNKS, 0)], 1)
     check(counter[0] == expected, f"W5: {counter[0]} events, expected {expected}")
     text_len = len(final_text(agent))
@@ -241,10 +286,16 @@ async def run_w5(url: str) -> dict[str, Any]:
     open_after = stats["open_connections"]
     await registry.aclose()
     open_closed = await wait_for_connections(url, 0)
-    return {"wall_s": wall, "events": counter[0], "final_text_len": text_len,
-            "provider_calls": stats["requests"], "open_connections_after_run": open_after,
-            "open_connections_after_close": open_closed, "registry_workaround": workaround,
-            "server_write_bytes": WRITE_SIZE}
+    return {
+        "wall_s": wall,
+        "events": counter[0],
+        "final_text_len": text_len,
+        "provider_calls": stats["requests"],
+        "open_connections_after_run": open_after,
+        "open_connections_after_close": open_closed,
+        "registry_workaround": workaround,
+        "server_write_bytes": WRITE_SIZE,
+    }
 
 
 # --------------------------------------------------------------------------- TypeScript peer
@@ -290,9 +341,13 @@ def run_ts(workload: str, ts_dir: str, agents: int = 1) -> None:
     with tempfile.TemporaryDirectory() as tmp, LoopbackServer(workload) as url:
         script = Path(tmp) / "http_bench.mjs"
         script.write_text(TS_DRIVER)
-        done = subprocess.run(["node", str(script), workload, url, str(agents)],
-                              env={**os.environ, "PI_TS_DIR": ts_dir}, capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run(
+            ["node", str(script), workload, url, str(agents)],
+            env={**os.environ, "PI_TS_DIR": ts_dir},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         sys.stdout.write(done.stdout)
         if done.returncode != 0:
             sys.stderr.write(done.stderr)

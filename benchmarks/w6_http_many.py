@@ -47,8 +47,14 @@ async def run_w6(url: str, agents: int = AGENTS) -> dict[str, Any]:
     model = bench_model(url)
     crowd = []
     for _ in range(agents):
-        agent = Agent(model=model, system_prompt="bench", tools=[echo_tool], registry=registry,
-                      tool_execution="parallel", stream_options=StreamOptions(api_key="bench"))
+        agent = Agent(
+            model=model,
+            system_prompt="bench",
+            tools=[echo_tool],
+            registry=registry,
+            tool_execution="parallel",
+            stream_options=StreamOptions(api_key="bench"),
+        )
         agent.subscribe(count)
         crowd.append(agent)
     t0 = time.perf_counter()
@@ -57,10 +63,16 @@ async def run_w6(url: str, agents: int = AGENTS) -> dict[str, Any]:
             nursery.start_soon(agent.prompt, "go")
     wall = time.perf_counter() - t0
 
-    failed = [m for a in crowd for m in a.state.messages
-              if getattr(m, "stop_reason", None) in ("error", "aborted")]
-    check(not failed, f"W6: {len(failed)} failed responses, first: "
-                      f"{failed[0].error_message if failed else None}")
+    failed = [
+        m
+        for a in crowd
+        for m in a.state.messages
+        if getattr(m, "stop_reason", None) in ("error", "aborted")
+    ]
+    check(
+        not failed,
+        f"W6: {len(failed)} failed responses, first: {failed[0].error_message if failed else None}",
+    )
     turns = tool_turns(W6_TURNS, W6_TEXT, W6_TOOLS)
     calls = W6_TURNS + 1
     expected = expected_events(turns, calls) * agents
@@ -69,12 +81,16 @@ async def run_w6(url: str, agents: int = AGENTS) -> dict[str, Any]:
     n_messages = 2 + W6_TURNS * (1 + W6_TOOLS)
     check(per_agent == {n_messages}, f"W6: messages per agent {per_agent}, expected {n_messages}")
     stats = await server_stats(url)
-    check(stats["requests"] == calls * agents,
-          f"W6: {stats['requests']} provider calls, expected {calls * agents}")
+    check(
+        stats["requests"] == calls * agents,
+        f"W6: {stats['requests']} provider calls, expected {calls * agents}",
+    )
     open_after = stats["open_connections"]
-    check(open_after <= HTTP_MAX_KEEPALIVE,
-          f"W6: {open_after} connections open after the run, more than the pool keeps idle "
-          f"({HTTP_MAX_KEEPALIVE})")
+    check(
+        open_after <= HTTP_MAX_KEEPALIVE,
+        f"W6: {open_after} connections open after the run, more than the pool keeps idle "
+        f"({HTTP_MAX_KEEPALIVE})",
+    )
     await registry.aclose()
     open_closed = await wait_for_connections(url, 0)
     check(open_closed == 0, f"W6: {open_closed} connections still open after closing the pool")

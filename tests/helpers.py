@@ -115,13 +115,16 @@ def echo_tool(
     result: Callable[[dict[str, Any]], AgentToolResult] | None = None,
     **options: Any,
 ) -> AgentTool:
-    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> Any:
+    async def execute(
+        tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any
+    ) -> Any:
         if executed is not None:
             executed.append(params["value"])
         if result is not None:
             return result(params)
         return AgentToolResult(
-            content=[TextContent(text=f"echoed: {params['value']}")], details={"value": params["value"]}
+            content=[TextContent(text=f"echoed: {params['value']}")],
+            details={"value": params["value"]},
         )
 
     return AgentTool(

@@ -65,7 +65,12 @@ def tool(name: str) -> AgentTool:
 def responses() -> list[Any]:
     return [
         faux_assistant_message(
-            [faux_thinking("plan it"), faux_text("calling"), faux_tool_call("a", {"x": 1}, id="ca"), faux_tool_call("b", {}, id="cb")],
+            [
+                faux_thinking("plan it"),
+                faux_text("calling"),
+                faux_tool_call("a", {"x": 1}, id="ca"),
+                faux_tool_call("b", {}, id="cb"),
+            ],
             stop_reason="toolUse",
         ),
         faux_assistant_message([faux_tool_call("a", {}, id="cc")], stop_reason="toolUse"),
@@ -101,16 +106,31 @@ def check_invariants(events: list[Any], agent: Agent) -> None:
             tool_events[(e.type, e.tool_call_id)] += 1
     assert depth == 0
     assert open_message is None
-    calls = [b.id for e in events if e.type == "message_end" and e.message.role == "assistant"
-             for b in e.message.content if isinstance(b, ToolCall)]
+    calls = [
+        b.id
+        for e in events
+        if e.type == "message_end" and e.message.role == "assistant"
+        for b in e.message.content
+        if isinstance(b, ToolCall)
+    ]
     results = Counter(m.tool_call_id for m in agent.state.messages if m.role == "toolResult")
-    errored = {m.id for m in agent.state.messages if m.role == "assistant" and m.stop_reason in ("error", "aborted") for m in [m] for m in m.content if isinstance(m, ToolCall)}
+    errored = {
+        m.id
+        for m in agent.state.messages
+        if m.role == "assistant" and m.stop_reason in ("error", "aborted")
+        for m in [m]
+        for m in m.content
+        if isinstance(m, ToolCall)
+    }
     for call_id in calls:
         if call_id in errored:
             continue
         assert results[call_id] == 1, f"tool call {call_id} has {results[call_id]} results"
         assert tool_events[("tool_execution_start", call_id)] <= 1
-        assert tool_events[("tool_execution_end", call_id)] == tool_events[("tool_execution_start", call_id)]
+        assert (
+            tool_events[("tool_execution_end", call_id)]
+            == tool_events[("tool_execution_start", call_id)]
+        )
         if agent.state.error_message is None or agent.state.messages[-1].stop_reason == "aborted":
             assert tool_events[("tool_execution_start", call_id)] == 1
     assert not agent.state.is_streaming
@@ -121,7 +141,9 @@ def check_invariants(events: list[Any], agent: Agent) -> None:
 async def run_with_abort_at(k: int) -> tuple[bool, Agent, list[Any]]:
     faux = FauxProvider(token_size=(1, 1))
     faux.set_responses(responses())
-    agent = Agent(model=faux.get_model(), system_prompt="s", tools=[tool("a"), tool("b")], stream_fn=faux)
+    agent = Agent(
+        model=faux.get_model(), system_prompt="s", tools=[tool("a"), tool("b")], stream_fn=faux
+    )
     rec = Recorder()
     agent.subscribe(rec)
 
@@ -186,12 +208,23 @@ async def test_abort_during_parallel_tools_gives_every_call_one_result(autojump_
     assert [r.tool_call_id for r in rec.of("turn_end")[0].tool_results] == ["fast", "slow", "other"]
 
 
-async def test_abort_during_a_sequential_batch_completes_the_never_started_calls(autojump_clock) -> None:
+async def test_abort_during_a_sequential_batch_completes_the_never_started_calls(
+    autojump_clock,
+) -> None:
     async def slow(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         await trio.sleep(100)
 
-    work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=slow, execution_mode="sequential")
-    agent = Agent(tools=[work], stream_fn=Scripted(asst([call("one", "work", {}), call("two", "work", {})], "toolUse")))
+    work = AgentTool(
+        name="work",
+        description="w",
+        parameters={"type": "object"},
+        execute=slow,
+        execution_mode="sequential",
+    )
+    agent = Agent(
+        tools=[work],
+        stream_fn=Scripted(asst([call("one", "work", {}), call("two", "work", {})], "toolUse")),
+    )
     rec = Recorder()
     agent.subscribe(rec)
     async with trio.open_nursery() as nursery:
@@ -200,8 +233,10 @@ async def test_abort_during_a_sequential_batch_completes_the_never_started_calls
         agent.abort()
     kinds = [(e.type, e.tool_call_id) for e in rec.events if e.type.startswith("tool_execution")]
     assert kinds == [
-        ("tool_execution_start", "one"), ("tool_execution_end", "one"),
-        ("tool_execution_start", "two"), ("tool_execution_end", "two"),
+        ("tool_execution_start", "one"),
+        ("tool_execution_end", "one"),
+        ("tool_execution_start", "two"),
+        ("tool_execution_end", "two"),
     ]
     assert all(e.is_error for e in rec.of("tool_execution_end"))
 
@@ -224,7 +259,9 @@ async def test_abort_never_interrupts_a_listener(autojump_clock) -> None:
     assert agent.state.messages[-1].stop_reason == "aborted"
 
 
-async def test_external_cancellation_leaves_the_same_state_as_abort_and_propagates(autojump_clock) -> None:
+async def test_external_cancellation_leaves_the_same_state_as_abort_and_propagates(
+    autojump_clock,
+) -> None:
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep(100)
 
@@ -242,7 +279,9 @@ async def test_external_cancellation_leaves_the_same_state_as_abort_and_propagat
     assert agent.state.messages[-1].content[0].text == "works"
 
 
-async def test_external_cancellation_bounds_closing_listeners_by_close_timeout(autojump_clock) -> None:
+async def test_external_cancellation_bounds_closing_listeners_by_close_timeout(
+    autojump_clock,
+) -> None:
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep(100)
 
@@ -274,7 +313,9 @@ async def test_steer_follow_up_and_abort_from_another_thread(autojump_clock) -> 
     assert agent.has_queued_messages()
 
 
-async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(autojump_clock) -> None:
+async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(
+    autojump_clock,
+) -> None:
     stream = Scripted(asst([call("t", "noop", {})], "toolUse"), asst("never"))
 
     async def noop(*args: Any) -> Any:
@@ -283,8 +324,13 @@ async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(au
     async def slow_prepare(turn: Any, signal: Any) -> None:
         await trio.sleep(100)
 
-    agent = Agent(tools=[AgentTool(name="noop", description="n", parameters={"type": "object"}, execute=noop)],
-                  stream_fn=stream, prepare_next_turn=slow_prepare)
+    agent = Agent(
+        tools=[
+            AgentTool(name="noop", description="n", parameters={"type": "object"}, execute=noop)
+        ],
+        stream_fn=stream,
+        prepare_next_turn=slow_prepare,
+    )
     rec = Recorder()
     agent.subscribe(rec)
     async with trio.open_nursery() as nursery:
@@ -296,13 +342,22 @@ async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(au
 
 
 @pytest.mark.parametrize("limit", [0.5, 2])
-async def test_a_tool_timeout_gives_that_call_an_error_and_siblings_continue(limit: float, autojump_clock) -> None:
+async def test_a_tool_timeout_gives_that_call_an_error_and_siblings_continue(
+    limit: float, autojump_clock
+) -> None:
     async def slow(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         await trio.sleep(10 if tool_call_id == "slow" else 0.1)
         return "finished"
 
-    work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=slow, timeout=limit)
-    agent = Agent(tools=[work], stream_fn=Scripted(asst([call("slow", "work", {}), call("fast", "work", {})], "toolUse"), asst("ok")))
+    work = AgentTool(
+        name="work", description="w", parameters={"type": "object"}, execute=slow, timeout=limit
+    )
+    agent = Agent(
+        tools=[work],
+        stream_fn=Scripted(
+            asst([call("slow", "work", {}), call("fast", "work", {})], "toolUse"), asst("ok")
+        ),
+    )
     await agent.prompt("go")
     results = {m.tool_call_id: m for m in agent.state.messages if m.role == "toolResult"}
     assert results["slow"].is_error
@@ -321,8 +376,11 @@ async def test_max_concurrent_tools_caps_running_executions(autojump_clock) -> N
         return "ok"
 
     t = AgentTool(name="w", description="w", parameters={"type": "object"}, execute=work)
-    agent = Agent(tools=[t], max_concurrent_tools=2,
-                  stream_fn=Scripted(asst([call(f"c{i}", "w", {}) for i in range(5)], "toolUse"), asst("ok")))
+    agent = Agent(
+        tools=[t],
+        max_concurrent_tools=2,
+        stream_fn=Scripted(asst([call(f"c{i}", "w", {}) for i in range(5)], "toolUse"), asst("ok")),
+    )
     await agent.prompt("go")
     assert running["peak"] == 2
     assert sum(m.role == "toolResult" for m in agent.state.messages) == 5
@@ -335,8 +393,12 @@ async def test_abort_then_external_cancellation_still_delivers_the_closing_event
     rec = Recorder()
     agent.subscribe(rec)
     with trio.CancelScope() as outer:
+
         def press_twice(event: Any) -> None:
-            if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+            if (
+                event.type == "message_update"
+                and event.assistant_message_event.type == "text_delta"
+            ):
                 agent.abort()
                 outer.cancel()
 

@@ -37,7 +37,9 @@ def named_tool(name: str) -> AgentTool:
     async def execute(*args: Any) -> Any:
         return name
 
-    return AgentTool(name=name, label=name, description=f"{name} tool", parameters={}, execute=execute)
+    return AgentTool(
+        name=name, label=name, description=f"{name} tool", parameters={}, execute=execute
+    )
 
 
 def roles(messages: list[Any]) -> list[str]:
@@ -59,8 +61,15 @@ async def test_default_state() -> None:
 
 
 async def test_initial_system_prompt_becomes_the_first_transcript_message() -> None:
-    agent = Agent(system_prompt="You are a helpful assistant.", model=MOCK_MODEL, thinking_level="low", stream_fn=unused)
-    assert agent.state.messages == [SystemMessage(content="You are a helpful assistant.", timestamp=0)]
+    agent = Agent(
+        system_prompt="You are a helpful assistant.",
+        model=MOCK_MODEL,
+        thinking_level="low",
+        stream_fn=unused,
+    )
+    assert agent.state.messages == [
+        SystemMessage(content="You are a helpful assistant.", timestamp=0)
+    ]
     assert agent.state.model is MOCK_MODEL
     assert agent.state.thinking_level == "low"
     assert agent.state.system_prompt == "You are a helpful assistant."
@@ -93,7 +102,11 @@ async def test_changing_tools_is_announced_before_the_next_request_once() -> Non
     agent.state.tools = [second]
     await agent.prompt("two")
     await agent.prompt("three")
-    assert seen == [["+first", "-"], ["+first", "-", "+second", "-first"], ["+first", "-", "+second", "-first"]]
+    assert seen == [
+        ["+first", "-"],
+        ["+first", "-", "+second", "-first"],
+        ["+first", "-", "+second", "-first"],
+    ]
     update = next(m for m in agent.state.messages[1:] if m.role == "system")
     assert update.content == ""
     assert update.tools_added == [Tool(name="second", description="second tool", parameters={})]
@@ -118,18 +131,27 @@ async def test_tool_changes_merge_into_a_pending_system_message() -> None:
 async def test_the_executable_set_wins_over_a_pending_messages_tool_claims() -> None:
     agent = Agent(system_prompt="p", tools=[named_tool("first")], stream_fn=Scripted(asst("ok")))
     pending = SystemMessage(
-        content="", sections={"note": "<note>x</note>"},
+        content="",
+        sections={"note": "<note>x</note>"},
         tools_added=[Tool(name="second", description="second tool", parameters={})],
-        tools_removed=[ToolRef(name="first")], timestamp=1,
+        tools_removed=[ToolRef(name="first")],
+        timestamp=1,
     )
     await agent.prompt([pending, user("hi")])
-    assert agent.state.messages[1] == SystemMessage(content="", sections={"note": "<note>x</note>"}, timestamp=1)
+    assert agent.state.messages[1] == SystemMessage(
+        content="", sections={"note": "<note>x</note>"}, timestamp=1
+    )
     head = get_current_system_message(agent.state.messages)
     assert [t.name for t in head.tools_added] == ["first"]
 
 
 async def test_reset_keeps_the_system_baseline_and_clears_queues_and_error() -> None:
-    agent = Agent(system_prompt="You are helpful.", tools=[echo_tool()], messages=[user("old")], stream_fn=unused)
+    agent = Agent(
+        system_prompt="You are helpful.",
+        tools=[echo_tool()],
+        messages=[user("old")],
+        stream_fn=unused,
+    )
     agent.steer("later")
     agent.reset()
     assert len(agent.state.messages) == 1
@@ -161,8 +183,14 @@ async def test_a_stream_function_that_raises_still_yields_a_well_formed_failed_r
     agent.subscribe(rec)
     await agent.prompt("hello")
     assert rec.types == [
-        "agent_start", "turn_start", "message_start", "message_end",
-        "message_start", "message_end", "turn_end", "agent_end",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
     ]
     last = agent.state.messages[-1]
     assert last.role == "assistant"
@@ -184,6 +212,7 @@ async def test_prompt_returns_only_after_async_agent_end_listeners_finished(auto
     agent.subscribe(listener)
     done = []
     async with trio.open_nursery() as nursery:
+
         async def go() -> None:
             await agent.prompt("x")
             done.append(True)
@@ -250,7 +279,9 @@ def noop_tool() -> AgentTool:
     async def execute(*args: Any) -> Any:
         return "done"
 
-    return AgentTool(name="noop", description="noop", parameters={"type": "object"}, execute=execute)
+    return AgentTool(
+        name="noop", description="noop", parameters={"type": "object"}, execute=execute
+    )
 
 
 async def test_legacy_prepare_next_turn_with_only_a_signal_gets_the_run_signal() -> None:
@@ -301,9 +332,15 @@ async def test_prompt_while_running_is_refused_with_the_upstream_text(autojump_c
         nursery.start_soon(agent.prompt, "First message")
         await trio.sleep(0.01)
         assert agent.state.is_streaming
-        with pytest.raises(AgentBusyError, match=r"Agent is already processing a prompt\. Use steer\(\) or followUp\(\)"):
+        with pytest.raises(
+            AgentBusyError,
+            match=r"Agent is already processing a prompt\. Use steer\(\) or followUp\(\)",
+        ):
             await agent.prompt("Second message")
-        with pytest.raises(AgentBusyError, match=r"Agent is already processing\. Wait for completion before continuing\."):
+        with pytest.raises(
+            AgentBusyError,
+            match=r"Agent is already processing\. Wait for completion before continuing\.",
+        ):
             await agent.continue_()
         with pytest.raises(AgentBusyError, match=r"Wait for completion before resetting\."):
             agent.reset()
@@ -337,10 +374,24 @@ async def test_faux_tool_execution_tracks_pending_tool_calls() -> None:
         expression = params["expression"]
         return f"{expression} = {123 * 456}"
 
-    calc = AgentTool(name="calculate", description="calc", execute=calculate,
-                     parameters={"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]})
+    calc = AgentTool(
+        name="calculate",
+        description="calc",
+        execute=calculate,
+        parameters={
+            "type": "object",
+            "properties": {"expression": {"type": "string"}},
+            "required": ["expression"],
+        },
+    )
     agent, _ = faux_agent(
-        faux_assistant_message([faux_text("Let me calculate that."), faux_tool_call("calculate", {"expression": "123 * 456"}, id="calc-1")], stop_reason="toolUse"),
+        faux_assistant_message(
+            [
+                faux_text("Let me calculate that."),
+                faux_tool_call("calculate", {"expression": "123 * 456"}, id="calc-1"),
+            ],
+            stop_reason="toolUse",
+        ),
         faux_assistant_message("The result is 56088."),
         tools=[calc],
     )
@@ -385,9 +436,15 @@ async def test_faux_context_persists_across_prompts() -> None:
 
 
 async def test_faux_thinking_blocks_are_preserved_verbatim() -> None:
-    agent, _ = faux_agent(faux_assistant_message([faux_thinking("step by step"), faux_text("4")]), thinking_level="low")
+    agent, _ = faux_agent(
+        faux_assistant_message([faux_thinking("step by step"), faux_text("4")]),
+        thinking_level="low",
+    )
     await agent.prompt("think")
-    assert agent.state.messages[-1].content == [ThinkingContent(thinking="step by step"), TextContent(text="4")]
+    assert agent.state.messages[-1].content == [
+        ThinkingContent(thinking="step by step"),
+        TextContent(text="4"),
+    ]
 
 
 async def test_continue_validation_errors() -> None:
@@ -415,8 +472,16 @@ async def test_continue_from_a_tool_result_tail() -> None:
     agent, _ = faux_agent(faux_assistant_message("The answer is 8."))
     agent.state.messages = [
         user("What is 5 + 3?"),
-        asst([TextContent(text="Let me"), call("calc-1", "calculate", {"expression": "5 + 3"})], "toolUse"),
-        ToolResultMessage(tool_call_id="calc-1", tool_name="calculate", content=[TextContent(text="5 + 3 = 8")], is_error=False),
+        asst(
+            [TextContent(text="Let me"), call("calc-1", "calculate", {"expression": "5 + 3"})],
+            "toolUse",
+        ),
+        ToolResultMessage(
+            tool_call_id="calc-1",
+            tool_name="calculate",
+            content=[TextContent(text="5 + 3 = 8")],
+            is_error=False,
+        ),
     ]
     await agent.continue_()
     assert agent.state.messages[-1].role == "assistant"
@@ -425,7 +490,11 @@ async def test_continue_from_a_tool_result_tail() -> None:
 
 async def test_a_listener_that_raises_turns_the_run_into_a_failure() -> None:
     def listener(event: Any) -> None:
-        if event.type == "message_end" and event.message.role == "assistant" and event.message.stop_reason != "error":
+        if (
+            event.type == "message_end"
+            and event.message.role == "assistant"
+            and event.message.stop_reason != "error"
+        ):
             raise RuntimeError("listener broke")
 
     rec = Recorder()
@@ -493,11 +562,31 @@ async def test_tool_results_default_to_empty_content_and_the_agent_is_reusable()
     agent = Agent(tools=[tool], stream_fn=stream)
     await agent.prompt("x")
     await agent.prompt("again")
-    assert roles(agent.state.messages) == ["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert roles(agent.state.messages) == [
+        "system",
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "user",
+        "assistant",
+    ]
 
 
-@pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm", "get_api_key", "prepare_request", "finish_turn", "prepare_next_turn"])
-async def test_a_hook_that_raises_fails_the_run_with_its_message_and_the_agent_stays_usable(hook: str) -> None:
+@pytest.mark.parametrize(
+    "hook",
+    [
+        "transform_context",
+        "convert_to_llm",
+        "get_api_key",
+        "prepare_request",
+        "finish_turn",
+        "prepare_next_turn",
+    ],
+)
+async def test_a_hook_that_raises_fails_the_run_with_its_message_and_the_agent_stays_usable(
+    hook: str,
+) -> None:
     def broken(*args: Any) -> Any:
         raise RuntimeError(f"{hook} broke")
 
@@ -509,7 +598,13 @@ async def test_a_hook_that_raises_fails_the_run_with_its_message_and_the_agent_s
     assert agent.state.error_message == f"{hook} broke"
     assert rec.types[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
     assert not agent.state.is_streaming
-    calls = [b.id for m in agent.state.messages if m.role == "assistant" for b in m.content if b.type == "toolCall"]
+    calls = [
+        b.id
+        for m in agent.state.messages
+        if m.role == "assistant"
+        for b in m.content
+        if b.type == "toolCall"
+    ]
     results = [m.tool_call_id for m in agent.state.messages if m.role == "toolResult"]
     assert sorted(calls) == sorted(results)
     setattr(agent, hook, None)

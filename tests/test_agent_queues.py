@@ -51,7 +51,9 @@ async def test_listeners_receive_the_run_signal_which_flips_on_abort(autojump_cl
         await trio.sleep_forever()
 
     agent = Agent(stream_fn=wait_forever)
-    agent.subscribe(lambda event, signal: signals.append(signal) if event.type == "agent_start" else None)
+    agent.subscribe(
+        lambda event, signal: signals.append(signal) if event.type == "agent_start" else None
+    )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.prompt, "x")
         await trio.sleep(0.01)
@@ -63,7 +65,9 @@ async def test_listeners_receive_the_run_signal_which_flips_on_abort(autojump_cl
     assert agent.signal is None
 
 
-def keeping_update_tool(name: str, kept: list[Any], *, wait: trio.Event | None = None, started: trio.Event | None = None) -> AgentTool:
+def keeping_update_tool(
+    name: str, kept: list[Any], *, wait: trio.Event | None = None, started: trio.Event | None = None
+) -> AgentTool:
     async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         kept.append(on_update)
         if started is not None:
@@ -80,8 +84,10 @@ def keeping_update_tool(name: str, kept: list[Any], *, wait: trio.Event | None =
 async def test_late_tool_progress_after_settlement_is_ignored() -> None:
     kept: list[Any] = []
     rec = Recorder()
-    agent = Agent(tools=[keeping_update_tool("delayed_tool", kept)],
-                  stream_fn=Scripted(asst([call("call-1", "delayed_tool", {})], "toolUse")))
+    agent = Agent(
+        tools=[keeping_update_tool("delayed_tool", kept)],
+        stream_fn=Scripted(asst([call("call-1", "delayed_tool", {})], "toolUse")),
+    )
     agent.subscribe(rec)
     await agent.prompt("x")
     count = len(rec.events)
@@ -102,10 +108,26 @@ async def test_a_settled_parallel_tools_late_update_is_ignored_while_another_run
         return AgentToolResult(content=[], terminate=True)
 
     slow = keeping_update_tool("slow_tool", [], wait=release, started=started)
-    tools = [AgentTool(name="settled_tool", description="s", parameters={"type": "object"}, execute=settled), slow]
-    agent = Agent(tools=tools, stream_fn=Scripted(asst([call("call-1", "settled_tool", {}), call("call-2", "slow_tool", {})], "toolUse")))
+    tools = [
+        AgentTool(
+            name="settled_tool", description="s", parameters={"type": "object"}, execute=settled
+        ),
+        slow,
+    ]
+    agent = Agent(
+        tools=tools,
+        stream_fn=Scripted(
+            asst([call("call-1", "settled_tool", {}), call("call-2", "slow_tool", {})], "toolUse")
+        ),
+    )
     agent.subscribe(rec)
-    agent.subscribe(lambda e: settled_end.set() if e.type == "tool_execution_end" and e.tool_call_id == "call-1" else None)
+    agent.subscribe(
+        lambda e: (
+            settled_end.set()
+            if e.type == "tool_execution_end" and e.tool_call_id == "call-1"
+            else None
+        )
+    )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.prompt, "x")
         await started.wait()
@@ -140,10 +162,14 @@ async def test_a_failing_completion_listener_does_not_abandon_running_parallel_t
             raise RuntimeError("completion listener failed")
 
     tool = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=work)
-    agent = Agent(tools=[tool], stream_fn=Scripted(asst([call("fast", "work", {}), call("slow", "work", {})], "toolUse")))
+    agent = Agent(
+        tools=[tool],
+        stream_fn=Scripted(asst([call("fast", "work", {}), call("slow", "work", {})], "toolUse")),
+    )
     agent.subscribe(listener)
     done = []
     async with trio.open_nursery() as nursery:
+
         async def go() -> None:
             await agent.prompt("x")
             done.append(True)
@@ -162,7 +188,9 @@ async def test_a_failing_completion_listener_does_not_abandon_running_parallel_t
 
 
 @pytest.mark.parametrize("scenario", ["tool abort", "provider abort", "normal completion"])
-async def test_queued_steer_and_follow_up_survive_aborts_and_are_delivered_in_order(scenario: str, autojump_clock) -> None:
+async def test_queued_steer_and_follow_up_survive_aborts_and_are_delivered_in_order(
+    scenario: str, autojump_clock
+) -> None:
     started, release = trio.Event(), trio.Event()
     saw_abort: list[bool] = []
     requests: list[list[str]] = []
@@ -182,7 +210,11 @@ async def test_queued_steer_and_follow_up_survive_aborts_and_are_delivered_in_or
         if n == 1 and scenario == "provider abort":
             started.set()
             await trio.sleep_forever()
-        answer = asst([call("wait-1", "wait", {})], "toolUse") if n == 1 else asst("Queued work answered")
+        answer = (
+            asst([call("wait-1", "wait", {})], "toolUse")
+            if n == 1
+            else asst("Queued work answered")
+        )
         from .helpers import terminal
 
         await send.send(terminal(answer))
@@ -208,11 +240,18 @@ async def test_queued_steer_and_follow_up_survive_aborts_and_are_delivered_in_or
         assert agent.has_queued_messages()
         assert "Next task" not in texts_of(agent.state.messages)
         if scenario == "tool abort":
-            assert [m.role for m in agent.state.messages] == ["system", "user", "assistant", "toolResult"]
+            assert [m.role for m in agent.state.messages] == [
+                "system",
+                "user",
+                "assistant",
+                "toolResult",
+            ]
             ends = rec.of("tool_execution_end")
             assert [(e.tool_call_id, e.is_error) for e in ends] == [("wait-1", True)]
             assert ends[0].result.content[0].text == "Operation aborted"
-            assert [(r.tool_call_id, r.is_error) for r in rec.of("turn_end")[0].tool_results] == [("wait-1", True)]
+            assert [(r.tool_call_id, r.is_error) for r in rec.of("turn_end")[0].tool_results] == [
+                ("wait-1", True)
+            ]
             await agent.continue_()
         else:
             release.set()
@@ -226,7 +265,9 @@ async def test_queued_steer_and_follow_up_survive_aborts_and_are_delivered_in_or
 
 
 @pytest.mark.parametrize("kind", ["steer", "follow_up"])
-async def test_messages_drained_before_an_aborted_next_turn_preparation_go_back_to_the_queue(kind: str) -> None:
+async def test_messages_drained_before_an_aborted_next_turn_preparation_go_back_to_the_queue(
+    kind: str,
+) -> None:
     stream = Scripted(asst("done"))
 
     def listener(event: Any) -> None:
@@ -271,7 +312,9 @@ async def test_take_queued_messages_removes_exactly_the_matching_objects(mode: s
 
 
 @pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
-async def test_prepared_system_messages_are_emitted_once_and_late_steering_is_drained(mode: str) -> None:
+async def test_prepared_system_messages_are_emitted_once_and_late_steering_is_drained(
+    mode: str,
+) -> None:
     from pi_trio.agent import AgentLoopTurnUpdate
     from pi_trio.ai import SystemMessage
 
@@ -302,8 +345,13 @@ async def test_prepared_system_messages_are_emitted_once_and_late_steering_is_dr
         return "ok"
 
     tool = AgentTool(name="noop", description="n", parameters={"type": "object"}, execute=noop)
-    agent = Agent(tools=[tool], stream_fn=Scripted(answer), steering_mode=mode,
-                  prepare_next_turn=prepare_next, prepare_request=prepare_request)
+    agent = Agent(
+        tools=[tool],
+        stream_fn=Scripted(answer),
+        steering_mode=mode,
+        prepare_next_turn=prepare_next,
+        prepare_request=prepare_request,
+    )
     rec = Recorder()
     agent.subscribe(rec)
     await agent.prompt("go")
@@ -332,7 +380,9 @@ async def test_continue_after_an_assistant_tail_consumes_a_queued_follow_up() ->
 
 @pytest.mark.parametrize(("mode", "expected"), [("one-at-a-time", 2), ("all", 1)])
 @pytest.mark.parametrize("with_prepare", [False, True])
-async def test_continue_from_an_assistant_tail_honours_the_steering_mode(mode: str, expected: int, with_prepare: bool) -> None:
+async def test_continue_from_an_assistant_tail_honours_the_steering_mode(
+    mode: str, expected: int, with_prepare: bool
+) -> None:
     stream = Scripted(asst("Processed"))
     kw: dict[str, Any] = {"prepare_request": lambda r, s: None} if with_prepare else {}
     agent = Agent(stream_fn=stream, steering_mode=mode, **kw)
@@ -342,7 +392,11 @@ async def test_continue_from_an_assistant_tail_honours_the_steering_mode(mode: s
     await agent.continue_()
     assert stream.count == expected
     tail = [m.role for m in agent.state.messages[2:]]
-    assert tail == (["user", "assistant", "user", "assistant"] if mode == "one-at-a-time" else ["user", "user", "assistant"])
+    assert tail == (
+        ["user", "assistant", "user", "assistant"]
+        if mode == "one-at-a-time"
+        else ["user", "user", "assistant"]
+    )
     assert "Steering 1" in stream.texts(0)
     if mode == "one-at-a-time":
         assert "Steering 2" not in stream.texts(0)
@@ -352,11 +406,15 @@ async def test_continue_from_an_assistant_tail_honours_the_steering_mode(mode: s
 
 
 @pytest.mark.parametrize("initial", [[], "system-only"])
-async def test_continue_from_an_empty_or_system_only_transcript_fails_without_draining(initial: Any) -> None:
+async def test_continue_from_an_empty_or_system_only_transcript_fails_without_draining(
+    initial: Any,
+) -> None:
     from pi_trio.ai import SystemMessage
 
     agent = Agent(stream_fn=Scripted(asst("never")))
-    agent.state.messages = [SystemMessage(content="system only")] if initial == "system-only" else []
+    agent.state.messages = (
+        [SystemMessage(content="system only")] if initial == "system-only" else []
+    )
     agent.steer("steering")
     agent.follow_up("follow-up")
     with pytest.raises(ValueError, match="No messages to continue from"):
@@ -367,7 +425,9 @@ async def test_continue_from_an_empty_or_system_only_transcript_fails_without_dr
 
 
 @pytest.mark.parametrize("tail", ["user", "toolResult"])
-async def test_continuing_from_a_non_assistant_tail_answers_it_before_the_follow_up(tail: str) -> None:
+async def test_continuing_from_a_non_assistant_tail_answers_it_before_the_follow_up(
+    tail: str,
+) -> None:
     from pi_trio.ai import ToolResultMessage
 
     stream = Scripted(asst("done"))
@@ -376,8 +436,14 @@ async def test_continuing_from_a_non_assistant_tail_answers_it_before_the_follow
         agent.state.messages = [user("existing user")]
     else:
         agent.state.messages = [
-            user("u"), asst([call("call-1", "noop", {})], "toolUse"),
-            ToolResultMessage(tool_call_id="call-1", tool_name="noop", content=[TextContent(text="done")], is_error=False),
+            user("u"),
+            asst([call("call-1", "noop", {})], "toolUse"),
+            ToolResultMessage(
+                tool_call_id="call-1",
+                tool_name="noop",
+                content=[TextContent(text="done")],
+                is_error=False,
+            ),
         ]
     agent.follow_up("follow-up")
     await agent.continue_()
@@ -387,7 +453,9 @@ async def test_continuing_from_a_non_assistant_tail_answers_it_before_the_follow
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("one-at-a-time", 2), ("all", 1)])
-async def test_continuing_from_a_user_tail_polls_steering_at_startup(mode: str, expected: int) -> None:
+async def test_continuing_from_a_user_tail_polls_steering_at_startup(
+    mode: str, expected: int
+) -> None:
     stream = Scripted(asst("ok"))
     agent = Agent(stream_fn=stream, steering_mode=mode)
     agent.state.messages = [user("existing")]
@@ -413,10 +481,21 @@ async def test_steering_is_delivered_before_follow_up_from_a_user_tail() -> None
 
 
 @pytest.mark.parametrize("reason", ["error", "aborted"])
-async def test_failed_responses_keep_both_queues_even_if_finish_turn_says_continue(reason: str) -> None:
-    agent = Agent(stream_fn=Scripted(asst([], reason, error_message=reason)), finish_turn=lambda t, s: {"action": "continue"})
+async def test_failed_responses_keep_both_queues_even_if_finish_turn_says_continue(
+    reason: str,
+) -> None:
+    agent = Agent(
+        stream_fn=Scripted(asst([], reason, error_message=reason)),
+        finish_turn=lambda t, s: {"action": "continue"},
+    )
     agent.follow_up("follow-up")
-    agent.subscribe(lambda e: agent.steer("steering") if e.type == "message_end" and e.message.role == "assistant" else None)
+    agent.subscribe(
+        lambda e: (
+            agent.steer("steering")
+            if e.type == "message_end" and e.message.role == "assistant"
+            else None
+        )
+    )
     await agent.prompt("start")
     assert texts_of(agent.peek_queued_messages()) == ["steering"]
     agent.clear_steering_queue()
@@ -426,7 +505,13 @@ async def test_failed_responses_keep_both_queues_even_if_finish_turn_says_contin
 async def test_finish_turn_end_keeps_both_queues() -> None:
     agent = Agent(stream_fn=Scripted(asst("ok")), finish_turn=lambda t, s: {"action": "end"})
     agent.follow_up("follow-up")
-    agent.subscribe(lambda e: agent.steer("steering") if e.type == "message_end" and e.message.role == "assistant" else None)
+    agent.subscribe(
+        lambda e: (
+            agent.steer("steering")
+            if e.type == "message_end" and e.message.role == "assistant"
+            else None
+        )
+    )
     await agent.prompt("start")
     assert texts_of(agent.peek_queued_messages()) == ["steering"]
     agent.clear_steering_queue()
@@ -434,7 +519,9 @@ async def test_finish_turn_end_keeps_both_queues() -> None:
 
 
 async def test_peek_previews_the_next_batch_without_consuming() -> None:
-    agent = Agent(stream_fn=Scripted(asst("ok")), steering_mode="one-at-a-time", follow_up_mode="all")
+    agent = Agent(
+        stream_fn=Scripted(asst("ok")), steering_mode="one-at-a-time", follow_up_mode="all"
+    )
     agent.steer("first steering")
     agent.steer("second steering")
     agent.follow_up("follow-up")
@@ -445,13 +532,18 @@ async def test_peek_previews_the_next_batch_without_consuming() -> None:
 
 
 def image_message(text: str, ts: int) -> UserMessage:
-    return UserMessage(content=[TextContent(text=text), ImageContent(data="eA==", mime_type="image/png")], timestamp=ts)
+    return UserMessage(
+        content=[TextContent(text=text), ImageContent(data="eA==", mime_type="image/png")],
+        timestamp=ts,
+    )
 
 
 @pytest.mark.parametrize("kind", ["steer", "follow_up"])
 @pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
 @pytest.mark.parametrize("clear", [False, True])
-async def test_reserved_queue_entries_survive_an_abort_during_next_turn_preparation(kind: str, mode: str, clear: bool) -> None:
+async def test_reserved_queue_entries_survive_an_abort_during_next_turn_preparation(
+    kind: str, mode: str, clear: bool
+) -> None:
     originals = [image_message("queued-1", 1), image_message("queued-2", 2)]
     faux = FauxProvider()
     faux.set_responses([faux_assistant_message("first"), faux_assistant_message("unexpected")])
@@ -502,7 +594,9 @@ async def test_an_all_mode_batch_stopped_after_its_first_message_restores_only_t
     accepted, pending = user("accepted"), user("pending")
     agent.steer(accepted)
     agent.steer(pending)
-    unsubscribe = agent.subscribe(lambda e: agent.abort() if e.type == "message_end" and e.message is accepted else None)
+    unsubscribe = agent.subscribe(
+        lambda e: agent.abort() if e.type == "message_end" and e.message is accepted else None
+    )
     await agent.prompt("old")
     assert faux.call_count == 0
     assert any(m is accepted for m in agent.state.messages)
@@ -515,7 +609,9 @@ async def test_an_all_mode_batch_stopped_after_its_first_message_restores_only_t
     assert not agent.has_queued_messages()
 
 
-async def test_steering_queued_with_an_abort_at_message_end_is_neither_polled_nor_delivered() -> None:
+async def test_steering_queued_with_an_abort_at_message_end_is_neither_polled_nor_delivered() -> (
+    None
+):
     faux = FauxProvider()
     faux.set_responses([faux_assistant_message("completed")])
     agent = Agent(model=faux.get_model(), stream_fn=faux)

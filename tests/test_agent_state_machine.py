@@ -37,7 +37,9 @@ async def _execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) 
 
 def _tools() -> list[AgentTool]:
     return [
-        AgentTool(name=name, description=name, parameters={"type": "object"}, execute=_execute, timeout=5)
+        AgentTool(
+            name=name, description=name, parameters={"type": "object"}, execute=_execute, timeout=5
+        )
         for name in TOOL_NAMES
     ]
 
@@ -45,7 +47,9 @@ def _tools() -> list[AgentTool]:
 responses = st.lists(
     st.one_of(
         st.text("abc ", min_size=0, max_size=12).map(lambda t: ("text", t)),
-        st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3).map(lambda names: ("tools", names)),
+        st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3).map(
+            lambda names: ("tools", names)
+        ),
     ),
     min_size=1,
     max_size=4,
@@ -60,7 +64,9 @@ class AgentMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.faux = FauxProvider(token_size=(1, 3), tokens_per_second=50)
-        self.agent = Agent(model=self.faux.get_model(), system_prompt="s", tools=_tools(), stream_fn=self.faux)
+        self.agent = Agent(
+            model=self.faux.get_model(), system_prompt="s", tools=_tools(), stream_fn=self.faux
+        )
         self.enqueued: list[Any] = []
         self.counter = 0
         self.events: list[Any] = []
@@ -73,19 +79,31 @@ class AgentMachine(RuleBasedStateMachine):
         calls = [faux_tool_call(name, {"kind": name, "seconds": 0.2}) for name in value]
         return faux_assistant_message([faux_text("using tools"), *calls], stop_reason="toolUse")
 
-    @rule(script=responses, timed=actions, slow_listener=st.booleans(), raising_listener=st.booleans())
-    def run_once(self, script: list[Any], timed: list[tuple[str, float]], slow_listener: bool, raising_listener: bool) -> None:
-        self.faux.set_responses([self._response(s) for s in script] + [faux_assistant_message("fallback")] * 8)
+    @rule(
+        script=responses, timed=actions, slow_listener=st.booleans(), raising_listener=st.booleans()
+    )
+    def run_once(
+        self,
+        script: list[Any],
+        timed: list[tuple[str, float]],
+        slow_listener: bool,
+        raising_listener: bool,
+    ) -> None:
+        self.faux.set_responses(
+            [self._response(s) for s in script] + [faux_assistant_message("fallback")] * 8
+        )
         events: list[Any] = []
         agent = self.agent
         unsubscribe = [agent.subscribe(events.append)]
         if slow_listener:
+
             async def slow(event: Any) -> None:
                 if event.type in ("message_end", "tool_execution_end"):
                     await trio.sleep(0.05)
 
             unsubscribe.append(agent.subscribe(slow))
         if raising_listener:
+
             def raising(event: Any) -> None:
                 if event.type == "tool_execution_end":
                     raise RuntimeError("listener failed")
@@ -144,13 +162,17 @@ class AgentMachine(RuleBasedStateMachine):
     @invariant()
     def no_queued_message_lost_or_duplicated(self) -> None:
         in_transcript = Counter(id(m) for m in self.agent.state.messages)
-        queued = Counter(id(m) for m in [*self.agent._steering._items, *self.agent._follow_up._items])
+        queued = Counter(
+            id(m) for m in [*self.agent._steering._items, *self.agent._follow_up._items]
+        )
         for message in self.enqueued:
             assert in_transcript[id(message)] + queued[id(message)] == 1
 
     @invariant()
     def completed_tool_calls_have_one_result(self) -> None:
-        results = Counter(m.tool_call_id for m in self.agent.state.messages if m.role == "toolResult")
+        results = Counter(
+            m.tool_call_id for m in self.agent.state.messages if m.role == "toolResult"
+        )
         for m in self.agent.state.messages:
             if m.role == "assistant" and m.stop_reason not in ("error", "aborted"):
                 for block in m.content:
@@ -159,7 +181,10 @@ class AgentMachine(RuleBasedStateMachine):
 
 
 AgentMachine.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=6, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow], derandomize=True,
+    max_examples=40,
+    stateful_step_count=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
 )
 TestAgentMachine = AgentMachine.TestCase

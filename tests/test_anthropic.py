@@ -101,8 +101,13 @@ def body_of(model: Model, context: Context, **options: Any) -> dict[str, Any]:
 
 def assistant(*blocks: Any, model: Model = SONNET, stop: str = "stop") -> AssistantMessage:
     return AssistantMessage(
-        content=list(blocks), api=model.api, provider=model.provider, model=model.id,
-        usage=Usage(), stop_reason=stop, timestamp=1,  # type: ignore[arg-type]
+        content=list(blocks),
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason=stop,
+        timestamp=1,  # type: ignore[arg-type]
     )
 
 
@@ -130,12 +135,18 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
     for e in events:
         if e.type in ("done", "error"):
             final = e.message if e.type == "done" else e.error
-            out.append((e.type, e.reason, msgspec.json.encode(
-                msgspec.structs.replace(final, timestamp=0)
-            )))
+            out.append(
+                (e.type, e.reason, msgspec.json.encode(msgspec.structs.replace(final, timestamp=0)))
+            )
         else:
-            out.append((e.type, getattr(e, "content_index", None), getattr(e, "delta", None),
-                        getattr(e, "content", None)))
+            out.append(
+                (
+                    e.type,
+                    getattr(e, "content_index", None),
+                    getattr(e, "delta", None),
+                    getattr(e, "content", None),
+                )
+            )
     return out
 
 
@@ -148,9 +159,10 @@ def test_body_has_model_max_tokens_stream_and_messages():
     assert body["max_tokens"] == SONNET.max_tokens
     assert body["stream"] is True
     assert body["messages"] == [
-        {"role": "user", "content": [
-            {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}
-        ]}
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+        }
     ]
     assert "system" not in body
     assert "tools" not in body
@@ -181,10 +193,15 @@ def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder
     assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nShort."}]
     assert body["messages"][2] == {
         "role": "user",
-        "content": [{"type": "text", "text": (
-            '<system_reminder>\nNow be formal.\n\nRemoved system prompt section "style".'
-            "\n</system_reminder>"
-        )}],
+        "content": [
+            {
+                "type": "text",
+                "text": (
+                    '<system_reminder>\nNow be formal.\n\nRemoved system prompt section "style".'
+                    "\n</system_reminder>"
+                ),
+            }
+        ],
     }
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "user"]
 
@@ -197,14 +214,16 @@ def test_a_later_system_message_that_only_declares_tools_adds_no_turn():
 
 
 def test_cache_retention_none_puts_cache_control_nowhere():
-    body = body_of(SONNET, ctx(UserMessage(content="hi"), system="S", tools=[WEATHER]),
-                   cache_retention="none")
+    body = body_of(
+        SONNET, ctx(UserMessage(content="hi"), system="S", tools=[WEATHER]), cache_retention="none"
+    )
     assert "cache_control" not in msgspec.json.encode(body).decode()
 
 
 def test_long_retention_adds_one_hour_ttl_everywhere():
-    body = body_of(SONNET, ctx(UserMessage(content="hi"), system="S", tools=[WEATHER]),
-                   cache_retention="long")
+    body = body_of(
+        SONNET, ctx(UserMessage(content="hi"), system="S", tools=[WEATHER]), cache_retention="long"
+    )
     control = {"type": "ephemeral", "ttl": "1h"}
     assert body["system"][0]["cache_control"] == control
     assert body["tools"][-1]["cache_control"] == control
@@ -218,8 +237,9 @@ def test_long_retention_without_long_cache_support_has_no_ttl():
 
 
 def test_pi_cache_retention_env_selects_long_retention():
-    body = body_of(SONNET, ctx(UserMessage(content="hi"), system="S"),
-                   env={"PI_CACHE_RETENTION": "long"})
+    body = body_of(
+        SONNET, ctx(UserMessage(content="hi"), system="S"), env={"PI_CACHE_RETENTION": "long"}
+    )
     assert body["system"][0]["cache_control"]["ttl"] == "1h"
 
 
@@ -235,8 +255,11 @@ def test_cache_control_goes_on_the_last_block_of_a_final_user_message_only():
 def test_cache_control_lands_on_the_last_tool_result():
     context = ctx(
         UserMessage(content="weather?"),
-        assistant(ToolCall(id="t1", name="get_weather", arguments={"city": "A"}),
-                  ToolCall(id="t2", name="get_weather", arguments={"city": "B"}), stop="toolUse"),
+        assistant(
+            ToolCall(id="t1", name="get_weather", arguments={"city": "A"}),
+            ToolCall(id="t2", name="get_weather", arguments={"city": "B"}),
+            stop="toolUse",
+        ),
         result("t1", TextContent(text="sun")),
         result("t2", TextContent(text="rain")),
     )
@@ -248,28 +271,32 @@ def test_cache_control_lands_on_the_last_tool_result():
 
 
 def test_tool_schema_keeps_only_properties_and_required():
-    body = body_of(SONNET, ctx(UserMessage(content="hi"), tools=[WEATHER]),
-                   cache_retention="none")
-    assert body["tools"] == [{
-        "name": "get_weather",
-        "description": "Weather of a city",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}},
-                         "required": ["city"]},
-        "eager_input_streaming": True,
-    }]
+    body = body_of(SONNET, ctx(UserMessage(content="hi"), tools=[WEATHER]), cache_retention="none")
+    assert body["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "input_schema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+            "eager_input_streaming": True,
+        }
+    ]
 
 
 def test_tool_schema_without_properties_gets_empty_ones():
     bare = Tool(name="now", description="time", parameters={"type": "object"})
     body = body_of(SONNET, ctx(UserMessage(content="hi"), tools=[bare]), cache_retention="none")
-    assert body["tools"][0]["input_schema"] == {"type": "object", "properties": {},
-                                                 "required": []}
+    assert body["tools"][0]["input_schema"] == {"type": "object", "properties": {}, "required": []}
 
 
 def test_without_eager_input_streaming_the_fine_grained_beta_is_used():
     model = msgspec.structs.replace(SONNET, compat={"supportsEagerToolInputStreaming": False})
     request = build_anthropic_request(
-        model, normalize_context(ctx(UserMessage(content="hi"), tools=[WEATHER])),
+        model,
+        normalize_context(ctx(UserMessage(content="hi"), tools=[WEATHER])),
         StreamOptions(),
     )
     assert "eager_input_streaming" not in request.body["tools"][0]
@@ -284,9 +311,11 @@ def test_no_cache_control_on_tools_when_the_model_refuses_it():
 
 def test_budget_thinking_uses_the_budget_and_the_interleaved_beta():
     request = build_anthropic_request(
-        SONNET, normalize_context(ctx(UserMessage(content="hi"))),
-        StreamOptions(temperature=0.5, extra={"thinking_enabled": True,
-                                              "thinking_budget_tokens": 4000}),
+        SONNET,
+        normalize_context(ctx(UserMessage(content="hi"))),
+        StreamOptions(
+            temperature=0.5, extra={"thinking_enabled": True, "thinking_budget_tokens": 4000}
+        ),
     )
     assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert "temperature" not in request.body
@@ -294,14 +323,18 @@ def test_budget_thinking_uses_the_budget_and_the_interleaved_beta():
 
 
 def test_budget_thinking_defaults_to_1024_tokens_and_keeps_a_display():
-    body = body_of(SONNET, ctx(UserMessage(content="hi")),
-                   extra={"thinking_enabled": True, "thinking_display": "omitted"})
+    body = body_of(
+        SONNET,
+        ctx(UserMessage(content="hi")),
+        extra={"thinking_enabled": True, "thinking_display": "omitted"},
+    )
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024, "display": "omitted"}
 
 
 def test_interleaved_thinking_can_be_switched_off():
     request = build_anthropic_request(
-        SONNET, normalize_context(ctx(UserMessage(content="hi"))),
+        SONNET,
+        normalize_context(ctx(UserMessage(content="hi"))),
         StreamOptions(extra={"thinking_enabled": True, "interleaved_thinking": False}),
     )
     assert request.betas == []
@@ -309,9 +342,11 @@ def test_interleaved_thinking_can_be_switched_off():
 
 def test_adaptive_thinking_sends_effort_in_output_config_without_beta():
     request = build_anthropic_request(
-        OPUS_46, normalize_context(ctx(UserMessage(content="hi"))),
-        StreamOptions(extra={"thinking_enabled": True, "effort": "max",
-                             "thinking_display": "summarized"}),
+        OPUS_46,
+        normalize_context(ctx(UserMessage(content="hi"))),
+        StreamOptions(
+            extra={"thinking_enabled": True, "effort": "max", "thinking_display": "summarized"}
+        ),
     )
     assert request.body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert request.body["output_config"] == {"effort": "max"}
@@ -319,15 +354,18 @@ def test_adaptive_thinking_sends_effort_in_output_config_without_beta():
 
 
 def test_thinking_disabled_explicitly_only_on_reasoning_models():
-    body = body_of(SONNET, ctx(UserMessage(content="hi")), temperature=0.2,
-                   extra={"thinking_enabled": False})
+    body = body_of(
+        SONNET, ctx(UserMessage(content="hi")), temperature=0.2, extra={"thinking_enabled": False}
+    )
     assert body["thinking"] == {"type": "disabled"}
     assert body["temperature"] == 0.2
-    assert "thinking" not in body_of(PLAIN, ctx(UserMessage(content="hi")),
-                                     extra={"thinking_enabled": True})
+    assert "thinking" not in body_of(
+        PLAIN, ctx(UserMessage(content="hi")), extra={"thinking_enabled": True}
+    )
     always = msgspec.structs.replace(SONNET, thinking_level_map={"off": None})
-    assert "thinking" not in body_of(always, ctx(UserMessage(content="hi")),
-                                     extra={"thinking_enabled": False})
+    assert "thinking" not in body_of(
+        always, ctx(UserMessage(content="hi")), extra={"thinking_enabled": False}
+    )
 
 
 def test_temperature_is_dropped_for_models_without_temperature_support():
@@ -336,20 +374,27 @@ def test_temperature_is_dropped_for_models_without_temperature_support():
 
 
 def test_metadata_user_id_only_when_a_string():
-    assert body_of(SONNET, ctx(UserMessage(content="hi")),
-                   metadata={"user_id": "u-1", "other": 1})["metadata"] == {"user_id": "u-1"}
-    assert "metadata" not in body_of(SONNET, ctx(UserMessage(content="hi")),
-                                     metadata={"user_id": 42})
+    assert body_of(SONNET, ctx(UserMessage(content="hi")), metadata={"user_id": "u-1", "other": 1})[
+        "metadata"
+    ] == {"user_id": "u-1"}
+    assert "metadata" not in body_of(
+        SONNET, ctx(UserMessage(content="hi")), metadata={"user_id": 42}
+    )
 
 
 @pytest.mark.parametrize(
     ("choice", "expected"),
-    [("auto", {"type": "auto"}), ("any", {"type": "any"}), ("none", {"type": "none"}),
-     ({"type": "tool", "name": "get_weather"}, {"type": "tool", "name": "get_weather"})],
+    [
+        ("auto", {"type": "auto"}),
+        ("any", {"type": "any"}),
+        ("none", {"type": "none"}),
+        ({"type": "tool", "name": "get_weather"}, {"type": "tool", "name": "get_weather"}),
+    ],
 )
 def test_tool_choice_strings_become_objects_and_objects_pass_through(choice, expected):
-    body = body_of(SONNET, ctx(UserMessage(content="hi"), tools=[WEATHER]),
-                   extra={"tool_choice": choice})
+    body = body_of(
+        SONNET, ctx(UserMessage(content="hi"), tools=[WEATHER]), extra={"tool_choice": choice}
+    )
     assert body["tool_choice"] == expected
 
 
@@ -364,20 +409,31 @@ def test_unified_tool_choice_is_used_when_extra_has_none():
 def test_blank_user_messages_and_blank_text_blocks_are_skipped():
     context = ctx(
         UserMessage(content="   "),
-        UserMessage(content=[TextContent(text=" "), ImageContent(data="QUJD", mime_type="image/jpeg")]),
+        UserMessage(
+            content=[TextContent(text=" "), ImageContent(data="QUJD", mime_type="image/jpeg")]
+        ),
         UserMessage(content=[TextContent(text="")]),
     )
     body = body_of(SONNET, context, cache_retention="none")
-    assert body["messages"] == [{"role": "user", "content": [{
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/jpeg", "data": "QUJD"},
-    }]}]
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/jpeg", "data": "QUJD"},
+                }
+            ],
+        }
+    ]
 
 
 def test_assistant_blocks_replay_signatures_redacted_thinking_and_tool_use():
     message = assistant(
         ThinkingContent(thinking="plan", thinking_signature="sig-1"),
-        ThinkingContent(thinking="[Reasoning redacted]", thinking_signature="opaque", redacted=True),
+        ThinkingContent(
+            thinking="[Reasoning redacted]", thinking_signature="opaque", redacted=True
+        ),
         ThinkingContent(thinking="unsigned thought"),
         ThinkingContent(thinking="   "),
         TextContent(text=" "),
@@ -385,8 +441,9 @@ def test_assistant_blocks_replay_signatures_redacted_thinking_and_tool_use():
         ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Oslo"}),
         stop="toolUse",
     )
-    body = body_of(SONNET, ctx(UserMessage(content="q"), message, result("toolu_1")),
-                   cache_retention="none")
+    body = body_of(
+        SONNET, ctx(UserMessage(content="q"), message, result("toolu_1")), cache_retention="none"
+    )
     assert body["messages"][1]["content"] == [
         {"type": "thinking", "thinking": "plan", "signature": "sig-1"},
         {"type": "redacted_thinking", "data": "opaque"},
@@ -397,33 +454,50 @@ def test_assistant_blocks_replay_signatures_redacted_thinking_and_tool_use():
 
 
 def test_signed_thinking_with_blank_text_is_kept_for_encrypted_replay():
-    message = assistant(ThinkingContent(thinking="", thinking_signature="enc"),
-                        TextContent(text="a"))
+    message = assistant(
+        ThinkingContent(thinking="", thinking_signature="enc"), TextContent(text="a")
+    )
     body = body_of(SONNET, ctx(UserMessage(content="q"), message), cache_retention="none")
-    assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "",
-                                                 "signature": "enc"}
+    assert body["messages"][1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "",
+        "signature": "enc",
+    }
 
 
 def test_unsigned_thinking_may_be_replayed_as_thinking_with_an_empty_signature():
     model = msgspec.structs.replace(SONNET, compat={"allowEmptySignature": True})
     message = assistant(ThinkingContent(thinking="idea"), TextContent(text="a"), model=model)
     body = body_of(model, ctx(UserMessage(content="q"), message), cache_retention="none")
-    assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "idea",
-                                                 "signature": ""}
+    assert body["messages"][1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "idea",
+        "signature": "",
+    }
 
 
 def test_assistant_messages_without_blocks_are_skipped():
-    body = body_of(SONNET, ctx(UserMessage(content="q"), assistant(TextContent(text="  ")),
-                               UserMessage(content="again")), cache_retention="none")
+    body = body_of(
+        SONNET,
+        ctx(
+            UserMessage(content="q"),
+            assistant(TextContent(text="  ")),
+            UserMessage(content="again"),
+        ),
+        cache_retention="none",
+    )
     assert [m["role"] for m in body["messages"]] == ["user", "user"]
 
 
 def test_consecutive_tool_results_share_one_user_turn():
     context = ctx(
         UserMessage(content="q"),
-        assistant(ToolCall(id="a", name="get_weather", arguments={}),
-                  ToolCall(id="b", name="get_weather", arguments={}),
-                  ToolCall(id="c", name="get_weather", arguments={}), stop="toolUse"),
+        assistant(
+            ToolCall(id="a", name="get_weather", arguments={}),
+            ToolCall(id="b", name="get_weather", arguments={}),
+            ToolCall(id="c", name="get_weather", arguments={}),
+            stop="toolUse",
+        ),
         result("a", TextContent(text="one"), TextContent(text="two")),
         result("b", ImageContent(data="AAAA", mime_type="image/png")),
         result("c", TextContent(text="bad"), is_error=True),
@@ -433,11 +507,18 @@ def test_consecutive_tool_results_share_one_user_turn():
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "user"]
     assert body["messages"][2]["content"] == [
         {"type": "tool_result", "tool_use_id": "a", "content": "one\ntwo", "is_error": False},
-        {"type": "tool_result", "tool_use_id": "b", "is_error": False, "content": [
-            {"type": "text", "text": "(see attached image)"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "AAAA"}},
-        ]},
+        {
+            "type": "tool_result",
+            "tool_use_id": "b",
+            "is_error": False,
+            "content": [
+                {"type": "text", "text": "(see attached image)"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+                },
+            ],
+        },
         {"type": "tool_result", "tool_use_id": "c", "content": "bad", "is_error": True},
     ]
 
@@ -445,18 +526,26 @@ def test_consecutive_tool_results_share_one_user_turn():
 def test_tool_call_ids_from_other_providers_are_normalized_with_their_results():
     foreign = AssistantMessage(
         content=[ToolCall(id="call_9|fc_abc+/=", name="get_weather", arguments={})],
-        api="openai-responses", provider="openai", model="gpt-5.4", usage=Usage(),
-        stop_reason="toolUse", timestamp=1,
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5.4",
+        usage=Usage(),
+        stop_reason="toolUse",
+        timestamp=1,
     )
-    body = body_of(SONNET, ctx(UserMessage(content="q"), foreign, result("call_9|fc_abc+/=")),
-                   cache_retention="none")
+    body = body_of(
+        SONNET,
+        ctx(UserMessage(content="q"), foreign, result("call_9|fc_abc+/=")),
+        cache_retention="none",
+    )
     assert body["messages"][1]["content"][0]["id"] == "call_9_fc_abc___"
     assert body["messages"][2]["content"][0]["tool_use_id"] == "call_9_fc_abc___"
 
 
 def test_unpaired_surrogates_are_removed_from_outgoing_text():
-    body = body_of(SONNET, ctx(UserMessage(content="a\ud83db 😀"), system="s\udc00"),
-                   cache_retention="none")
+    body = body_of(
+        SONNET, ctx(UserMessage(content="a\ud83db 😀"), system="s\udc00"), cache_retention="none"
+    )
     assert body["messages"][0]["content"] == "ab 😀"
     assert body["system"][0]["text"] == "s"
     msgspec.json.encode(body)  # encodable
@@ -465,16 +554,23 @@ def test_unpaired_surrogates_are_removed_from_outgoing_text():
 def test_oauth_requests_carry_the_identity_prompt_and_canonical_tool_names():
     read = Tool(name="read", description="read a file", parameters={"type": "object"})
     request = build_anthropic_request(
-        SONNET, normalize_context(ctx(
-            UserMessage(content="q"),
-            assistant(ToolCall(id="t", name="read", arguments={}), stop="toolUse"),
-            result("t", TextContent(text="x")),
-            system="Mine.", tools=[read],
-        )),
-        StreamOptions(cache_retention="none"), oauth=True,
+        SONNET,
+        normalize_context(
+            ctx(
+                UserMessage(content="q"),
+                assistant(ToolCall(id="t", name="read", arguments={}), stop="toolUse"),
+                result("t", TextContent(text="x")),
+                system="Mine.",
+                tools=[read],
+            )
+        ),
+        StreamOptions(cache_retention="none"),
+        oauth=True,
     )
-    assert request.body["system"] == [{"type": "text", "text": CLAUDE_CODE_IDENTITY},
-                                      {"type": "text", "text": "Mine."}]
+    assert request.body["system"] == [
+        {"type": "text", "text": CLAUDE_CODE_IDENTITY},
+        {"type": "text", "text": "Mine."},
+    ]
     assert request.body["tools"][0]["name"] == "Read"
     assert request.body["messages"][1]["content"][0]["name"] == "Read"
     assert request.betas[:2] == ["claude-code-20250219", "oauth-2025-04-20"]
@@ -484,8 +580,9 @@ def test_oauth_requests_carry_the_identity_prompt_and_canonical_tool_names():
 
 
 def simple(model: Model, context: Context | None = None, **options: Any) -> StreamOptions:
-    return anthropic_simple_options(model, context or ctx(UserMessage(content="hi")),
-                                    StreamOptions(**options))
+    return anthropic_simple_options(
+        model, context or ctx(UserMessage(content="hi")), StreamOptions(**options)
+    )
 
 
 def test_simple_without_reasoning_disables_thinking():
@@ -497,8 +594,11 @@ def test_simple_without_reasoning_disables_thinking():
 def test_simple_budget_model_carves_the_budget_out_of_max_tokens():
     options = simple(SONNET, reasoning="medium", max_tokens=2000)
     assert options.max_tokens == 2000 + 8192
-    assert options.extra == {"thinking_enabled": True, "thinking_display": "summarized",
-                             "thinking_budget_tokens": 8192}
+    assert options.extra == {
+        "thinking_enabled": True,
+        "thinking_display": "summarized",
+        "thinking_budget_tokens": 8192,
+    }
 
 
 def test_simple_budget_shrinks_when_the_model_cap_leaves_no_answer_room():
@@ -509,35 +609,53 @@ def test_simple_budget_shrinks_when_the_model_cap_leaves_no_answer_room():
 
 
 def test_simple_custom_budgets_and_xhigh_clamps_to_high():
-    options = simple(SONNET, reasoning="xhigh", max_tokens=1000,
-                     thinking_budgets=ThinkingBudgets(high=3000))
+    options = simple(
+        SONNET, reasoning="xhigh", max_tokens=1000, thinking_budgets=ThinkingBudgets(high=3000)
+    )
     assert options.max_tokens == 4000
     assert options.extra["thinking_budget_tokens"] == 4000 - 1024  # answer room kept
 
 
 @pytest.mark.parametrize(
     ("model", "level", "effort"),
-    [(OPUS_46, "xhigh", "max"), (OPUS_46, "max", "max"), (OPUS_47, "xhigh", "xhigh"),
-     (OPUS_46, "minimal", "low"), (OPUS_46, "low", "low"), (OPUS_46, "medium", "medium"),
-     (OPUS_46, "high", "high")],
+    [
+        (OPUS_46, "xhigh", "max"),
+        (OPUS_46, "max", "max"),
+        (OPUS_47, "xhigh", "xhigh"),
+        (OPUS_46, "minimal", "low"),
+        (OPUS_46, "low", "low"),
+        (OPUS_46, "medium", "medium"),
+        (OPUS_46, "high", "high"),
+    ],
 )
 def test_simple_adaptive_models_map_levels_to_effort(model, level, effort):
     options = simple(model, reasoning=level)
-    assert options.extra == {"thinking_enabled": True, "thinking_display": "summarized",
-                             "effort": effort}
+    assert options.extra == {
+        "thinking_enabled": True,
+        "thinking_display": "summarized",
+        "effort": effort,
+    }
 
 
 def test_simple_keeps_a_chosen_display():
-    assert simple(OPUS_46, reasoning="low",
-                  extra={"thinking_display": "omitted"}).extra["thinking_display"] == "omitted"
+    assert (
+        simple(OPUS_46, reasoning="low", extra={"thinking_display": "omitted"}).extra[
+            "thinking_display"
+        ]
+        == "omitted"
+    )
 
 
 def test_simple_thinking_reaches_the_request_body():
     options = simple(SONNET, reasoning="low", max_tokens=500, temperature=0.7)
-    body = build_anthropic_request(SONNET, normalize_context(ctx(UserMessage(content="hi"))),
-                                   options).body
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2548 - 1024,
-                                "display": "summarized"}
+    body = build_anthropic_request(
+        SONNET, normalize_context(ctx(UserMessage(content="hi"))), options
+    ).body
+    assert body["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 2548 - 1024,
+        "display": "summarized",
+    }
     assert body["max_tokens"] == 2548
     assert "temperature" not in body
 
@@ -568,8 +686,13 @@ def failure(events: list[Any]) -> str:
 
 def test_text_stream_maps_to_text_events_usage_and_ids():
     events = feed_all(fixture("text.sse"))
-    assert [e.type for e in events] == ["text_start", "text_delta", "text_delta", "text_end",
-                                        "done"]
+    assert [e.type for e in events] == [
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
+    ]
     assert events[3].content == "Héllo wörld 🌍!"
     message = events[-1].message
     assert events[-1].reason == "stop"
@@ -593,19 +716,26 @@ def test_thinking_signatures_redacted_thinking_and_tool_calls_are_preserved():
     assert redacted.thinking == "[Reasoning redacted]"
     assert redacted.thinking_signature.startswith("EmwKAhgB")
     assert text.text == "Checking both."
-    assert first == ToolCall(id="toolu_01A", name="get_weather",
-                             arguments={"city": "Paris", "unit": "c"})
+    assert first == ToolCall(
+        id="toolu_01A", name="get_weather", arguments={"city": "Paris", "unit": "c"}
+    )
     assert second.arguments == {"city": "Tōkyō"}
     deltas = [e.delta for e in events if e.type == "toolcall_delta" and e.content_index == 3]
     assert deltas == ["", '{"city": "Par', 'is", "unit": "c"}']
     assert [e.type for e in events if getattr(e, "content_index", None) == 1] == [
-        "thinking_start", "thinking_end"]
+        "thinking_start",
+        "thinking_end",
+    ]
 
 
 def test_message_delta_nulls_do_not_overwrite_start_usage():
     usage = feed_all(fixture("thinking_tools.sse"))[-1].message.usage
     assert (usage.input, usage.cache_read, usage.cache_write, usage.cache_write_1h) == (
-        120, 300, 2000, 500)
+        120,
+        300,
+        2000,
+        500,
+    )
     assert usage.output == 210
     assert usage.reasoning == 90
     assert usage.total_tokens == 120 + 210 + 300 + 2000
@@ -617,21 +747,40 @@ def events_for(*pairs: tuple[str, Any], model: Model = SONNET):
     return sse_body(pairs)
 
 
-START = ("message_start", {"type": "message_start", "message": {
-    "id": "msg_x", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 5, "output_tokens": 1}}})
+START = (
+    "message_start",
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_x",
+            "model": "claude-sonnet-4-5",
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    },
+)
 STOP = ("message_stop", {"type": "message_stop"})
 
 
 def stop_delta(reason: str, **delta: Any) -> tuple[str, Any]:
-    return ("message_delta", {"type": "message_delta",
-                              "delta": {"stop_reason": reason, **delta},
-                              "usage": {"output_tokens": 2}})
+    return (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, **delta},
+            "usage": {"output_tokens": 2},
+        },
+    )
 
 
 @pytest.mark.parametrize(
     ("wire", "reason"),
-    [("end_turn", "stop"), ("max_tokens", "length"), ("tool_use", "toolUse"),
-     ("pause_turn", "stop"), ("stop_sequence", "stop")],
+    [
+        ("end_turn", "stop"),
+        ("max_tokens", "length"),
+        ("tool_use", "toolUse"),
+        ("pause_turn", "stop"),
+        ("stop_sequence", "stop"),
+    ],
 )
 def test_stop_reasons_map_to_done_reasons(wire, reason):
     events = feed_all(sse_body([START, stop_delta(wire), STOP]))
@@ -680,53 +829,112 @@ def test_empty_body_fails_like_a_cut_stream():
 
 
 def test_unknown_events_and_unknown_blocks_are_skipped():
-    body = sse_body([
-        START,
-        ("ping", {"type": "ping"}),
-        ("done", "[DONE]"),
-        ("proxy.stats", "not json at all"),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "server_tool_use", "id": "s"}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("content_block_start", {"type": "content_block_start", "index": 1,
-                                 "content_block": {"type": "text", "text": "Hi"}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 7,
-                                 "delta": {"type": "text_delta", "text": "lost"}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 1,
-                                 "delta": {"type": "citations_delta", "citation": {}}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
-        stop_delta("end_turn"), STOP,
-    ])
+    body = sse_body(
+        [
+            START,
+            ("ping", {"type": "ping"}),
+            ("done", "[DONE]"),
+            ("proxy.stats", "not json at all"),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "server_tool_use", "id": "s"},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": "{}"},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 1,
+                    "content_block": {"type": "text", "text": "Hi"},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 7,
+                    "delta": {"type": "text_delta", "text": "lost"},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 1,
+                    "delta": {"type": "citations_delta", "citation": {}},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+            stop_delta("end_turn"),
+            STOP,
+        ]
+    )
     events = feed_all(body)
     assert [(e.type, getattr(e, "content_index", None)) for e in events] == [
-        ("text_start", 0), ("text_delta", 0), ("text_end", 0), ("done", None)]
+        ("text_start", 0),
+        ("text_delta", 0),
+        ("text_end", 0),
+        ("done", None),
+    ]
     assert events[-1].message.content == [TextContent(text="Hi")]
 
 
 def test_malformed_tool_json_is_repaired():
     raw = '{"path":"A\\H","text":"col1\tcol2"}'
-    body = sse_body([
-        START,
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "tool_use", "id": "t", "name": "w",
-                                                   "input": {}}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "input_json_delta", "partial_json": raw}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        stop_delta("tool_use"), STOP,
-    ])
+    body = sse_body(
+        [
+            START,
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "tool_use", "id": "t", "name": "w", "input": {}},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": raw},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop_delta("tool_use"),
+            STOP,
+        ]
+    )
     events = feed_all(body)
     assert events[-1].message.content[0].arguments == {"path": "A\\H", "text": "col1\tcol2"}
 
 
 def test_slightly_broken_event_json_is_repaired_and_garbage_fails_clearly():
-    broken = sse_body([START, ("content_block_start",
-                               '{"type":"content_block_start","index":0,'
-                               '"content_block":{"type":"text","text":"a\tb"}}'),
-                       ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                       stop_delta("end_turn"), STOP])
+    broken = sse_body(
+        [
+            START,
+            (
+                "content_block_start",
+                '{"type":"content_block_start","index":0,'
+                '"content_block":{"type":"text","text":"a\tb"}}',
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop_delta("end_turn"),
+            STOP,
+        ]
+    )
     assert feed_all(broken)[-1].message.content == [TextContent(text="a\tb")]
     text = failure(feed_all(sse_body([START, ("message_delta", "{oops")])))
     assert text.startswith("Could not parse Anthropic SSE event message_delta: ")
@@ -734,14 +942,27 @@ def test_slightly_broken_event_json_is_repaired_and_garbage_fails_clearly():
 
 
 def test_oauth_tool_names_map_back_to_the_callers_spelling():
-    body = sse_body([
-        START,
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "tool_use", "id": "t", "name": "Read",
-                                                   "input": {"path": "x"}}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        stop_delta("tool_use"), STOP,
-    ])
+    body = sse_body(
+        [
+            START,
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": "t",
+                        "name": "Read",
+                        "input": {"path": "x"},
+                    },
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop_delta("tool_use"),
+            STOP,
+        ]
+    )
     events = feed_all(body, tool_names=("read",))
     assert events[-1].message.content == [ToolCall(id="t", name="read", arguments={"path": "x"})]
 
@@ -751,9 +972,14 @@ def test_oauth_tool_names_map_back_to_the_callers_spelling():
 
 async def test_replayed_request_goes_to_messages_with_anthropic_headers():
     context = ctx(UserMessage(content="hi"), system="S", tools=[WEATHER])
-    events, transport = await replay(SONNET, context, ReplayResponse(fixture("text.sse")),
-                                     extra={"thinking_enabled": True}, session_id="s1",
-                                     headers={"x-extra": "1"})
+    events, transport = await replay(
+        SONNET,
+        context,
+        ReplayResponse(fixture("text.sse")),
+        extra={"thinking_enabled": True},
+        session_id="s1",
+        headers={"x-extra": "1"},
+    )
     request = transport.requests[0]
     assert request.url == "https://api.anthropic.com/v1/messages"
     headers = request.headers
@@ -773,23 +999,39 @@ async def test_replayed_request_goes_to_messages_with_anthropic_headers():
 
 async def test_session_affinity_header_when_the_model_asks_for_it():
     model = msgspec.structs.replace(SONNET, compat={"sendSessionAffinityHeaders": True})
-    _, transport = await replay(model, ctx(UserMessage(content="hi")),
-                                ReplayResponse(fixture("text.sse")), session_id="sess-9")
+    _, transport = await replay(
+        model,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        session_id="sess-9",
+    )
     assert transport.requests[0].headers["x-session-affinity"] == "sess-9"
 
 
 async def test_oauth_token_is_sent_as_bearer_with_claude_code_headers():
     read = Tool(name="read", description="r", parameters={"type": "object"})
-    body = sse_body([
-        START,
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "tool_use", "id": "t", "name": "Read",
-                                                   "input": {}}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        stop_delta("tool_use"), STOP,
-    ])
-    events, transport = await replay(SONNET, ctx(UserMessage(content="hi"), tools=[read]),
-                                     ReplayResponse(body), api_key="sk-ant-oat01-secret-token")
+    body = sse_body(
+        [
+            START,
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "tool_use", "id": "t", "name": "Read", "input": {}},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop_delta("tool_use"),
+            STOP,
+        ]
+    )
+    events, transport = await replay(
+        SONNET,
+        ctx(UserMessage(content="hi"), tools=[read]),
+        ReplayResponse(body),
+        api_key="sk-ant-oat01-secret-token",
+    )
     headers = transport.requests[0].headers
     assert headers["authorization"] == "Bearer sk-ant-oat01-secret-token"
     assert "x-api-key" not in headers
@@ -803,8 +1045,12 @@ async def test_on_payload_replacement_is_sent_with_stream_forced_on():
     def replace(payload: Any, model: Model) -> Any:
         return {**payload, "stream": False, "max_tokens": 7}
 
-    _, transport = await replay(SONNET, ctx(UserMessage(content="hi")),
-                                ReplayResponse(fixture("text.sse")), on_payload=replace)
+    _, transport = await replay(
+        SONNET,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        on_payload=replace,
+    )
     sent = transport.requests[0].json()
     assert sent["max_tokens"] == 7
     assert sent["stream"] is True
@@ -814,13 +1060,22 @@ async def test_simple_entry_point_maps_reasoning_into_the_sent_body():
     transport = ReplayTransport(ReplayResponse(fixture("text.sse")))
     registry = registry_with_transport(transport)
     try:
-        message = await complete_simple(SONNET, ctx(UserMessage(content="hi")), registry=registry,
-                                        api_key=KEY, reasoning="minimal", max_tokens=100)
+        message = await complete_simple(
+            SONNET,
+            ctx(UserMessage(content="hi")),
+            registry=registry,
+            api_key=KEY,
+            reasoning="minimal",
+            max_tokens=100,
+        )
     finally:
         await registry.aclose()
     sent = transport.requests[0].json()
-    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 1124 - 1024,
-                                "display": "summarized"}
+    assert sent["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 1124 - 1024,
+        "display": "summarized",
+    }
     assert sent["max_tokens"] == 1124
     assert message.stop_reason == "stop"
 
@@ -835,10 +1090,13 @@ async def test_missing_key_is_an_error_event_without_start(monkeypatch):
 
 
 async def test_http_error_status_becomes_an_error_with_the_provider_message():
-    body = (b'{"type":"error","error":{"type":"invalid_request_error",'
-            b'"message":"prompt is too long: 210000 tokens > 200000 maximum"}}')
-    events, _ = await replay(SONNET, ctx(UserMessage(content="hi")),
-                             ReplayResponse(body, status=400))
+    body = (
+        b'{"type":"error","error":{"type":"invalid_request_error",'
+        b'"message":"prompt is too long: 210000 tokens > 200000 maximum"}}'
+    )
+    events, _ = await replay(
+        SONNET, ctx(UserMessage(content="hi")), ReplayResponse(body, status=400)
+    )
     assert [e.type for e in events] == ["error"]
     message = events[0].error
     assert message.error_message == "400 prompt is too long: 210000 tokens > 200000 maximum"
@@ -847,10 +1105,12 @@ async def test_http_error_status_becomes_an_error_with_the_provider_message():
 
 @pytest.mark.parametrize("name", ["text.sse", "thinking_tools.sse", "refusal.sse"])
 async def test_crlf_line_endings_give_the_same_events(name):
-    plain, _ = await replay(SONNET, ctx(UserMessage(content="hi")),
-                            ReplayResponse(fixture(name)))
-    crlf, _ = await replay(SONNET, ctx(UserMessage(content="hi")),
-                           ReplayResponse(fixture(name).replace(b"\n", b"\r\n")))
+    plain, _ = await replay(SONNET, ctx(UserMessage(content="hi")), ReplayResponse(fixture(name)))
+    crlf, _ = await replay(
+        SONNET,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture(name).replace(b"\n", b"\r\n")),
+    )
     assert shape(crlf) == shape(plain)
 
 
@@ -869,8 +1129,9 @@ async def test_final_event_without_trailing_blank_line_is_delivered():
 
 
 async def test_error_event_mid_stream_keeps_the_partial_content():
-    events, _ = await replay(SONNET, ctx(UserMessage(content="hi")),
-                             ReplayResponse(fixture("error.sse")))
+    events, _ = await replay(
+        SONNET, ctx(UserMessage(content="hi")), ReplayResponse(fixture("error.sse"))
+    )
     assert [e.type for e in events] == ["start", "text_start", "text_delta", "error"]
     assert events[-1].error.content == [TextContent(text="Partial")]
     assert "overloaded_error" in events[-1].error.error_message
@@ -878,8 +1139,11 @@ async def test_error_event_mid_stream_keeps_the_partial_content():
 
 async def test_connection_reset_mid_stream_is_an_error_with_the_content_so_far():
     body = fixture("truncated.sse")
-    events, _ = await replay(SONNET, ctx(UserMessage(content="hi")),
-                             ReplayResponse([body], error=httpx.ReadError("connection reset")))
+    events, _ = await replay(
+        SONNET,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse([body], error=httpx.ReadError("connection reset")),
+    )
     assert events[-1].type == "error"
     assert events[-1].error.content == [TextContent(text="Half an ans")]
     assert events[-1].error.error_message.startswith("Network error")
@@ -888,13 +1152,15 @@ async def test_connection_reset_mid_stream_is_an_error_with_the_content_so_far()
 async def test_every_two_way_split_of_the_body_gives_identical_events():
     body = fixture("text.sse")
     expected, _ = await replay(SONNET, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    transport = ReplayTransport(*[ReplayResponse([body[:i], body[i:]])
-                                  for i in range(1, len(body))])
+    transport = ReplayTransport(
+        *[ReplayResponse([body[:i], body[i:]]) for i in range(1, len(body))]
+    )
     registry = registry_with_transport(transport)
     try:
         for _ in range(1, len(body)):
-            async with open_stream(SONNET, ctx(UserMessage(content="hi")), registry=registry,
-                                   api_key=KEY) as stream:
+            async with open_stream(
+                SONNET, ctx(UserMessage(content="hi")), registry=registry, api_key=KEY
+            ) as stream:
                 events = [event async for event in stream]
             assert shape(events) == shape(expected)
     finally:
@@ -905,8 +1171,11 @@ async def test_every_two_way_split_of_the_body_gives_identical_events():
 async def test_one_byte_chunks_give_identical_events(name):
     body = fixture(name)
     expected, _ = await replay(SONNET, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    chunked, _ = await replay(SONNET, ctx(UserMessage(content="hi")),
-                              ReplayResponse([body[i:i + 1] for i in range(len(body))]))
+    chunked, _ = await replay(
+        SONNET,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse([body[i : i + 1] for i in range(len(body))]),
+    )
     assert shape(chunked) == shape(expected)
 
 
@@ -931,13 +1200,20 @@ async def test_end_to_end_streaming_against_a_loopback_server():
         assert server.requests[0].path == "/v1/messages"
         assert server.requests[0].headers["x-api-key"] == KEY
     assert message.stop_reason == "toolUse"
-    assert [b.type for b in message.content] == ["thinking", "thinking", "text", "toolCall",
-                                                 "toolCall"]
+    assert [b.type for b in message.content] == [
+        "thinking",
+        "thinking",
+        "text",
+        "toolCall",
+        "toolCall",
+    ]
 
 
 async def test_end_to_end_http_error_never_shows_the_key():
-    error = (f'{{"type":"error","error":{{"type":"authentication_error",'
-             f'"message":"invalid x-api-key {KEY}"}}}}')
+    error = (
+        f'{{"type":"error","error":{{"type":"authentication_error",'
+        f'"message":"invalid x-api-key {KEY}"}}}}'
+    )
     async with serve_sse([SSEReply(error.encode(), status=401)]) as server:
         message = await local_complete(local(SONNET, server.url), ctx(UserMessage(content="hi")))
     assert message.stop_reason == "error"
@@ -963,9 +1239,13 @@ async def test_end_to_end_abort_closes_the_server_side_stream():
     with anyio.fail_after(10):
         async with serve_sse([SSEReply([body], hold_open=True)]) as server:
             try:
-                async with open_stream(local(SONNET, server.url), ctx(UserMessage(content="hi")),
-                                       registry=registry, api_key=KEY,
-                                       signal=controller.signal) as stream:
+                async with open_stream(
+                    local(SONNET, server.url),
+                    ctx(UserMessage(content="hi")),
+                    registry=registry,
+                    api_key=KEY,
+                    signal=controller.signal,
+                ) as stream:
                     async for event in stream:
                         seen.append(event.type)
                         if event.type == "text_delta":

@@ -25,14 +25,29 @@ def test_a_run_with_parallel_tools_completes_on_asyncio() -> None:
             on_update(AgentToolResult(content=[TextContent(text="half")]))
             return str(params["a"] + params["b"])
 
-        tool = AgentTool(name="add", description="add", execute=add, parameters={
-            "type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})
+        tool = AgentTool(
+            name="add",
+            description="add",
+            execute=add,
+            parameters={
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            },
+        )
         faux = FauxProvider(token_size=(1, 2))
-        faux.set_responses([
-            faux_assistant_message([faux_text("adding"), faux_tool_call("add", {"a": 1, "b": 2}, id="x"),
-                                    faux_tool_call("add", {"a": 3, "b": 4}, id="y")], stop_reason="toolUse"),
-            faux_assistant_message("3 and 7"),
-        ])
+        faux.set_responses(
+            [
+                faux_assistant_message(
+                    [
+                        faux_text("adding"),
+                        faux_tool_call("add", {"a": 1, "b": 2}, id="x"),
+                        faux_tool_call("add", {"a": 3, "b": 4}, id="y"),
+                    ],
+                    stop_reason="toolUse",
+                ),
+                faux_assistant_message("3 and 7"),
+            ]
+        )
         agent = Agent(model=faux.get_model(), tools=[tool], stream_fn=faux)
         rec = Recorder()
         agent.subscribe(rec)
@@ -57,7 +72,13 @@ def test_abort_while_streaming_keeps_the_partial_on_asyncio() -> None:
             await anyio.sleep_forever()
 
         agent = Agent(stream_fn=stream_fn)
-        agent.subscribe(lambda e: agent.abort() if e.type == "message_update" and e.assistant_message_event.type == "text_delta" else None)
+        agent.subscribe(
+            lambda e: (
+                agent.abort()
+                if e.type == "message_update" and e.assistant_message_event.type == "text_delta"
+                else None
+            )
+        )
         await agent.prompt("go")
         last = agent.state.messages[-1]
         assert last.stop_reason == "aborted"
@@ -76,14 +97,19 @@ def test_abort_during_a_tool_gives_it_one_result_and_keeps_queued_steering_on_as
             await anyio.sleep_forever()
 
         tool = AgentTool(name="wait", description="w", parameters={"type": "object"}, execute=wait)
-        agent = Agent(tools=[tool], stream_fn=Scripted(asst([call("w1", "wait", {})], "toolUse"), asst("next")))
+        agent = Agent(
+            tools=[tool],
+            stream_fn=Scripted(asst([call("w1", "wait", {})], "toolUse"), asst("next")),
+        )
         async with anyio.create_task_group() as tg:
             tg.start_soon(agent.prompt, "go")
             await started.wait()
             agent.steer("later")
             agent.abort()
         results = [m for m in agent.state.messages if m.role == "toolResult"]
-        assert [(r.tool_call_id, r.is_error, user_text(r)) for r in results] == [("w1", True, "Operation aborted")]
+        assert [(r.tool_call_id, r.is_error, user_text(r)) for r in results] == [
+            ("w1", True, "Operation aborted")
+        ]
         assert agent.has_queued_messages()
         await agent.continue_()
         assert "later" in [user_text(m) for m in agent.state.messages if m.role == "user"]
@@ -104,6 +130,7 @@ def test_external_cancellation_leaves_a_consistent_agent_on_asyncio() -> None:
         agent.subscribe(rec)
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
+
                 async def cancel_when_started() -> None:
                     await started.wait()
                     scope.cancel()

@@ -21,8 +21,10 @@ def test_every_name_in_all_is_importable(name: str) -> None:
 def test_every_public_attribute_is_listed_in_all(name: str) -> None:
     module = importlib.import_module(name)
     public = {
-        n for n, value in vars(module).items()
-        if not n.startswith("_") and getattr(value, "__module__", name).startswith("pi_trio")
+        n
+        for n, value in vars(module).items()
+        if not n.startswith("_")
+        and getattr(value, "__module__", name).startswith("pi_trio")
         and not isinstance(value, type(module))
     }
     assert public - set(module.__all__) == set()
@@ -33,21 +35,66 @@ def test_the_design_names_are_public() -> None:
     agent = importlib.import_module("pi_trio.agent")
     testing = importlib.import_module("pi_trio.testing")
     for n in [
-        "UserMessage", "AssistantMessage", "ToolResultMessage", "SystemMessage", "TextContent",
-        "ThinkingContent", "ImageContent", "ToolCall", "Usage", "Model", "Context", "Tool",
-        "open_stream", "open_stream_simple", "complete", "complete_simple", "register_api_provider",
-        "get_api_provider", "unregister_api_provider", "get_model", "get_models", "get_providers",
-        "calculate_cost", "validate_tool_arguments", "parse_streaming_json", "to_json", "from_json",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "SystemMessage",
+        "TextContent",
+        "ThinkingContent",
+        "ImageContent",
+        "ToolCall",
+        "Usage",
+        "Model",
+        "Context",
+        "Tool",
+        "open_stream",
+        "open_stream_simple",
+        "complete",
+        "complete_simple",
+        "register_api_provider",
+        "get_api_provider",
+        "unregister_api_provider",
+        "get_model",
+        "get_models",
+        "get_providers",
+        "calculate_cost",
+        "validate_tool_arguments",
+        "parse_streaming_json",
+        "to_json",
+        "from_json",
     ]:
         assert hasattr(ai, n), n
     for n in [
-        "Agent", "AgentTool", "AgentToolResult", "AbortController", "AbortSignal",
-        "BeforeToolCallResult", "AfterToolCallResult", "agent_loop", "agent_loop_continue",
-        "run_agent_loop", "run_agent_loop_continue", "stream_proxy", "tool",
-        "AgentStartEvent", "AgentEndEvent", "TurnStartEvent", "TurnEndEvent", "MessageStartEvent",
-        "MessageUpdateEvent", "MessageEndEvent", "ToolExecutionStartEvent",
-        "ToolExecutionUpdateEvent", "ToolExecutionEndEvent",
+        "Agent",
+        "AgentTool",
+        "AgentToolResult",
+        "AbortController",
+        "AbortSignal",
+        "BeforeToolCallResult",
+        "AfterToolCallResult",
+        "agent_loop",
+        "agent_loop_continue",
+        "run_agent_loop",
+        "run_agent_loop_continue",
+        "stream_proxy",
+        "tool",
+        "AgentStartEvent",
+        "AgentEndEvent",
+        "TurnStartEvent",
+        "TurnEndEvent",
+        "MessageStartEvent",
+        "MessageUpdateEvent",
+        "MessageEndEvent",
+        "ToolExecutionStartEvent",
+        "ToolExecutionUpdateEvent",
+        "ToolExecutionEndEvent",
     ]:
         assert hasattr(agent, n), n
-    for n in ["FauxProvider", "faux_text", "faux_thinking", "faux_tool_call", "faux_assistant_message"]:
+    for n in [
+        "FauxProvider",
+        "faux_text",
+        "faux_thinking",
+        "faux_tool_call",
+        "faux_assistant_message",
+    ]:
         assert hasattr(testing, n), n

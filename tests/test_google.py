@@ -83,8 +83,7 @@ SIG = "Q2lZQnZqOTZ0aGlua2luZw=="
 WEATHER = Tool(
     name="get_weather",
     description="Weather of a city",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}},
-                "required": ["city"]},
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 )
 
 
@@ -102,8 +101,13 @@ def body_of(model: Model, context: Context, **options: Any) -> dict[str, Any]:
 
 def assistant(*blocks: Any, model: Model = FLASH, stop: str = "stop") -> AssistantMessage:
     return AssistantMessage(
-        content=list(blocks), api=model.api, provider=model.provider, model=model.id,
-        usage=Usage(), stop_reason=stop, timestamp=1,  # type: ignore[arg-type]
+        content=list(blocks),
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason=stop,
+        timestamp=1,  # type: ignore[arg-type]
     )
 
 
@@ -134,8 +138,14 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
             text = msgspec.json.encode(msgspec.structs.replace(final, timestamp=0)).decode()
             out.append((e.type, e.reason, re.sub(r"_\d+_\d+", "_<id>", text)))
         else:
-            out.append((e.type, getattr(e, "content_index", None), getattr(e, "delta", None),
-                        getattr(e, "content", None)))
+            out.append(
+                (
+                    e.type,
+                    getattr(e, "content_index", None),
+                    getattr(e, "delta", None),
+                    getattr(e, "content", None),
+                )
+            )
     return out
 
 
@@ -149,38 +159,57 @@ def test_body_basics():
 
 
 def test_system_prompt_and_generation_config():
-    body = body_of(PLAIN, ctx(UserMessage(content="hi"), system="Be brief."), temperature=0.3,
-                   max_tokens=100)
+    body = body_of(
+        PLAIN, ctx(UserMessage(content="hi"), system="Be brief."), temperature=0.3, max_tokens=100
+    )
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     assert body["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 100}
 
 
 def test_later_system_messages_become_system_reminder_user_turns():
-    context = ctx(SystemMessage(content="Lead.", timestamp=0), UserMessage(content="hi"),
-                  SystemMessage(content="Later."), UserMessage(content="again"))
+    context = ctx(
+        SystemMessage(content="Lead.", timestamp=0),
+        UserMessage(content="hi"),
+        SystemMessage(content="Later."),
+        UserMessage(content="again"),
+    )
     body = body_of(PLAIN, context)
     assert body["systemInstruction"] == {"parts": [{"text": "Lead."}]}
     assert body["contents"][1] == {
-        "role": "user", "parts": [{"text": "<system_reminder>\nLater.\n</system_reminder>"}]}
+        "role": "user",
+        "parts": [{"text": "<system_reminder>\nLater.\n</system_reminder>"}],
+    }
 
 
 def test_user_images_become_inline_data():
-    message = UserMessage(content=[TextContent(text="look"),
-                                   ImageContent(data="QUJD", mime_type="image/png")])
+    message = UserMessage(
+        content=[TextContent(text="look"), ImageContent(data="QUJD", mime_type="image/png")]
+    )
     assert body_of(FLASH, ctx(message))["contents"][0]["parts"] == [
-        {"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": "QUJD"}}]
+        {"text": "look"},
+        {"inlineData": {"mimeType": "image/png", "data": "QUJD"}},
+    ]
 
 
 def test_tools_and_tool_config_only_with_tools():
     body = body_of(PLAIN, ctx(UserMessage(content="hi"), tools=[WEATHER]), tool_choice="any")
-    assert body["tools"] == [{"functionDeclarations": [{
-        "name": "get_weather", "description": "Weather of a city",
-        "parametersJsonSchema": WEATHER.parameters}]}]
+    assert body["tools"] == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "get_weather",
+                    "description": "Weather of a city",
+                    "parametersJsonSchema": WEATHER.parameters,
+                }
+            ]
+        }
+    ]
     assert body["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
     assert "toolConfig" not in body_of(PLAIN, ctx(UserMessage(content="hi"), tools=[WEATHER]))
     assert "toolConfig" not in body_of(PLAIN, ctx(UserMessage(content="hi")), tool_choice="auto")
-    body = body_of(PLAIN, ctx(UserMessage(content="hi"), tools=[WEATHER]),
-                   extra={"tool_choice": "none"})
+    body = body_of(
+        PLAIN, ctx(UserMessage(content="hi"), tools=[WEATHER]), extra={"tool_choice": "none"}
+    )
     assert body["toolConfig"]["functionCallingConfig"]["mode"] == "NONE"
 
 
@@ -195,22 +224,31 @@ def test_model_turns_replay_signed_parts_of_the_same_model_only():
         ThinkingContent(thinking="  ", thinking_signature=SIG),
         TextContent(text="answer", text_signature="bad signature!"),
         TextContent(text=" "),
-        ToolCall(id="c1", name="get_weather", arguments={"city": "Rome"},
-                 thought_signature="Y2FsbA=="),
+        ToolCall(
+            id="c1", name="get_weather", arguments={"city": "Rome"}, thought_signature="Y2FsbA=="
+        ),
         stop="toolUse",
     )
     body = body_of(FLASH, ctx(UserMessage(content="q"), message, result("c1")))
-    assert body["contents"][1] == {"role": "model", "parts": [
-        {"thought": True, "text": "plan", "thoughtSignature": SIG},
-        {"text": "answer"},
-        {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}},
-         "thoughtSignature": "Y2FsbA=="},
-    ]}
+    assert body["contents"][1] == {
+        "role": "model",
+        "parts": [
+            {"thought": True, "text": "plan", "thoughtSignature": SIG},
+            {"text": "answer"},
+            {
+                "functionCall": {"name": "get_weather", "args": {"city": "Rome"}},
+                "thoughtSignature": "Y2FsbA==",
+            },
+        ],
+    }
 
 
 def test_signatures_of_another_model_are_not_replayed_and_its_thinking_is_text():
-    message = assistant(ThinkingContent(thinking="plan", thinking_signature=SIG),
-                        TextContent(text="a", text_signature=SIG), model=PRO)
+    message = assistant(
+        ThinkingContent(thinking="plan", thinking_signature=SIG),
+        TextContent(text="a", text_signature=SIG),
+        model=PRO,
+    )
     parts = body_of(FLASH, ctx(UserMessage(content="q"), message))["contents"][1]["parts"]
     assert parts == [{"text": "plan"}, {"text": "a"}]
 
@@ -225,57 +263,93 @@ def test_thought_signature_validation():
 
 
 def test_model_turns_without_parts_are_skipped():
-    body = body_of(FLASH, ctx(UserMessage(content="q"), assistant(TextContent(text=" ")),
-                              UserMessage(content="again")))
+    body = body_of(
+        FLASH,
+        ctx(
+            UserMessage(content="q"), assistant(TextContent(text=" ")), UserMessage(content="again")
+        ),
+    )
     assert [c["role"] for c in body["contents"]] == ["user", "user"]
 
 
 def test_tool_results_merge_into_one_turn_with_error_and_output_responses():
-    message = assistant(ToolCall(id="a", name="get_weather", arguments={}),
-                        ToolCall(id="b", name="get_weather", arguments={}), stop="toolUse")
-    context = ctx(UserMessage(content="q"), message,
-                  result("a", TextContent(text="one"), TextContent(text="two")),
-                  result("b", TextContent(text="nope"), is_error=True))
+    message = assistant(
+        ToolCall(id="a", name="get_weather", arguments={}),
+        ToolCall(id="b", name="get_weather", arguments={}),
+        stop="toolUse",
+    )
+    context = ctx(
+        UserMessage(content="q"),
+        message,
+        result("a", TextContent(text="one"), TextContent(text="two")),
+        result("b", TextContent(text="nope"), is_error=True),
+    )
     contents = body_of(FLASH, context)["contents"]
-    assert contents[2] == {"role": "user", "parts": [
-        {"functionResponse": {"name": "get_weather", "response": {"output": "one\ntwo"}}},
-        {"functionResponse": {"name": "get_weather", "response": {"error": "nope"}}},
-    ]}
+    assert contents[2] == {
+        "role": "user",
+        "parts": [
+            {"functionResponse": {"name": "get_weather", "response": {"output": "one\ntwo"}}},
+            {"functionResponse": {"name": "get_weather", "response": {"error": "nope"}}},
+        ],
+    }
     assert len(contents) == 3
 
 
 def test_tool_result_images_nest_on_gemini_3_and_follow_on_older_models():
     image = ImageContent(data="AAAA", mime_type="image/png")
     for model in (G3_PRO, CLAUDE):
-        message = assistant(ToolCall(id="a", name="get_weather", arguments={}), model=model,
-                            stop="toolUse")
-        contents = body_of(model, ctx(UserMessage(content="q"), message,
-                                      result("a", image)))["contents"]
+        message = assistant(
+            ToolCall(id="a", name="get_weather", arguments={}), model=model, stop="toolUse"
+        )
+        contents = body_of(model, ctx(UserMessage(content="q"), message, result("a", image)))[
+            "contents"
+        ]
         response = contents[2]["parts"][0]["functionResponse"]
         assert response["response"] == {"output": "(see attached image)"}
         assert response["parts"] == [{"inlineData": {"mimeType": "image/png", "data": "AAAA"}}]
-    message = assistant(ToolCall(id="a", name="get_weather", arguments={}),
-                        ToolCall(id="b", name="get_weather", arguments={}), stop="toolUse")
-    contents = body_of(FLASH, ctx(UserMessage(content="q"), message, result("a", image),
-                                  result("b", TextContent(text="x"))))["contents"]
+    message = assistant(
+        ToolCall(id="a", name="get_weather", arguments={}),
+        ToolCall(id="b", name="get_weather", arguments={}),
+        stop="toolUse",
+    )
+    contents = body_of(
+        FLASH,
+        ctx(
+            UserMessage(content="q"),
+            message,
+            result("a", image),
+            result("b", TextContent(text="x")),
+        ),
+    )["contents"]
     assert [len(c["parts"]) for c in contents] == [1, 2, 2, 2]
     assert "parts" not in contents[2]["parts"][0]["functionResponse"]
-    assert contents[3] == {"role": "user", "parts": [
-        {"text": "Tool result image:"}, {"inlineData": {"mimeType": "image/png", "data": "AAAA"}}]}
+    assert contents[3] == {
+        "role": "user",
+        "parts": [
+            {"text": "Tool result image:"},
+            {"inlineData": {"mimeType": "image/png", "data": "AAAA"}},
+        ],
+    }
 
 
 def test_claude_and_gpt_oss_models_get_call_ids_normalized():
     foreign = AssistantMessage(
         content=[ToolCall(id="call_1|fc+item", name="get_weather", arguments={})],
-        api="openai-responses", provider="openai", model="gpt-5.4", usage=Usage(),
-        stop_reason="toolUse", timestamp=1,
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5.4",
+        usage=Usage(),
+        stop_reason="toolUse",
+        timestamp=1,
     )
-    contents = body_of(CLAUDE, ctx(UserMessage(content="q"), foreign,
-                                   result("call_1|fc+item")))["contents"]
+    contents = body_of(CLAUDE, ctx(UserMessage(content="q"), foreign, result("call_1|fc+item")))[
+        "contents"
+    ]
     assert contents[1]["parts"][0]["functionCall"]["id"] == "call_1_fc_item"
     assert contents[2]["parts"][0]["functionResponse"]["id"] == "call_1_fc_item"
-    contents = body_of(FLASH, ctx(UserMessage(content="q"), foreign,
-                                  result("call_1|fc+item")))["contents"]
+    contents = body_of(FLASH, ctx(UserMessage(content="q"), foreign, result("call_1|fc+item")))[
+        "contents"
+    ]
     assert "id" not in contents[1]["parts"][0]["functionCall"]
 
 
@@ -283,23 +357,39 @@ def test_claude_and_gpt_oss_models_get_call_ids_normalized():
 
 
 def test_raw_thinking_options():
-    config = body_of(FLASH, ctx(UserMessage(content="hi")),
-                     extra={"thinking_enabled": True, "thinking_budget_tokens": 512})
-    assert config["generationConfig"]["thinkingConfig"] == {"includeThoughts": True,
-                                                            "thinkingBudget": 512}
-    config = body_of(G3_PRO, ctx(UserMessage(content="hi")),
-                     extra={"thinking_enabled": True, "thinking_level": "HIGH"})
-    assert config["generationConfig"]["thinkingConfig"] == {"includeThoughts": True,
-                                                            "thinkingLevel": "HIGH"}
-    assert "generationConfig" not in body_of(PLAIN, ctx(UserMessage(content="hi")),
-                                             extra={"thinking_enabled": True})
+    config = body_of(
+        FLASH,
+        ctx(UserMessage(content="hi")),
+        extra={"thinking_enabled": True, "thinking_budget_tokens": 512},
+    )
+    assert config["generationConfig"]["thinkingConfig"] == {
+        "includeThoughts": True,
+        "thinkingBudget": 512,
+    }
+    config = body_of(
+        G3_PRO,
+        ctx(UserMessage(content="hi")),
+        extra={"thinking_enabled": True, "thinking_level": "HIGH"},
+    )
+    assert config["generationConfig"]["thinkingConfig"] == {
+        "includeThoughts": True,
+        "thinkingLevel": "HIGH",
+    }
+    assert "generationConfig" not in body_of(
+        PLAIN, ctx(UserMessage(content="hi")), extra={"thinking_enabled": True}
+    )
 
 
 @pytest.mark.parametrize(
     ("model", "config"),
-    [(G3_PRO, {"thinkingLevel": "LOW"}), (G31_PRO, {"thinkingLevel": "LOW"}),
-     (G3_FLASH, {"thinkingLevel": "MINIMAL"}), (GEMMA4, {"thinkingLevel": "MINIMAL"}),
-     (FLASH, {"thinkingBudget": 0}), (PRO, {"thinkingBudget": 0})],
+    [
+        (G3_PRO, {"thinkingLevel": "LOW"}),
+        (G31_PRO, {"thinkingLevel": "LOW"}),
+        (G3_FLASH, {"thinkingLevel": "MINIMAL"}),
+        (GEMMA4, {"thinkingLevel": "MINIMAL"}),
+        (FLASH, {"thinkingBudget": 0}),
+        (PRO, {"thinkingBudget": 0}),
+    ],
 )
 def test_simple_without_a_level_switches_thinking_off_per_family(model, config):
     options = google_simple_options(model, ctx(UserMessage(content="hi")), StreamOptions())
@@ -310,33 +400,47 @@ def test_simple_without_a_level_switches_thinking_off_per_family(model, config):
 
 @pytest.mark.parametrize(
     ("model", "level", "key", "value"),
-    [(G3_PRO, "minimal", "thinkingLevel", "LOW"), (G3_PRO, "low", "thinkingLevel", "LOW"),
-     (G3_PRO, "medium", "thinkingLevel", "HIGH"), (G3_PRO, "xhigh", "thinkingLevel", "HIGH"),
-     (G3_FLASH, "minimal", "thinkingLevel", "MINIMAL"),
-     (G3_FLASH, "medium", "thinkingLevel", "MEDIUM"),
-     (GEMMA4, "low", "thinkingLevel", "MINIMAL"), (GEMMA4, "medium", "thinkingLevel", "HIGH"),
-     (PRO, "minimal", "thinkingBudget", 128), (PRO, "high", "thinkingBudget", 32768),
-     (PRO, "max", "thinkingBudget", 32768),
-     (LITE, "minimal", "thinkingBudget", 512), (LITE, "high", "thinkingBudget", 24576),
-     (FLASH, "minimal", "thinkingBudget", 128), (FLASH, "medium", "thinkingBudget", 8192),
-     (FLASH, "high", "thinkingBudget", 24576), (OTHER, "low", "thinkingBudget", -1)],
+    [
+        (G3_PRO, "minimal", "thinkingLevel", "LOW"),
+        (G3_PRO, "low", "thinkingLevel", "LOW"),
+        (G3_PRO, "medium", "thinkingLevel", "HIGH"),
+        (G3_PRO, "xhigh", "thinkingLevel", "HIGH"),
+        (G3_FLASH, "minimal", "thinkingLevel", "MINIMAL"),
+        (G3_FLASH, "medium", "thinkingLevel", "MEDIUM"),
+        (GEMMA4, "low", "thinkingLevel", "MINIMAL"),
+        (GEMMA4, "medium", "thinkingLevel", "HIGH"),
+        (PRO, "minimal", "thinkingBudget", 128),
+        (PRO, "high", "thinkingBudget", 32768),
+        (PRO, "max", "thinkingBudget", 32768),
+        (LITE, "minimal", "thinkingBudget", 512),
+        (LITE, "high", "thinkingBudget", 24576),
+        (FLASH, "minimal", "thinkingBudget", 128),
+        (FLASH, "medium", "thinkingBudget", 8192),
+        (FLASH, "high", "thinkingBudget", 24576),
+        (OTHER, "low", "thinkingBudget", -1),
+    ],
 )
 def test_simple_levels_map_to_the_family_config(model, level, key, value):
-    options = google_simple_options(model, ctx(UserMessage(content="hi")),
-                                    StreamOptions(reasoning=level))
+    options = google_simple_options(
+        model, ctx(UserMessage(content="hi")), StreamOptions(reasoning=level)
+    )
     body = build_google_body(model, normalize_context(ctx(UserMessage(content="hi"))), options)
     assert body["generationConfig"]["thinkingConfig"] == {"includeThoughts": True, key: value}
 
 
 def test_simple_custom_budgets_win_over_the_table():
-    options = google_simple_options(FLASH, ctx(UserMessage(content="hi")), StreamOptions(
-        reasoning="low", thinking_budgets=ThinkingBudgets(low=999)))
+    options = google_simple_options(
+        FLASH,
+        ctx(UserMessage(content="hi")),
+        StreamOptions(reasoning="low", thinking_budgets=ThinkingBudgets(low=999)),
+    )
     assert options.extra == {"thinking_enabled": True, "thinking_budget_tokens": 999}
 
 
 def test_simple_on_a_model_without_reasoning_sends_no_thinking_config():
-    options = google_simple_options(PLAIN, ctx(UserMessage(content="hi")),
-                                    StreamOptions(reasoning="high"))
+    options = google_simple_options(
+        PLAIN, ctx(UserMessage(content="hi")), StreamOptions(reasoning="high")
+    )
     body = build_google_body(PLAIN, normalize_context(ctx(UserMessage(content="hi"))), options)
     assert "thinkingConfig" not in body["generationConfig"]
 
@@ -374,8 +478,13 @@ def chunk(*parts: dict[str, Any], finish: str | None = None, **fields: Any) -> d
 
 def test_text_chunks_map_to_one_text_block_with_usage():
     events = feed_all(fixture("text.sse"))
-    assert [e.type for e in events] == ["text_start", "text_delta", "text_delta", "text_end",
-                                        "done"]
+    assert [e.type for e in events] == [
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
+    ]
     message = events[-1].message
     assert message.content == [TextContent(text="Héllo wörld 🌍!")]
     assert message.response_id == "resp-g-1"
@@ -391,8 +500,9 @@ def test_thinking_text_signatures_and_atomic_parallel_tool_calls():
     message = events[-1].message
     assert events[-1].reason == "toolUse"
     thinking, text, first, second = message.content
-    assert thinking == ThinkingContent(thinking="**Planning** the lookups for both cities.",
-                                       thinking_signature=SIG)
+    assert thinking == ThinkingContent(
+        thinking="**Planning** the lookups for both cities.", thinking_signature=SIG
+    )
     assert text == TextContent(text="Looking them up.", text_signature="dGV4dHNpZw==")
     assert re.fullmatch(r"get_weather_\d+_\d+", first.id)
     assert re.fullmatch(r"get_weather_\d+_\d+", second.id)
@@ -402,8 +512,14 @@ def test_thinking_text_signatures_and_atomic_parallel_tool_calls():
     assert second.arguments == {"city": "Tōkyō", "unit": "c"}
     assert second.thought_signature is None
     calls = [(e.type, e.content_index) for e in events if e.type.startswith("toolcall")]
-    assert calls == [("toolcall_start", 2), ("toolcall_delta", 2), ("toolcall_end", 2),
-                     ("toolcall_start", 3), ("toolcall_delta", 3), ("toolcall_end", 3)]
+    assert calls == [
+        ("toolcall_start", 2),
+        ("toolcall_delta", 2),
+        ("toolcall_end", 2),
+        ("toolcall_start", 3),
+        ("toolcall_delta", 3),
+        ("toolcall_end", 3),
+    ]
     delta = next(e.delta for e in events if e.type == "toolcall_delta")
     assert msgspec.json.decode(delta) == {"city": "Paris"}
     assert (message.usage.output, message.usage.reasoning) == (100, 60)
@@ -411,19 +527,31 @@ def test_thinking_text_signatures_and_atomic_parallel_tool_calls():
 
 
 def test_a_signature_without_thought_is_text_and_kind_changes_start_new_blocks():
-    body = sse_body([
-        chunk({"text": "a", "thoughtSignature": "QUJD"}),
-        chunk({"text": "b", "thought": True}),
-        chunk({"text": "c"}, finish="STOP"),
-    ])
+    body = sse_body(
+        [
+            chunk({"text": "a", "thoughtSignature": "QUJD"}),
+            chunk({"text": "b", "thought": True}),
+            chunk({"text": "c"}, finish="STOP"),
+        ]
+    )
     content = feed_all(body)[-1].message.content
-    assert content == [TextContent(text="a", text_signature="QUJD"),
-                       ThinkingContent(thinking="b"), TextContent(text="c")]
+    assert content == [
+        TextContent(text="a", text_signature="QUJD"),
+        ThinkingContent(thinking="b"),
+        TextContent(text="c"),
+    ]
 
 
 def test_provided_call_ids_are_kept_and_duplicates_replaced():
-    body = sse_body([chunk({"functionCall": {"name": "f", "args": {}, "id": "x"}},
-                           {"functionCall": {"name": "f", "id": "x"}}, finish="STOP")])
+    body = sse_body(
+        [
+            chunk(
+                {"functionCall": {"name": "f", "args": {}, "id": "x"}},
+                {"functionCall": {"name": "f", "id": "x"}},
+                finish="STOP",
+            )
+        ]
+    )
     first, second = feed_all(body)[-1].message.content
     assert first.id == "x"
     assert re.fullmatch(r"f_\d+_\d+", second.id)
@@ -437,8 +565,17 @@ def test_finish_reasons_map_to_done(finish, reason):
     assert events[-1].reason == reason
 
 
-@pytest.mark.parametrize("finish", ["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "OTHER",
-                                    "MALFORMED_FUNCTION_CALL", "FINISH_REASON_UNSPECIFIED"])
+@pytest.mark.parametrize(
+    "finish",
+    [
+        "SAFETY",
+        "RECITATION",
+        "PROHIBITED_CONTENT",
+        "OTHER",
+        "MALFORMED_FUNCTION_CALL",
+        "FINISH_REASON_UNSPECIFIED",
+    ],
+)
 def test_other_finish_reasons_are_errors(finish):
     events = feed_all(sse_body([chunk({"text": "x"}, finish=finish)]))
     assert failure(events) == f"Provider finish_reason: {finish}"
@@ -456,12 +593,14 @@ def test_finish_message_is_added_to_the_error():
     candidate = chunk(finish="OTHER")
     candidate["candidates"][0]["finishMessage"] = "Malformed call: bad args"
     assert failure(feed_all(sse_body([candidate]))) == (
-        "Provider finish_reason: OTHER: Malformed call: bad args")
+        "Provider finish_reason: OTHER: Malformed call: bad args"
+    )
 
 
 def test_a_tool_call_turns_any_finish_reason_into_tool_use():
-    body = sse_body([chunk({"functionCall": {"name": "f", "args": {"a": 1}}},
-                           finish="MALFORMED_FUNCTION_CALL")])
+    body = sse_body(
+        [chunk({"functionCall": {"name": "f", "args": {"a": 1}}}, finish="MALFORMED_FUNCTION_CALL")]
+    )
     events = feed_all(body)
     assert events[-1].type == "done"
     assert events[-1].reason == "toolUse"
@@ -471,14 +610,26 @@ def test_error_chunk_and_blocked_prompt_fail_clearly():
     events = feed_all(fixture("error.sse"))
     assert failure(events) == "503 The model is overloaded. Please try again later."
     assert events[-1].error.content == [TextContent(text="Partial")]
-    blocked = sse_body([{"promptFeedback": {"blockReason": "SAFETY"},
-                         "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5}}])
+    blocked = sse_body(
+        [
+            {
+                "promptFeedback": {"blockReason": "SAFETY"},
+                "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5},
+            }
+        ]
+    )
     assert failure(feed_all(blocked)) == "Prompt blocked: SAFETY"
 
 
 def test_chunks_without_candidates_or_parts_are_harmless():
-    body = sse_body([{"usageMetadata": {"promptTokenCount": 3}}, {"candidates": []},
-                     chunk(), chunk({"inlineData": {}}, finish="STOP")])
+    body = sse_body(
+        [
+            {"usageMetadata": {"promptTokenCount": 3}},
+            {"candidates": []},
+            chunk(),
+            chunk({"inlineData": {}}, finish="STOP"),
+        ]
+    )
     events = feed_all(body)
     assert [e.type for e in events] == ["done"]
     assert events[-1].message.usage.input == 3
@@ -488,11 +639,14 @@ def test_chunks_without_candidates_or_parts_are_harmless():
 
 
 async def test_replayed_request_goes_to_stream_generate_content_with_the_key_header():
-    events, transport = await replay(FLASH, ctx(UserMessage(content="hi")),
-                                     ReplayResponse(fixture("text.sse")))
+    events, transport = await replay(
+        FLASH, ctx(UserMessage(content="hi")), ReplayResponse(fixture("text.sse"))
+    )
     request = transport.requests[0]
-    assert request.url == ("https://generativelanguage.googleapis.com/v1beta/models/"
-                           "gemini-2.5-flash:streamGenerateContent?alt=sse")
+    assert request.url == (
+        "https://generativelanguage.googleapis.com/v1beta/models/"
+        "gemini-2.5-flash:streamGenerateContent?alt=sse"
+    )
     assert request.headers["x-goog-api-key"] == KEY
     assert request.json() == {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
     assert [e.type for e in events][:2] == ["start", "text_start"]
@@ -504,8 +658,13 @@ async def test_simple_entry_point_sends_the_thinking_config():
     transport = ReplayTransport(ReplayResponse(fixture("text.sse")))
     registry = registry_with_transport(transport)
     try:
-        message = await complete_simple(FLASH, ctx(UserMessage(content="hi")), registry=registry,
-                                        api_key=KEY, reasoning="medium")
+        message = await complete_simple(
+            FLASH,
+            ctx(UserMessage(content="hi")),
+            registry=registry,
+            api_key=KEY,
+            reasoning="medium",
+        )
     finally:
         await registry.aclose()
     config = transport.requests[0].json()["generationConfig"]
@@ -522,10 +681,13 @@ async def test_missing_key_is_an_error_event(monkeypatch):
 
 
 async def test_http_error_status_becomes_an_error_with_the_provider_message():
-    body = (b'{"error":{"code":400,"message":"The input token count (1200000) exceeds the '
-            b'maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}')
-    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")),
-                             ReplayResponse(body, status=400))
+    body = (
+        b'{"error":{"code":400,"message":"The input token count (1200000) exceeds the '
+        b'maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}'
+    )
+    events, _ = await replay(
+        FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body, status=400)
+    )
     assert [e.type for e in events] == ["error"]
     assert events[0].error.error_message.startswith("400 The input token count (1200000)")
 
@@ -534,8 +696,9 @@ async def test_http_error_status_becomes_an_error_with_the_provider_message():
 async def test_lf_and_cr_line_endings_give_the_same_events_as_crlf(newline):
     body = fixture("thinking_tools.sse")
     crlf, _ = await replay(PRO, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    other, _ = await replay(PRO, ctx(UserMessage(content="hi")),
-                            ReplayResponse(body.replace(b"\r\n", newline)))
+    other, _ = await replay(
+        PRO, ctx(UserMessage(content="hi")), ReplayResponse(body.replace(b"\r\n", newline))
+    )
     assert shape(other) == shape(crlf)
 
 
@@ -544,40 +707,48 @@ async def test_comment_lines_and_a_missing_final_blank_line_change_nothing():
     noisy = b": keep-alive\r\n\r\n" + body.replace(b"\r\n\r\n", b"\r\n\r\n:\r\n\r\n")
     plain, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body))
     commented, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(noisy))
-    unterminated, _ = await replay(FLASH, ctx(UserMessage(content="hi")),
-                                   ReplayResponse(body.rstrip(b"\r\n")))
+    unterminated, _ = await replay(
+        FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body.rstrip(b"\r\n"))
+    )
     assert shape(commented) == shape(plain)
     assert shape(unterminated) == shape(plain)
 
 
 async def test_error_chunk_and_connection_reset_keep_the_partial_content():
-    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")),
-                             ReplayResponse(fixture("error.sse")))
+    events, _ = await replay(
+        FLASH, ctx(UserMessage(content="hi")), ReplayResponse(fixture("error.sse"))
+    )
     assert [e.type for e in events] == ["start", "text_start", "text_delta", "error"]
     first = fixture("text.sse").split(b"\r\n\r\n")[0] + b"\r\n\r\n"
-    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")),
-                             ReplayResponse([first], error=httpx.ReadError("reset")))
+    events, _ = await replay(
+        FLASH,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse([first], error=httpx.ReadError("reset")),
+    )
     assert events[-1].type == "error"
     assert events[-1].error.content == [TextContent(text="Héllo")]
     assert events[-1].error.error_message.startswith("Network error")
 
 
 async def test_malformed_chunk_is_an_error():
-    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")),
-                             ReplayResponse(b"data: {not json\r\n\r\n"))
+    events, _ = await replay(
+        FLASH, ctx(UserMessage(content="hi")), ReplayResponse(b"data: {not json\r\n\r\n")
+    )
     assert events[-1].error.error_message.startswith("Could not parse Google SSE chunk: ")
 
 
 async def test_every_two_way_split_of_the_body_gives_identical_events():
     body = fixture("text.sse")
     expected, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    transport = ReplayTransport(*[ReplayResponse([body[:i], body[i:]])
-                                  for i in range(1, len(body))])
+    transport = ReplayTransport(
+        *[ReplayResponse([body[:i], body[i:]]) for i in range(1, len(body))]
+    )
     registry = registry_with_transport(transport)
     try:
         for _ in range(1, len(body)):
-            async with open_stream(FLASH, ctx(UserMessage(content="hi")), registry=registry,
-                                   api_key=KEY) as stream:
+            async with open_stream(
+                FLASH, ctx(UserMessage(content="hi")), registry=registry, api_key=KEY
+            ) as stream:
                 events = [event async for event in stream]
             assert shape(events) == shape(expected)
     finally:
@@ -587,8 +758,11 @@ async def test_every_two_way_split_of_the_body_gives_identical_events():
 async def test_one_byte_chunks_give_identical_events():
     body = fixture("thinking_tools.sse")
     expected, _ = await replay(PRO, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    chunked, _ = await replay(PRO, ctx(UserMessage(content="hi")),
-                              ReplayResponse([body[i:i + 1] for i in range(len(body))]))
+    chunked, _ = await replay(
+        PRO,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse([body[i : i + 1] for i in range(len(body))]),
+    )
     assert shape(chunked) == shape(expected)
 
 
@@ -642,9 +816,13 @@ async def test_end_to_end_abort_closes_the_server_side_stream():
     with anyio.fail_after(10):
         async with serve_sse([SSEReply([first], hold_open=True)]) as server:
             try:
-                async with open_stream(local(FLASH, server.url), ctx(UserMessage(content="hi")),
-                                       registry=registry, api_key=KEY,
-                                       signal=controller.signal) as stream:
+                async with open_stream(
+                    local(FLASH, server.url),
+                    ctx(UserMessage(content="hi")),
+                    registry=registry,
+                    api_key=KEY,
+                    signal=controller.signal,
+                ) as stream:
                     async for event in stream:
                         seen.append(event.type)
                         if event.type == "text_delta":

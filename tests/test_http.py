@@ -65,10 +65,16 @@ pytestmark = pytest.mark.filterwarnings(
 
 def make_model(**changes: Any) -> Model:
     model = Model(
-        id="m-1", name="M", api="test-http", provider="openai", base_url="http://replay",
-        reasoning=False, input=["text"],
+        id="m-1",
+        name="M",
+        api="test-http",
+        provider="openai",
+        base_url="http://replay",
+        reasoning=False,
+        input=["text"],
         cost=ModelCost(input=1, output=2, cache_read=0, cache_write=0),
-        context_window=100_000, max_tokens=1000,
+        context_window=100_000,
+        max_tokens=1000,
     )
     return msgspec.structs.replace(model, **changes)
 
@@ -86,7 +92,7 @@ def parse_all(chunks: list[bytes]) -> list[SSEEvent]:
 
 
 def test_sse_parses_data_and_event_names() -> None:
-    body = b"event: message_start\ndata: {\"a\":1}\n\ndata: two\n\n"
+    body = b'event: message_start\ndata: {"a":1}\n\ndata: two\n\n'
     assert parse_all([body]) == [SSEEvent("message_start", '{"a":1}'), SSEEvent("", "two")]
 
 
@@ -142,12 +148,14 @@ def test_sse_feed_after_close_is_refused() -> None:
 
 def test_sse_split_at_every_byte_boundary_gives_identical_events() -> None:
     body = (
-        b"\xef\xbb\xbf: comment\r\nevent: a\r\ndata: {\"t\":\"h\xc3\xa9llo \xf0\x9f\x98\x80\"}\r\n\r\n"
+        b'\xef\xbb\xbf: comment\r\nevent: a\r\ndata: {"t":"h\xc3\xa9llo \xf0\x9f\x98\x80"}\r\n\r\n'
         b"data: x\rdata: y\r\r\n\ndata: [DONE]"
     )
     expected = parse_all([body])
     assert expected == [
-        SSEEvent("a", '{"t":"héllo 😀"}'), SSEEvent("", "x\ny"), SSEEvent("", "[DONE]"),
+        SSEEvent("a", '{"t":"héllo 😀"}'),
+        SSEEvent("", "x\ny"),
+        SSEEvent("", "[DONE]"),
     ]
     for i in range(len(body) + 1):
         assert parse_all([body[:i], body[i:]]) == expected, i
@@ -193,7 +201,9 @@ def test_missing_api_key_fails_with_the_upstream_text_unless_headers_authenticat
         run.api_key()
     run = ProviderRun(model, StreamOptions(headers={"authorization": "Bearer x"}), send)
     assert run.api_key() is None
-    run = ProviderRun(make_model(provider="groq", headers={"x-api-key": "k"}), StreamOptions(), send)
+    run = ProviderRun(
+        make_model(provider="groq", headers={"x-api-key": "k"}), StreamOptions(), send
+    )
     assert run.api_key() is None
 
 
@@ -219,8 +229,10 @@ def test_http_error_text_is_truncated_with_the_count_of_dropped_chars() -> None:
     ("body", "expected"),
     [
         ('{"error": {"message": "m"}}', "m"),
-        ('{"error": {"message": "Provider returned error", "metadata": {"raw": "upstream"}}}',
-         "Provider returned error\nupstream"),
+        (
+            '{"error": {"message": "Provider returned error", "metadata": {"raw": "upstream"}}}',
+            "Provider returned error\nupstream",
+        ),
         ('{"error": "plain"}', "plain"),
         ('{"message": "top"}', "top"),
         ('[{"error": {"code": 400, "message": "google"}}]', "google"),
@@ -246,8 +258,10 @@ def test_redact_hides_secrets_but_not_short_strings() -> None:
         (httpx.ReadTimeout(""), "Request timed out while waiting for data (ReadTimeout)"),
         (httpx.PoolTimeout("x"), "Request timed out while waiting for a free connection"),
         (httpx.ReadError("connection reset"), "Network error: connection reset"),
-        (httpx.RemoteProtocolError("peer closed"),
-         "Network error: the server closed the connection mid-response"),
+        (
+            httpx.RemoteProtocolError("peer closed"),
+            "Network error: the server closed the connection mid-response",
+        ),
         (httpx.DecodingError("bad gzip"), "Request failed: bad gzip"),
     ],
 )
@@ -258,8 +272,16 @@ def test_transport_errors_map_to_texts_the_retry_classifier_recognises(
     assert str(error).startswith(prefix)
     assert error.retryable
     if not isinstance(exc, httpx.DecodingError):
-        message = AssistantMessage(content=[], api="a", provider="p", model="m", usage=Usage(),
-                                   stop_reason="error", error_message=str(error), timestamp=0)
+        message = AssistantMessage(
+            content=[],
+            api="a",
+            provider="p",
+            model="m",
+            usage=Usage(),
+            stop_reason="error",
+            error_message=str(error),
+            timestamp=0,
+        )
         assert is_retryable_assistant_error(message)
 
 
@@ -269,9 +291,17 @@ def test_transport_errors_map_to_texts_the_retry_classifier_recognises(
 @pytest.mark.parametrize(
     ("status", "headers", "expected"),
     [
-        (None, None, True), (408, {}, True), (409, {}, True), (429, {}, True), (500, {}, True),
-        (503, {}, True), (400, {}, False), (401, {}, False), (404, {}, False),
-        (503, {"x-should-retry": "false"}, False), (400, {"x-should-retry": "true"}, True),
+        (None, None, True),
+        (408, {}, True),
+        (409, {}, True),
+        (429, {}, True),
+        (500, {}, True),
+        (503, {}, True),
+        (400, {}, False),
+        (401, {}, False),
+        (404, {}, False),
+        (503, {"x-should-retry": "false"}, False),
+        (400, {"x-should-retry": "true"}, True),
     ],
 )
 def test_should_retry(status: int | None, headers: dict[str, str] | None, expected: bool) -> None:
@@ -317,12 +347,15 @@ async def demo_stream(model: Model, context: Context, options: StreamOptions, se
     await run_provider(model, options, send, demo_body)
 
 
-async def run_demo(transport: ReplayTransport, **options: Any) -> tuple[list[Any], AssistantMessage]:
+async def run_demo(
+    transport: ReplayTransport, **options: Any
+) -> tuple[list[Any], AssistantMessage]:
     registry = registry_with_transport(transport)
     options.setdefault("api_key", KEY)
     try:
-        async with open_stream(make_model(), Context(), registry=registry,
-                               stream_fn=demo_stream, **options) as events:
+        async with open_stream(
+            make_model(), Context(), registry=registry, stream_fn=demo_stream, **options
+        ) as events:
             seen = [event async for event in events]
         return seen, events.result()
     finally:
@@ -336,7 +369,12 @@ async def test_streams_and_closes_the_response() -> None:
     transport = ReplayTransport(ReplayResponse(split_bytes(OK_BODY, 3)))
     events, message = await run_demo(transport)
     assert [e.type for e in events] == [
-        "start", "text_start", "text_delta", "text_delta", "text_end", "done"
+        "start",
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
     ]
     assert message.content[0].text == "ab"  # type: ignore[union-attr]
     assert message.stop_reason == "stop"
@@ -356,8 +394,14 @@ async def test_request_headers_layer_defaults_model_and_options() -> None:
     transport = ReplayTransport(ReplayResponse(OK_BODY))
     registry = registry_with_transport(transport)
     model = make_model(headers={"X-Model": "m", "User-Agent": "model-agent"})
-    async with open_stream(model, Context(), api_key=KEY, registry=registry, stream_fn=demo_stream,
-                           headers={"x-option": "o", "user-agent": None}) as events:
+    async with open_stream(
+        model,
+        Context(),
+        api_key=KEY,
+        registry=registry,
+        stream_fn=demo_stream,
+        headers={"x-option": "o", "user-agent": None},
+    ) as events:
         async for _ in events:
             pass
     await registry.aclose()
@@ -451,14 +495,18 @@ async def test_no_retry_by_default() -> None:
 
 @pytest.mark.parametrize(
     ("headers", "delay"),
-    [({"retry-after": "7"}, 7.0), ({"retry-after-ms": "2500"}, 2.5),
-     ({"retry-after": "3", "retry-after-ms": "100"}, 0.1)],
+    [
+        ({"retry-after": "7"}, 7.0),
+        ({"retry-after-ms": "2500"}, 2.5),
+        ({"retry-after": "3", "retry-after-ms": "100"}, 0.1),
+    ],
 )
 async def test_retry_honours_the_server_requested_delay(
     autojump_clock: trio.abc.Clock, headers: dict[str, str], delay: float
 ) -> None:
-    transport = ReplayTransport(ReplayResponse(b"slow down", status=429, headers=headers),
-                                ReplayResponse(OK_BODY))
+    transport = ReplayTransport(
+        ReplayResponse(b"slow down", status=429, headers=headers), ReplayResponse(OK_BODY)
+    )
     start = trio.current_time()
     _, message = await run_demo(transport, max_retries=1)
     assert message.stop_reason == "stop"
@@ -469,8 +517,11 @@ async def test_server_delay_above_the_cap_fails_at_once_with_the_upstream_text(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     transport = ReplayTransport(
-        ReplayResponse(b'{"error":{"message":"Rate limit reached"}}', status=429,
-                       headers={"retry-after": "119.2"}),
+        ReplayResponse(
+            b'{"error":{"message":"Rate limit reached"}}',
+            status=429,
+            headers={"retry-after": "119.2"},
+        ),
         ReplayResponse(OK_BODY),
     )
     start = trio.current_time()
@@ -552,8 +603,9 @@ async def test_returning_without_a_terminal_ends_open_blocks_then_done() -> None
     assert events.result().stop_reason == "length"
 
 
-@pytest.mark.parametrize(("text", "expected"), [("refused", "refused"),
-                                                (None, "An unknown error occurred")])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("refused", "refused"), (None, "An unknown error occurred")]
+)
 async def test_an_error_stop_reason_at_the_end_becomes_the_error_terminal(
     text: str | None, expected: str
 ) -> None:
@@ -605,9 +657,13 @@ async def test_cancellation_propagates_through_run_provider() -> None:
 
 
 async def test_serve_sse_counts_connections_resets_and_client_closes() -> None:
-    async with serve_sse([SSEReply(b"data: 1\n\n"), SSEReply([b"data: 2\n\n", b"x"],
-                                                               reset_after=1),
-                          SSEReply(b"data: 3\n\n", hold_open=True)]) as server:
+    async with serve_sse(
+        [
+            SSEReply(b"data: 1\n\n"),
+            SSEReply([b"data: 2\n\n", b"x"], reset_after=1),
+            SSEReply(b"data: 3\n\n", hold_open=True),
+        ]
+    ) as server:
         async with httpx.AsyncClient() as client:
             response = await client.post(f"{server.url}/a", content=b"{}")
             assert response.text == "data: 1\n\n"

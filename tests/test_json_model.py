@@ -59,9 +59,7 @@ json_values = st.recursive(
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
     | texts,
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(texts, children, max_size=3)
-    ),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(texts, children, max_size=3),
     max_leaves=8,
 )
 json_objects = st.dictionaries(texts, json_values, max_size=4)
@@ -97,8 +95,9 @@ thinking_blocks = st.builds(
 )
 image_blocks = st.builds(
     ImageContent,
-    data=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=",
-                 max_size=24),
+    data=st.text(
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", max_size=24
+    ),
     mime_type=st.sampled_from(["image/png", "image/jpeg", "image/gif", "image/webp"]),
 )
 tool_calls = st.builds(
@@ -260,7 +259,13 @@ TS_TRANSCRIPT = (
 def test_a_typescript_transcript_decodes_and_re_encodes_byte_for_byte() -> None:
     transcript = messages_from_json(TS_TRANSCRIPT)
     assert [m.role for m in transcript] == [
-        "system", "user", "assistant", "toolResult", "user", "assistant", "toolResult",
+        "system",
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+        "assistant",
+        "toolResult",
     ]
     assistant = transcript[2]
     assert isinstance(assistant, AssistantMessage)
@@ -299,7 +304,9 @@ def test_a_typescript_failed_response_decodes_and_re_encodes_to_equal_json() -> 
     message = from_json(TS_FAILED_RESPONSE)
     assert isinstance(message, AssistantMessage)
     assert (message.stop_reason, message.response_id, message.error_message) == (
-        "aborted", "resp_0a1b2c", "Request was aborted",
+        "aborted",
+        "resp_0a1b2c",
+        "Request was aborted",
     )
     assert (message.usage.cache_write_1h, message.usage.reasoning) == (256, 1)
     assert json.loads(to_json(message)) == json.loads(TS_FAILED_RESPONSE)
@@ -309,10 +316,16 @@ def test_a_typescript_failed_response_decodes_and_re_encodes_to_equal_json() -> 
 def test_integer_zero_costs_are_written_as_0_like_the_typescript_runtime() -> None:
     assert to_json(Usage()) == ZERO_USAGE.encode()
     free = Model(
-        id="free", name="free", api="openai-completions", provider="local",
-        base_url="http://localhost:0", reasoning=False, input=["text"],
+        id="free",
+        name="free",
+        api="openai-completions",
+        provider="local",
+        base_url="http://localhost:0",
+        reasoning=False,
+        input=["text"],
         cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-        context_window=8192, max_tokens=1024,
+        context_window=8192,
+        max_tokens=1024,
     )
     usage = Usage(input=100, output=20, total_tokens=120)
     calculate_cost(free, usage)
@@ -376,17 +389,31 @@ def test_malformed_json_is_a_decode_error(data: bytes) -> None:
     [
         (b'{"role":"user","content":5,"timestamp":1}', "$.content"),
         (b'{"role":"user","content":"hi","timestamp":"yesterday"}', "$.timestamp"),
-        (b'{"role":"user","content":[{"type":"text","text":7}],"timestamp":1}',
-         "$.content[0].text"),
-        (b'{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],'
-         b'"isError":"false","timestamp":1}', "$.isError"),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":'
-         b'{"input":"3"},"stopReason":"stop","timestamp":1}', "$.usage.input"),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{},'
-         b'"stopReason":"finished","timestamp":1}', "$.stopReason"),
-        (b'{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n",'
-         b'"arguments":"{}"}],"api":"a","provider":"p","model":"m","usage":{},'
-         b'"stopReason":"stop","timestamp":1}', "$.content[0].arguments"),
+        (
+            b'{"role":"user","content":[{"type":"text","text":7}],"timestamp":1}',
+            "$.content[0].text",
+        ),
+        (
+            b'{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],'
+            b'"isError":"false","timestamp":1}',
+            "$.isError",
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":'
+            b'{"input":"3"},"stopReason":"stop","timestamp":1}',
+            "$.usage.input",
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{},'
+            b'"stopReason":"finished","timestamp":1}',
+            "$.stopReason",
+        ),
+        (
+            b'{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n",'
+            b'"arguments":"{}"}],"api":"a","provider":"p","model":"m","usage":{},'
+            b'"stopReason":"stop","timestamp":1}',
+            "$.content[0].arguments",
+        ),
     ],
 )
 def test_wrong_types_name_their_path(data: bytes, path: str) -> None:
@@ -397,16 +424,35 @@ def test_wrong_types_name_their_path(data: bytes, path: str) -> None:
     ("data", "field", "path"),
     [
         (b'{"role":"user","content":"hi","timestamp":1,"mood":"happy"}', "mood", None),
-        (b'{"role":"user","content":[{"type":"text","text":"hi","lang":"en"}],"timestamp":1}',
-         "lang", "$.content[0]"),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":'
-         b'{"inputTokens":1},"stopReason":"stop","timestamp":1}', "inputTokens", "$.usage"),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":'
-         b'{"cost":{"tax":1}},"stopReason":"stop","timestamp":1}', "tax", "$.usage.cost"),
-        (b'{"role":"system","content":"s","toolsAdded":[{"name":"t","description":"d",'
-         b'"parameters":{},"label":"T"}],"timestamp":0}', "label", "$.toolsAdded[0]"),
-        (b'{"role":"toolResult","tool_call_id":"c","toolCallId":"c","toolName":"t",'
-         b'"content":[],"isError":false,"timestamp":1}', "tool_call_id", None),
+        (
+            b'{"role":"user","content":[{"type":"text","text":"hi","lang":"en"}],"timestamp":1}',
+            "lang",
+            "$.content[0]",
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":'
+            b'{"inputTokens":1},"stopReason":"stop","timestamp":1}',
+            "inputTokens",
+            "$.usage",
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":'
+            b'{"cost":{"tax":1}},"stopReason":"stop","timestamp":1}',
+            "tax",
+            "$.usage.cost",
+        ),
+        (
+            b'{"role":"system","content":"s","toolsAdded":[{"name":"t","description":"d",'
+            b'"parameters":{},"label":"T"}],"timestamp":0}',
+            "label",
+            "$.toolsAdded[0]",
+        ),
+        (
+            b'{"role":"toolResult","tool_call_id":"c","toolCallId":"c","toolName":"t",'
+            b'"content":[],"isError":false,"timestamp":1}',
+            "tool_call_id",
+            None,
+        ),
     ],
 )
 def test_unknown_extra_fields_are_refused_naming_the_field_and_path(
@@ -419,9 +465,7 @@ def test_unknown_extra_fields_are_refused_naming_the_field_and_path(
 
 
 def test_an_unknown_block_type_is_refused_at_its_type() -> None:
-    text = validation_error(
-        b'{"role":"user","content":[{"type":"video","url":"x"}],"timestamp":1}'
-    )
+    text = validation_error(b'{"role":"user","content":[{"type":"video","url":"x"}],"timestamp":1}')
     assert "'video'" in text
     assert "at `$.content[0].type`" in text
     text = validation_error(
@@ -447,21 +491,45 @@ def test_an_unknown_role_is_refused_at_its_role() -> None:
         (b'{"role":"user","timestamp":1}', "content", None),
         (b'{"role":"user","content":[{"type":"text"}],"timestamp":1}', "text", "$.content[0]"),
         (b'{"role":"user","content":[{"text":"hi"}],"timestamp":1}', "type", "$.content[0]"),
-        (b'{"role":"assistant","content":[{"type":"toolCall","name":"n","arguments":{}}],'
-         b'"api":"a","provider":"p","model":"m","usage":{},"stopReason":"stop","timestamp":1}',
-         "id", "$.content[0]"),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m",'
-         b'"stopReason":"stop","timestamp":1}', "usage", None),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{},'
-         b'"timestamp":1}', "stopReason", None),
-        (b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{},'
-         b'"stopReason":"stop"}', "timestamp", None),
-        (b'{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"timestamp":1}',
-         "isError", None),
-        (b'{"role":"toolResult","toolName":"t","content":[],"isError":true,"timestamp":1}',
-         "toolCallId", None),
-        (b'{"role":"user","content":[{"type":"image","data":"x"}],"timestamp":1}',
-         "mimeType", "$.content[0]"),
+        (
+            b'{"role":"assistant","content":[{"type":"toolCall","name":"n","arguments":{}}],'
+            b'"api":"a","provider":"p","model":"m","usage":{},"stopReason":"stop","timestamp":1}',
+            "id",
+            "$.content[0]",
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m",'
+            b'"stopReason":"stop","timestamp":1}',
+            "usage",
+            None,
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{},'
+            b'"timestamp":1}',
+            "stopReason",
+            None,
+        ),
+        (
+            b'{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{},'
+            b'"stopReason":"stop"}',
+            "timestamp",
+            None,
+        ),
+        (
+            b'{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"timestamp":1}',
+            "isError",
+            None,
+        ),
+        (
+            b'{"role":"toolResult","toolName":"t","content":[],"isError":true,"timestamp":1}',
+            "toolCallId",
+            None,
+        ),
+        (
+            b'{"role":"user","content":[{"type":"image","data":"x"}],"timestamp":1}',
+            "mimeType",
+            "$.content[0]",
+        ),
     ],
 )
 def test_missing_required_fields_are_refused_naming_the_field_and_path(
@@ -532,8 +600,11 @@ def test_a_lone_surrogate_escape_keeps_the_other_errors_of_the_input() -> None:
 
 
 def test_a_str_holding_a_raw_surrogate_is_a_decode_error_that_says_what_to_do() -> None:
-    with pytest.raises(msgspec.DecodeError, match=r"unpaired surrogate '\\ud83d' at index 27.*"
-                       r"sanitize_surrogates"):
+    with pytest.raises(
+        msgspec.DecodeError,
+        match=r"unpaired surrogate '\\ud83d' at index 27.*"
+        r"sanitize_surrogates",
+    ):
         from_json('{"role":"user","content":"a\ud83db","timestamp":1}')
 
 
@@ -571,9 +642,12 @@ SIXTEEN_MIB = 16 * 1024 * 1024
 
 
 def test_a_16_mib_text_survives_a_round_trip() -> None:
-    text = ("0123456789abcdé\n\"\\" * (SIXTEEN_MIB // 18))[:SIXTEEN_MIB]
+    text = ('0123456789abcdé\n"\\' * (SIXTEEN_MIB // 18))[:SIXTEEN_MIB]
     message = ToolResultMessage(
-        tool_call_id="c", tool_name="read", content=[TextContent(text=text)], is_error=False,
+        tool_call_id="c",
+        tool_name="read",
+        content=[TextContent(text=text)],
+        is_error=False,
         timestamp=1,
     )
     wire = to_json(message)
@@ -588,8 +662,13 @@ def test_16_mib_tool_arguments_survive_a_round_trip_in_a_transcript() -> None:
     transcript: list[Message] = [
         UserMessage(content="write it", timestamp=1),
         AssistantMessage(
-            content=[call], api="a", provider="p", model="m", usage=Usage(),
-            stop_reason="toolUse", timestamp=2,
+            content=[call],
+            api="a",
+            provider="p",
+            model="m",
+            usage=Usage(),
+            stop_reason="toolUse",
+            timestamp=2,
         ),
     ]
     wire = messages_to_json(transcript)

@@ -65,8 +65,14 @@ async def test_basic_prompt_emits_the_lifecycle_and_returns_user_and_assistant()
         types = [e.type async for e in events]
     assert roles(events.result()) == ["user", "assistant"]
     assert types == [
-        "agent_start", "turn_start", "message_start", "message_end",
-        "message_start", "message_end", "turn_end", "agent_end",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
     ]
 
 
@@ -92,7 +98,12 @@ async def test_custom_roles_are_filtered_out_by_convert_to_llm() -> None:
         seen.append(kept)
         return kept
 
-    await run([user("hi")], AgentContext(messages=[Notification()]), config(convert_to_llm=convert), Scripted(asst("ok")))
+    await run(
+        [user("hi")],
+        AgentContext(messages=[Notification()]),
+        config(convert_to_llm=convert),
+        Scripted(asst("ok")),
+    )
     assert len(seen[0]) == 1
     assert seen[0][0].role == "user"
 
@@ -118,21 +129,39 @@ async def test_transform_context_runs_before_convert_to_llm() -> None:
 
 
 async def test_tool_round_trip_and_after_tool_call_patches_usage() -> None:
-    u1 = Usage(input=1, output=2, cache_read=3, cache_write=4, total_tokens=10,
-               cost=Cost(input=0.1, output=0.2, cache_read=0.3, cache_write=0.4, total=1))
-    u2 = Usage(input=5, output=6, cache_read=7, cache_write=8, total_tokens=26,
-               cost=Cost(input=0.5, output=0.6, cache_read=0.7, cache_write=0.8, total=2.6))
+    u1 = Usage(
+        input=1,
+        output=2,
+        cache_read=3,
+        cache_write=4,
+        total_tokens=10,
+        cost=Cost(input=0.1, output=0.2, cache_read=0.3, cache_write=0.4, total=1),
+    )
+    u2 = Usage(
+        input=5,
+        output=6,
+        cache_read=7,
+        cache_write=8,
+        total_tokens=26,
+        cost=Cost(input=0.5, output=0.6, cache_read=0.7, cache_write=0.8, total=2.6),
+    )
     executed: list[Any] = []
     seen_usage: list[Any] = []
-    tool = echo_tool(executed=executed, result=lambda p: AgentToolResult(
-        content=[TextContent(text=f"echoed: {p['value']}")], usage=u1))
+    tool = echo_tool(
+        executed=executed,
+        result=lambda p: AgentToolResult(
+            content=[TextContent(text=f"echoed: {p['value']}")], usage=u1
+        ),
+    )
 
     def after(ctx: Any, signal: Any) -> AfterToolCallResult:
         seen_usage.append(ctx.result.usage)
         return AfterToolCallResult(usage=u2)
 
     stream = Scripted(asst([call("tool-1", "echo", {"value": "hello"})], "toolUse"), asst("done"))
-    rec, messages = await run([user("hi")], AgentContext(tools=[tool]), config(after_tool_call=after), stream)
+    rec, messages = await run(
+        [user("hi")], AgentContext(tools=[tool]), config(after_tool_call=after), stream
+    )
     assert executed == ["hello"]
     assert len(rec.of("tool_execution_start")) == 1
     assert rec.of("tool_execution_end")[0].is_error is False
@@ -145,7 +174,9 @@ async def test_tool_round_trip_and_after_tool_call_patches_usage() -> None:
 async def test_tool_calls_of_a_length_truncated_message_are_never_executed() -> None:
     executed: list[Any] = []
     stream = Scripted(asst([call("tool-1", "echo", {"value": "hel"})], "length"), asst("done"))
-    rec, messages = await run([user("hi")], AgentContext(tools=[echo_tool(executed=executed)]), stream=stream)
+    rec, messages = await run(
+        [user("hi")], AgentContext(tools=[echo_tool(executed=executed)]), stream=stream
+    )
     assert executed == []
     end = rec.of("tool_execution_end")[0]
     assert end.is_error is True
@@ -161,8 +192,12 @@ async def test_arguments_mutated_by_before_tool_call_reach_execute_without_reval
         received.append(params["value"])
         return "ok"
 
-    tool = AgentTool(name="echo", description="Echo", execute=execute,
-                     parameters={"type": "object", "properties": {"value": {"type": "string"}}})
+    tool = AgentTool(
+        name="echo",
+        description="Echo",
+        execute=execute,
+        parameters={"type": "object", "properties": {"value": {"type": "string"}}},
+    )
 
     def before(ctx: Any, signal: Any) -> None:
         ctx.args["value"] = 123
@@ -176,8 +211,17 @@ async def test_prepare_arguments_runs_before_validation() -> None:
     received: list[Any] = []
 
     def prepare(raw: Any) -> Any:
-        if isinstance(raw, dict) and isinstance(raw.get("oldText"), str) and isinstance(raw.get("newText"), str):
-            return {"edits": [*raw.get("edits", []), {"oldText": raw["oldText"], "newText": raw["newText"]}]}
+        if (
+            isinstance(raw, dict)
+            and isinstance(raw.get("oldText"), str)
+            and isinstance(raw.get("newText"), str)
+        ):
+            return {
+                "edits": [
+                    *raw.get("edits", []),
+                    {"oldText": raw["oldText"], "newText": raw["newText"]},
+                ]
+            }
         return raw
 
     async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
@@ -186,14 +230,29 @@ async def test_prepare_arguments_runs_before_validation() -> None:
 
     schema = {
         "type": "object",
-        "properties": {"edits": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
-            "required": ["oldText", "newText"]}}},
+        "properties": {
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
+                    "required": ["oldText", "newText"],
+                },
+            }
+        },
         "required": ["edits"],
     }
-    tool = AgentTool(name="edit", description="Edit", parameters=schema, execute=execute, prepare_arguments=prepare)
-    stream = Scripted(asst([call("t1", "edit", {"oldText": "before", "newText": "after"})], "toolUse"), asst("done"))
+    tool = AgentTool(
+        name="edit",
+        description="Edit",
+        parameters=schema,
+        execute=execute,
+        prepare_arguments=prepare,
+    )
+    stream = Scripted(
+        asst([call("t1", "edit", {"oldText": "before", "newText": "after"})], "toolUse"),
+        asst("done"),
+    )
     rec, _ = await run([user("x")], AgentContext(tools=[tool]), stream=stream)
     assert received == [[{"oldText": "before", "newText": "after"}]]
     assert rec.of("tool_execution_start")[0].args == {"oldText": "before", "newText": "after"}
@@ -207,16 +266,30 @@ def blocking_echo(release: trio.Event, log: list[str], **options: Any) -> AgentT
         log.append(f"end:{params['value']}")
         return AgentToolResult(content=[TextContent(text=params["value"])])
 
-    return AgentTool(name="echo", description="Echo", execute=execute,
-                     parameters={"type": "object", "properties": {"value": {"type": "string"}}}, **options)
+    return AgentTool(
+        name="echo",
+        description="Echo",
+        execute=execute,
+        parameters={"type": "object", "properties": {"value": {"type": "string"}}},
+        **options,
+    )
 
 
-async def run_blocking_batch(tool: AgentTool, release: trio.Event, cfg: AgentLoopConfig | None = None) -> tuple[Recorder, list[Any]]:
+async def run_blocking_batch(
+    tool: AgentTool, release: trio.Event, cfg: AgentLoopConfig | None = None
+) -> tuple[Recorder, list[Any]]:
     stream = Scripted(
-        asst([call("tool-1", "echo", {"value": "first"}), call("tool-2", "echo", {"value": "second"})], "toolUse"),
+        asst(
+            [
+                call("tool-1", "echo", {"value": "first"}),
+                call("tool-2", "echo", {"value": "second"}),
+            ],
+            "toolUse",
+        ),
         asst("done"),
     )
     async with trio.open_nursery() as nursery:
+
         async def release_later() -> None:
             await trio.sleep(0.02)
             release.set()
@@ -226,12 +299,16 @@ async def run_blocking_batch(tool: AgentTool, release: trio.Event, cfg: AgentLoo
     return result
 
 
-async def test_parallel_tools_end_in_completion_order_and_results_stay_in_source_order(autojump_clock) -> None:
+async def test_parallel_tools_end_in_completion_order_and_results_stay_in_source_order(
+    autojump_clock,
+) -> None:
     release, log = trio.Event(), []
     rec, _ = await run_blocking_batch(blocking_echo(release, log), release)
     assert log.index("start:second") < log.index("end:first")
     assert [e.tool_call_id for e in rec.of("tool_execution_end")] == ["tool-2", "tool-1"]
-    result_ends = [e.message.tool_call_id for e in rec.of("message_end") if e.message.role == "toolResult"]
+    result_ends = [
+        e.message.tool_call_id for e in rec.of("message_end") if e.message.role == "toolResult"
+    ]
     assert result_ends == ["tool-1", "tool-2"]
     assert [r.tool_call_id for r in rec.of("turn_end")[0].tool_results] == ["tool-1", "tool-2"]
 
@@ -244,7 +321,9 @@ async def test_a_sequential_tool_forces_the_whole_batch_sequential(autojump_cloc
 
 async def test_sequential_config_runs_tools_one_after_another(autojump_clock) -> None:
     release, log = trio.Event(), []
-    await run_blocking_batch(blocking_echo(release, log), release, config(tool_execution="sequential"))
+    await run_blocking_batch(
+        blocking_echo(release, log), release, config(tool_execution="sequential")
+    )
     assert log == ["start:first", "end:first", "start:second", "end:second"]
 
 
@@ -259,14 +338,23 @@ async def test_steering_is_injected_only_after_the_whole_batch_finished() -> Non
         return []
 
     stream = Scripted(
-        asst([call("t1", "echo", {"value": "first"}), call("t2", "echo", {"value": "second"})], "toolUse"),
+        asst(
+            [call("t1", "echo", {"value": "first"}), call("t2", "echo", {"value": "second"})],
+            "toolUse",
+        ),
         asst("done"),
     )
-    rec, _ = await run([user("go")], AgentContext(tools=[echo_tool(executed=executed)]),
-                       config(tool_execution="sequential", get_steering_messages=steering), stream)
+    rec, _ = await run(
+        [user("go")],
+        AgentContext(tools=[echo_tool(executed=executed)]),
+        config(tool_execution="sequential", get_steering_messages=steering),
+        stream,
+    )
     assert executed == ["first", "second"]
     starts = [e.message for e in rec.of("message_start")]
-    interrupt_at = next(i for i, m in enumerate(starts) if m.role == "user" and user_text(m) == "interrupt")
+    interrupt_at = next(
+        i for i, m in enumerate(starts) if m.role == "user" and user_text(m) == "interrupt"
+    )
     result_at = [i for i, m in enumerate(starts) if m.role == "toolResult"]
     assert all(i < interrupt_at for i in result_at)
     assert "interrupt" in stream.texts(1)
@@ -277,7 +365,9 @@ async def test_steering_is_injected_only_after_the_whole_batch_finished() -> Non
 
 async def test_finish_turn_runs_after_tool_results_and_before_turn_end() -> None:
     log: list[str] = []
-    tool = echo_tool(result=lambda p: AgentToolResult(content=[TextContent(text="x")], terminate=True))
+    tool = echo_tool(
+        result=lambda p: AgentToolResult(content=[TextContent(text="x")], terminate=True)
+    )
 
     def finish(turn: Any, signal: Any) -> None:
         assert len(turn.tool_results) == 1
@@ -291,7 +381,9 @@ async def test_finish_turn_runs_after_tool_results_and_before_turn_end() -> None
             log.append("turn_end")
 
     stream = Scripted(asst([call("t1", "echo", {"value": "v"})], "toolUse"))
-    await run_agent_loop([user("x")], AgentContext(tools=[tool]), config(finish_turn=finish), emit, None, stream)
+    await run_agent_loop(
+        [user("x")], AgentContext(tools=[tool]), config(finish_turn=finish), emit, None, stream
+    )
     assert log[-3:] == ["message_end:toolResult", "finishTurn", "turn_end"]
 
 
@@ -329,7 +421,12 @@ def noop_tool() -> AgentTool:
     async def execute(*args: Any) -> Any:
         return "done"
 
-    return AgentTool(name="noop", description="noop", parameters={"type": "object", "properties": {}}, execute=execute)
+    return AgentTool(
+        name="noop",
+        description="noop",
+        parameters={"type": "object", "properties": {}},
+        execute=execute,
+    )
 
 
 async def test_finish_turn_end_skips_queue_polls_and_next_turn_preparation() -> None:
@@ -347,8 +444,12 @@ async def test_finish_turn_end_skips_queue_polls_and_next_turn_preparation() -> 
         counts["prepare"] += 1
 
     stream = Scripted(asst([call("t1", "noop", {})], "toolUse"))
-    cfg = config(finish_turn=lambda turn, signal: {"action": "end"}, get_steering_messages=steering,
-                 get_follow_up_messages=follow, prepare_next_turn=prepare)
+    cfg = config(
+        finish_turn=lambda turn, signal: {"action": "end"},
+        get_steering_messages=steering,
+        get_follow_up_messages=follow,
+        prepare_next_turn=prepare,
+    )
     await run([user("x")], AgentContext(tools=[noop_tool()]), cfg, stream)
     assert stream.count == 1
     assert counts == {"steer": 1, "follow": 0, "prepare": 0}
@@ -425,7 +526,8 @@ async def test_prepare_request_runs_after_pending_input_and_replaces_request_sta
         assert steering_message in request.context.messages
         return AgentRequestUpdate(
             context=AgentContext(messages=[canonical], tools=request.context.tools),
-            model=replacement, thinking_level="high",
+            model=replacement,
+            thinking_level="high",
         )
 
     def stream_check(context: Any, options: Any) -> Any:
@@ -439,7 +541,14 @@ async def test_prepare_request_runs_after_pending_input_and_replaces_request_sta
         if event.type == "message_end":
             ended.append(event.message)
 
-    await run_agent_loop([user("x")], AgentContext(), config(get_steering_messages=steering, prepare_request=prepare), emit, None, stream)
+    await run_agent_loop(
+        [user("x")],
+        AgentContext(),
+        config(get_steering_messages=steering, prepare_request=prepare),
+        emit,
+        None,
+        stream,
+    )
     assert called["n"] == 1
     assert stream.calls[0][0].id == "replacement"
 
@@ -462,7 +571,11 @@ async def test_no_steering_poll_happens_after_prepare_request() -> None:
             queue.append(late)
 
     stream = Scripted(asst("one"), asst("two"))
-    await run([user("x")], cfg=config(get_steering_messages=steering, prepare_request=prepare), stream=stream)
+    await run(
+        [user("x")],
+        cfg=config(get_steering_messages=steering, prepare_request=prepare),
+        stream=stream,
+    )
     assert [late in ctx.messages for ctx in stream.contexts()] == [False, True]
     assert prepared["n"] == 2
     assert polls["n"] == 3
@@ -478,10 +591,14 @@ async def test_prepare_next_turn_can_inject_a_system_message_before_the_next_req
         return None
 
     stream = Scripted(asst([call("t1", "echo", {"value": "v"})], "toolUse"), asst("done"))
-    await run([user("x")], AgentContext(tools=[echo_tool()]), config(prepare_next_turn=prepare), stream)
+    await run(
+        [user("x")], AgentContext(tools=[echo_tool()]), config(prepare_next_turn=prepare), stream
+    )
     assert stream.count == 2
     assert calls["n"] == 1
-    assert any(m.role == "system" and m.content == "updated guidance" for m in stream.calls[1][1].messages)
+    assert any(
+        m.role == "system" and m.content == "updated guidance" for m in stream.calls[1][1].messages
+    )
 
 
 async def test_steering_queued_during_prepare_next_turn_reaches_the_next_request() -> None:
@@ -502,7 +619,9 @@ async def test_steering_queued_during_prepare_next_turn_reaches_the_next_request
     assert "late steering" in stream.texts(1)
 
 
-async def test_finish_turn_end_receives_the_finalized_turn_and_stops_with_the_exact_sequence() -> None:
+async def test_finish_turn_end_receives_the_finalized_turn_and_stops_with_the_exact_sequence() -> (
+    None
+):
     executed: list[Any] = []
     seen: dict[str, Any] = {}
 
@@ -511,16 +630,34 @@ async def test_finish_turn_end_receives_the_finalized_turn_and_stops_with_the_ex
         seen["roles"] = roles(turn.context.messages)
         return {"action": "end"}
 
-    stream = Scripted(asst([call("tool-1", "echo", {"value": "hello"})], "toolUse"), asst("should not run"))
-    rec, messages = await run([user("x")], AgentContext(tools=[echo_tool(executed=executed)]), config(finish_turn=finish), stream)
+    stream = Scripted(
+        asst([call("tool-1", "echo", {"value": "hello"})], "toolUse"), asst("should not run")
+    )
+    rec, messages = await run(
+        [user("x")],
+        AgentContext(tools=[echo_tool(executed=executed)]),
+        config(finish_turn=finish),
+        stream,
+    )
     assert stream.count == 1
     assert executed == ["hello"]
     assert seen == {"ids": ["tool-1"], "roles": ["system", "user", "assistant", "toolResult"]}
     assert roles(messages) == ["system", "user", "assistant", "toolResult"]
     assert rec.types == [
-        "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end",
-        "message_start", "message_end", "tool_execution_start", "tool_execution_end", "message_start",
-        "message_end", "turn_end", "agent_end",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
     ]
 
 
@@ -536,7 +673,11 @@ async def test_should_stop_after_turn_ends_the_run_without_polling_the_queues() 
         return [user("queued")]
 
     stream = Scripted(asst([call("tool-1", "echo", {"value": "hello"})], "toolUse"))
-    cfg = config(should_stop_after_turn=lambda ctx: True, get_steering_messages=steering, get_follow_up_messages=follow)
+    cfg = config(
+        should_stop_after_turn=lambda ctx: True,
+        get_steering_messages=steering,
+        get_follow_up_messages=follow,
+    )
     rec, messages = await run([user("x")], AgentContext(tools=[echo_tool()]), cfg, stream)
     assert stream.count == 1
     assert polls == {"steer": 1, "follow": 0}
@@ -558,9 +699,17 @@ async def test_a_batch_where_every_result_terminates_stops_the_run() -> None:
 
 async def test_a_blocked_call_with_terminate_stops_the_run() -> None:
     executed: list[Any] = []
-    before = lambda ctx, signal: BeforeToolCallResult(block=True, reason="Blocked by policy", terminate=True)  # noqa: E731
+
+    def before(ctx: Any, signal: Any) -> BeforeToolCallResult:
+        return BeforeToolCallResult(block=True, reason="Blocked by policy", terminate=True)
+
     stream = Scripted(asst([call("t1", "echo", {"value": "v"})], "toolUse"))
-    _, messages = await run([user("x")], AgentContext(tools=[echo_tool(executed=executed)]), config(before_tool_call=before), stream)
+    _, messages = await run(
+        [user("x")],
+        AgentContext(tools=[echo_tool(executed=executed)]),
+        config(before_tool_call=before),
+        stream,
+    )
     assert executed == []
     assert stream.count == 1
     result = messages[-1]
@@ -577,10 +726,18 @@ async def test_a_mixed_batch_with_one_terminating_blocked_call_continues() -> No
         return None
 
     stream = Scripted(
-        asst([call("t1", "echo", {"value": "first"}), call("t2", "echo", {"value": "second"})], "toolUse"),
+        asst(
+            [call("t1", "echo", {"value": "first"}), call("t2", "echo", {"value": "second"})],
+            "toolUse",
+        ),
         asst("done"),
     )
-    await run([user("x")], AgentContext(tools=[echo_tool(executed=executed)]), config(before_tool_call=before), stream)
+    await run(
+        [user("x")],
+        AgentContext(tools=[echo_tool(executed=executed)]),
+        config(before_tool_call=before),
+        stream,
+    )
     assert executed == ["second"]
     assert stream.count == 2
 
@@ -588,17 +745,32 @@ async def test_a_mixed_batch_with_one_terminating_blocked_call_continues() -> No
 async def test_not_all_results_terminating_continues() -> None:
     tool = echo_tool(result=lambda p: AgentToolResult(content=[], terminate=p["value"] == "first"))
     stream = Scripted(
-        asst([call("t1", "echo", {"value": "first"}), call("t2", "echo", {"value": "second"})], "toolUse"),
+        asst(
+            [call("t1", "echo", {"value": "first"}), call("t2", "echo", {"value": "second"})],
+            "toolUse",
+        ),
         asst("done"),
     )
     _, messages = await run([user("x")], AgentContext(tools=[tool]), stream=stream)
     assert stream.count == 2
-    assert roles(messages) == ["system", "user", "assistant", "toolResult", "toolResult", "assistant"]
+    assert roles(messages) == [
+        "system",
+        "user",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "assistant",
+    ]
 
 
 async def test_after_tool_call_can_make_a_batch_terminate() -> None:
     stream = Scripted(asst([call("t1", "echo", {"value": "v"})], "toolUse"))
-    await run([user("x")], AgentContext(tools=[echo_tool()]), config(after_tool_call=lambda ctx, s: {"terminate": True}), stream)
+    await run(
+        [user("x")],
+        AgentContext(tools=[echo_tool()]),
+        config(after_tool_call=lambda ctx, s: {"terminate": True}),
+        stream,
+    )
     assert stream.count == 1
 
 
@@ -616,7 +788,9 @@ async def test_continue_on_an_empty_context_raises_before_anything_runs() -> Non
     assert stream.count == 0
 
 
-async def test_continue_from_a_user_message_emits_no_user_events_and_extends_the_context_in_place() -> None:
+async def test_continue_from_a_user_message_emits_no_user_events_and_extends_the_context_in_place() -> (
+    None
+):
     context = AgentContext(messages=[user("Hello")])
     rec = Recorder()
     messages = await run_agent_loop_continue(context, config(), rec, None, Scripted(asst("hi")))
@@ -633,7 +807,13 @@ async def test_continue_accepts_a_custom_role_last_message() -> None:
     def convert(messages: list[Any]) -> list[Any]:
         return [user(m.text) if m.role == "custom" else m for m in messages]
 
-    messages = await run_agent_loop_continue(AgentContext(messages=[Custom()]), config(convert_to_llm=convert), lambda e: None, None, Scripted(asst("ok")))
+    messages = await run_agent_loop_continue(
+        AgentContext(messages=[Custom()]),
+        config(convert_to_llm=convert),
+        lambda e: None,
+        None,
+        Scripted(asst("ok")),
+    )
     assert roles(messages) == ["assistant"]
 
 
@@ -643,7 +823,10 @@ async def test_continue_accepts_a_custom_role_last_message() -> None:
 async def test_an_unknown_tool_gets_an_immediate_error_result_without_hooks() -> None:
     hooks: list[str] = []
     stream = Scripted(asst([call("t1", "missing", {})], "toolUse"), asst("done"))
-    cfg = config(before_tool_call=lambda c, s: hooks.append("before"), after_tool_call=lambda c, s: hooks.append("after"))
+    cfg = config(
+        before_tool_call=lambda c, s: hooks.append("before"),
+        after_tool_call=lambda c, s: hooks.append("after"),
+    )
     rec, _ = await run([user("x")], AgentContext(tools=[echo_tool()]), cfg, stream)
     end = rec.of("tool_execution_end")[0]
     assert end.is_error is True
@@ -657,7 +840,9 @@ async def test_an_unknown_tool_gets_an_immediate_error_result_without_hooks() ->
 async def test_invalid_arguments_get_the_validation_error_text() -> None:
     executed: list[Any] = []
     stream = Scripted(asst([call("t1", "echo", {"value": {"no": 1}})], "toolUse"), asst("done"))
-    rec, _ = await run([user("x")], AgentContext(tools=[echo_tool(executed=executed)]), stream=stream)
+    rec, _ = await run(
+        [user("x")], AgentContext(tools=[echo_tool(executed=executed)]), stream=stream
+    )
     text = rec.of("tool_execution_end")[0].result.content[0].text
     assert text.startswith('Validation failed for tool "echo":')
     assert "Received arguments:" in text
@@ -666,7 +851,12 @@ async def test_invalid_arguments_get_the_validation_error_text() -> None:
 
 async def test_blocking_without_a_reason_uses_the_default_text() -> None:
     stream = Scripted(asst([call("t1", "echo", {"value": "v"})], "toolUse"), asst("done"))
-    rec, _ = await run([user("x")], AgentContext(tools=[echo_tool()]), config(before_tool_call=lambda c, s: {"block": True}), stream)
+    rec, _ = await run(
+        [user("x")],
+        AgentContext(tools=[echo_tool()]),
+        config(before_tool_call=lambda c, s: {"block": True}),
+        stream,
+    )
     assert rec.of("tool_execution_end")[0].result.content[0].text == "Tool execution was blocked"
 
 
@@ -683,7 +873,12 @@ async def test_a_tool_that_raises_gets_an_error_result_and_after_tool_call_can_f
     assert stream.count == 2
 
     stream = Scripted(asst([call("t1", "boom", {})], "toolUse"), asst("done"))
-    _, messages = await run([user("x")], AgentContext(tools=[tool]), config(after_tool_call=lambda c, s: {"is_error": False}), stream)
+    _, messages = await run(
+        [user("x")],
+        AgentContext(tools=[tool]),
+        config(after_tool_call=lambda c, s: {"is_error": False}),
+        stream,
+    )
     assert next(m for m in messages if m.role == "toolResult").is_error is False
 
 
@@ -691,8 +886,13 @@ async def test_a_throwing_after_tool_call_gives_an_error_result_and_keeps_the_du
     def after(ctx: Any, signal: Any) -> None:
         raise RuntimeError("after failed")
 
-    stream = Scripted(asst([call("t1", "echo", {"value": "a"}), call("t2", "echo", {"value": "b"})], "toolUse"), asst("done"))
-    _, messages = await run([user("x")], AgentContext(tools=[echo_tool()]), config(after_tool_call=after), stream)
+    stream = Scripted(
+        asst([call("t1", "echo", {"value": "a"}), call("t2", "echo", {"value": "b"})], "toolUse"),
+        asst("done"),
+    )
+    _, messages = await run(
+        [user("x")], AgentContext(tools=[echo_tool()]), config(after_tool_call=after), stream
+    )
     results = [m for m in messages if m.role == "toolResult"]
     assert [r.content[0].text for r in results] == ["after failed", "after failed"]
     assert all(r.duration_ms is not None for r in results)
@@ -700,7 +900,12 @@ async def test_a_throwing_after_tool_call_gives_an_error_result_and_keeps_the_du
 
 async def test_hooks_returning_the_wrong_type_give_an_error_result_that_says_so() -> None:
     stream = Scripted(asst([call("t1", "echo", {"value": "v"})], "toolUse"), asst("done"))
-    rec, _ = await run([user("x")], AgentContext(tools=[echo_tool()]), config(before_tool_call=lambda c, s: 42), stream)
+    rec, _ = await run(
+        [user("x")],
+        AgentContext(tools=[echo_tool()]),
+        config(before_tool_call=lambda c, s: 42),
+        stream,
+    )
     text = rec.of("tool_execution_end")[0].result.content[0].text
     assert "before_tool_call returned 42" in text
 
@@ -723,12 +928,22 @@ async def test_progress_updates_precede_the_end_and_carry_the_raw_arguments() ->
         on_update(AgentToolResult(content=[TextContent(text="90%")]))
         return "done"
 
-    tool = AgentTool(name="work", description="d", parameters={"type": "object"}, execute=execute,
-                     prepare_arguments=lambda raw: {**raw, "extra": True})
+    tool = AgentTool(
+        name="work",
+        description="d",
+        parameters={"type": "object"},
+        execute=execute,
+        prepare_arguments=lambda raw: {**raw, "extra": True},
+    )
     stream = Scripted(asst([call("t1", "work", {"n": 1})], "toolUse"), asst("done"))
     rec, _ = await run([user("x")], AgentContext(tools=[tool]), stream=stream)
     kinds = [e.type for e in rec.events if e.type.startswith("tool_execution")]
-    assert kinds == ["tool_execution_start", "tool_execution_update", "tool_execution_update", "tool_execution_end"]
+    assert kinds == [
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_update",
+        "tool_execution_end",
+    ]
     assert [u.args for u in rec.of("tool_execution_update")] == [{"n": 1}, {"n": 1}]
 
 
@@ -746,7 +961,9 @@ async def test_a_tool_returning_no_content_gets_an_empty_content_list() -> None:
 
 
 async def test_the_final_assistant_message_carries_the_requested_thinking_level() -> None:
-    _, messages = await run([user("x")], cfg=config(thinking_level="medium"), stream=Scripted(asst("ok")))
+    _, messages = await run(
+        [user("x")], cfg=config(thinking_level="medium"), stream=Scripted(asst("ok"))
+    )
     assert messages[-1].thinking_level == "medium"
     _, messages = await run([user("x")], stream=Scripted(asst("ok")))
     assert messages[-1].thinking_level == "off"
@@ -754,7 +971,12 @@ async def test_the_final_assistant_message_carries_the_requested_thinking_level(
 
 async def test_a_stream_with_only_a_terminal_event_still_yields_message_start_and_end() -> None:
     rec, _ = await run([user("x")], stream=Scripted(asst("ok")))
-    assistant_events = [e.type for e in rec.events if getattr(getattr(e, "message", None), "role", "") == "assistant" and e.type.startswith("message")]
+    assistant_events = [
+        e.type
+        for e in rec.events
+        if getattr(getattr(e, "message", None), "role", "") == "assistant"
+        and e.type.startswith("message")
+    ]
     assert assistant_events == ["message_start", "message_end"]
 
 
@@ -762,8 +984,16 @@ async def test_get_api_key_falls_back_to_the_configured_key_when_empty() -> None
     from pi_trio.ai import StreamOptions
 
     stream = Scripted(asst("ok"))
-    await run([user("x")], cfg=config(get_api_key=lambda provider: "", stream_options=StreamOptions(api_key="configured")), stream=stream)
+    await run(
+        [user("x")],
+        cfg=config(
+            get_api_key=lambda provider: "", stream_options=StreamOptions(api_key="configured")
+        ),
+        stream=stream,
+    )
     assert stream.calls[0][2].api_key == "configured"
     stream = Scripted(asst("ok"))
-    await run([user("x")], cfg=config(get_api_key=lambda provider: f"key-for-{provider}"), stream=stream)
+    await run(
+        [user("x")], cfg=config(get_api_key=lambda provider: f"key-for-{provider}"), stream=stream
+    )
     assert stream.calls[0][2].api_key == "key-for-openai"

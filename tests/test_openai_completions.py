@@ -69,10 +69,16 @@ pytestmark = pytest.mark.filterwarnings(
 
 def make_model(**changes: Any) -> Model:
     model = Model(
-        id="gpt-4o-mini", name="GPT-4o mini", api="openai-completions", provider="openai",
-        base_url="https://api.openai.com/v1", reasoning=False, input=["text", "image"],
+        id="gpt-4o-mini",
+        name="GPT-4o mini",
+        api="openai-completions",
+        provider="openai",
+        base_url="https://api.openai.com/v1",
+        reasoning=False,
+        input=["text", "image"],
         cost=ModelCost(input=0.15, output=0.6, cache_read=0.075, cache_write=0),
-        context_window=128_000, max_tokens=16_384,
+        context_window=128_000,
+        max_tokens=16_384,
     )
     return msgspec.structs.replace(model, **changes)
 
@@ -96,8 +102,9 @@ async def replay(
     registry = registry_with_transport(transport)
     options.setdefault("api_key", "sk-test")
     try:
-        async with open_stream(model or make_model(), context, registry=registry,
-                               **options) as events:
+        async with open_stream(
+            model or make_model(), context, registry=registry, **options
+        ) as events:
             seen = [event async for event in events]
     finally:
         await registry.aclose()
@@ -136,8 +143,12 @@ def loopback_registry() -> ProviderRegistry:
 async def test_text_stream_with_usage_chunk() -> None:
     events, message, transport = await replay(fixture("text.sse"))
     assert shape(events) == [
-        ("start",), ("text_start", 0), ("text_delta", 0, "Hello"),
-        ("text_delta", 0, ", wörld 😀"), ("text_end", 0), ("done", "stop"),
+        ("start",),
+        ("text_start", 0),
+        ("text_delta", 0, "Hello"),
+        ("text_delta", 0, ", wörld 😀"),
+        ("text_end", 0),
+        ("done", "stop"),
     ]
     assert message.content == [TextContent(text="Hello, wörld 😀")]
     assert message.response_id == "chatcmpl-A1"
@@ -155,13 +166,23 @@ async def test_text_stream_with_usage_chunk() -> None:
 
 
 async def test_reasoning_content_becomes_thinking_signed_with_the_field_name() -> None:
-    model = make_model(id="deepseek-reasoner", provider="deepseek",
-                       base_url="https://api.deepseek.com", reasoning=True)
+    model = make_model(
+        id="deepseek-reasoner",
+        provider="deepseek",
+        base_url="https://api.deepseek.com",
+        reasoning=True,
+    )
     events, message, _ = await replay(fixture("reasoning_content.sse"), model=model)
     assert shape(events) == [
-        ("start",), ("thinking_start", 0), ("thinking_delta", 0, "Let me think"),
-        ("thinking_delta", 0, " about it."), ("text_start", 1), ("text_delta", 1, "42"),
-        ("thinking_end", 0), ("text_end", 1), ("done", "stop"),
+        ("start",),
+        ("thinking_start", 0),
+        ("thinking_delta", 0, "Let me think"),
+        ("thinking_delta", 0, " about it."),
+        ("text_start", 1),
+        ("text_delta", 1, "42"),
+        ("thinking_end", 0),
+        ("text_end", 1),
+        ("done", "stop"),
     ]
     assert message.content == [
         ThinkingContent(thinking="Let me think about it.", thinking_signature="reasoning_content"),
@@ -185,11 +206,18 @@ async def test_first_non_empty_reasoning_field_wins_and_is_not_duplicated() -> N
 async def test_parallel_tool_calls_keyed_by_index_with_split_arguments() -> None:
     events, message, _ = await replay(fixture("parallel_tools.sse"))
     assert shape(events) == [
-        ("start",), ("toolcall_start", 0), ("toolcall_delta", 0, ""),
-        ("toolcall_delta", 0, '{"ci'), ("toolcall_delta", 0, 'ty": "Par'),
-        ("toolcall_start", 1), ("toolcall_delta", 1, ""),
-        ("toolcall_delta", 1, '{"tz":"Europe\\/'), ("toolcall_delta", 0, 'is\\u00e9"}'),
-        ("toolcall_delta", 1, 'Paris"}'), ("toolcall_end", 0), ("toolcall_end", 1),
+        ("start",),
+        ("toolcall_start", 0),
+        ("toolcall_delta", 0, ""),
+        ("toolcall_delta", 0, '{"ci'),
+        ("toolcall_delta", 0, 'ty": "Par'),
+        ("toolcall_start", 1),
+        ("toolcall_delta", 1, ""),
+        ("toolcall_delta", 1, '{"tz":"Europe\\/'),
+        ("toolcall_delta", 0, 'is\\u00e9"}'),
+        ("toolcall_delta", 1, 'Paris"}'),
+        ("toolcall_end", 0),
+        ("toolcall_end", 1),
         ("done", "toolUse"),
     ]
     assert message.content == [
@@ -246,14 +274,32 @@ async def test_finish_reasons(name: str, reason: str, error: str | None) -> None
     assert isinstance(message.content[0], TextContent)
 
 
-async def test_stream_without_finish_reason_infers_the_stop_when_the_server_never_sends_one(
-) -> None:
+async def test_stream_without_finish_reason_infers_the_stop_when_the_server_never_sends_one() -> (
+    None
+):
     model = make_model(compat={"supportsFinishReason": False})
     _, message, _ = await replay(fixture("no_finish_reason.sse"), model=model)
     assert message.stop_reason == "stop"
     _, message, _ = await replay(
-        sse_body([{"choices": [{"delta": {"tool_calls": [
-            {"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{}"}}]}}]}]),
+        sse_body(
+            [
+                {
+                    "choices": [
+                        {
+                            "delta": {
+                                "tool_calls": [
+                                    {
+                                        "index": 0,
+                                        "id": "c1",
+                                        "function": {"name": "f", "arguments": "{}"},
+                                    }
+                                ]
+                            }
+                        }
+                    ]
+                }
+            ]
+        ),
         model=model,
     )
     assert message.stop_reason == "toolUse"
@@ -290,23 +336,35 @@ async def test_null_and_non_object_chunks_are_skipped_and_choice_usage_is_read()
 
 
 async def test_openrouter_reasoning_details_are_kept_as_the_thinking_signature() -> None:
-    _, message, _ = await replay(fixture("reasoning_details.sse"),
-                                 model=make_model(provider="openrouter", id="openai/gpt-5"))
+    _, message, _ = await replay(
+        fixture("reasoning_details.sse"), model=make_model(provider="openrouter", id="openai/gpt-5")
+    )
     thinking = message.content[0]
     assert isinstance(thinking, ThinkingContent)
     assert thinking.thinking == "Plan it"
     assert msgspec.json.decode(thinking.thinking_signature or "") == [
         {"type": "reasoning.text", "text": "Plan it", "format": "openai-responses-v1", "index": 0},
-        {"type": "reasoning.encrypted", "data": "gAAAAB==", "id": "rs_1",
-         "format": "openai-responses-v1", "index": 1},
+        {
+            "type": "reasoning.encrypted",
+            "data": "gAAAAB==",
+            "id": "rs_1",
+            "format": "openai-responses-v1",
+            "index": 1,
+        },
     ]
     assert message.content[1] == TextContent(text="Answer")
 
 
 async def test_crlf_comments_padding_and_no_trailing_blank_line() -> None:
     events, message, _ = await replay(fixture("crlf_comments.sse"))
-    assert shape(events) == [("start",), ("text_start", 0), ("text_delta", 0, "A"),
-                             ("text_delta", 0, "B"), ("text_end", 0), ("done", "stop")]
+    assert shape(events) == [
+        ("start",),
+        ("text_start", 0),
+        ("text_delta", 0, "A"),
+        ("text_delta", 0, "B"),
+        ("text_end", 0),
+        ("done", "stop"),
+    ]
     assert message.usage.total_tokens == 5
 
 
@@ -325,8 +383,9 @@ def map_chunks(chunks: list[bytes], model: Model) -> tuple[list[Any], Any]:
     return shape(events), as_json(events[-1].message)
 
 
-@pytest.mark.parametrize("name", ["parallel_tools.sse", "crlf_comments.sse",
-                                  "reasoning_content.sse", "text.sse"])
+@pytest.mark.parametrize(
+    "name", ["parallel_tools.sse", "crlf_comments.sse", "reasoning_content.sse", "text.sse"]
+)
 def test_body_split_at_every_byte_boundary_gives_identical_events(name: str) -> None:
     body = fixture(name)
     model = make_model()
@@ -351,6 +410,7 @@ async def test_http_error_status_is_an_error_event_without_start() -> None:
     assert shape(events) == [("error", "error")]
     assert message.error_message == "400 This model's maximum context length is 128000 tokens."
     from pi_trio.ai import is_context_overflow
+
     assert is_context_overflow(message)
 
 
@@ -367,10 +427,15 @@ async def test_missing_api_key_is_an_error_event(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize(
     ("reason", "expected"),
-    [("stop", ("stop", None)), ("end", ("stop", None)), ("length", ("length", None)),
-     ("tool_calls", ("toolUse", None)), ("function_call", ("toolUse", None)),
-     ("content_filter", ("error", "Provider finish_reason: content_filter")),
-     ("weird", ("error", "Provider finish_reason: weird"))],
+    [
+        ("stop", ("stop", None)),
+        ("end", ("stop", None)),
+        ("length", ("length", None)),
+        ("tool_calls", ("toolUse", None)),
+        ("function_call", ("toolUse", None)),
+        ("content_filter", ("error", "Provider finish_reason: content_filter")),
+        ("weird", ("error", "Provider finish_reason: weird")),
+    ],
 )
 def test_map_finish_reason(reason: str, expected: tuple[str, str | None]) -> None:
     assert map_finish_reason(reason) == expected
@@ -378,11 +443,14 @@ def test_map_finish_reason(reason: str, expected: tuple[str, str | None]) -> Non
 
 def test_usage_never_goes_negative_and_prefers_prompt_tokens_details() -> None:
     model = make_model()
-    usage = parse_usage({"prompt_tokens": 5, "completion_tokens": 1,
-                         "prompt_tokens_details": {"cached_tokens": 9}}, model)
+    usage = parse_usage(
+        {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 9}},
+        model,
+    )
     assert (usage.input, usage.cache_read, usage.total_tokens) == (0, 9, 10)
-    usage = parse_usage({"prompt_tokens": 10, "prompt_cache_hit_tokens": 3,
-                         "cached_tokens": 7}, model)
+    usage = parse_usage(
+        {"prompt_tokens": 10, "prompt_cache_hit_tokens": 3, "cached_tokens": 7}, model
+    )
     assert usage.cache_read == 3
     assert parse_usage({}, model) == Usage(reasoning=0)
 
@@ -393,37 +461,88 @@ def test_usage_never_goes_negative_and_prefers_prompt_tokens_details() -> None:
 @pytest.mark.parametrize(
     ("provider", "url", "expected"),
     [
-        ("openai", "https://api.openai.com/v1",
-         {"supports_store": True, "supports_developer_role": True,
-          "max_tokens_field": "max_completion_tokens", "thinking_format": "openai",
-          "supports_mid_convo_system_messages": True}),
-        ("groq", "https://api.groq.com/openai/v1",
-         {"supports_store": True, "supports_reasoning_effort": True,
-          "supports_mid_convo_system_messages": False}),
-        ("openrouter", "https://openrouter.ai/api/v1",
-         {"thinking_format": "openrouter", "supports_developer_role": False,
-          "send_session_affinity_headers": True, "session_affinity_format": "openrouter"}),
-        ("xai", "https://api.x.ai/v1",
-         {"supports_store": False, "supports_developer_role": False,
-          "supports_reasoning_effort": False}),
+        (
+            "openai",
+            "https://api.openai.com/v1",
+            {
+                "supports_store": True,
+                "supports_developer_role": True,
+                "max_tokens_field": "max_completion_tokens",
+                "thinking_format": "openai",
+                "supports_mid_convo_system_messages": True,
+            },
+        ),
+        (
+            "groq",
+            "https://api.groq.com/openai/v1",
+            {
+                "supports_store": True,
+                "supports_reasoning_effort": True,
+                "supports_mid_convo_system_messages": False,
+            },
+        ),
+        (
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            {
+                "thinking_format": "openrouter",
+                "supports_developer_role": False,
+                "send_session_affinity_headers": True,
+                "session_affinity_format": "openrouter",
+            },
+        ),
+        (
+            "xai",
+            "https://api.x.ai/v1",
+            {
+                "supports_store": False,
+                "supports_developer_role": False,
+                "supports_reasoning_effort": False,
+            },
+        ),
         ("custom", "https://api.cerebras.ai/v1", {"supports_store": False}),
-        ("deepseek", "https://api.deepseek.com",
-         {"thinking_format": "deepseek", "max_tokens_field": "max_tokens",
-          "requires_reasoning_content_on_assistant_messages": True}),
-        ("mistral", "https://api.mistral.ai/v1",
-         {"max_tokens_field": "max_tokens", "requires_tool_result_name": True,
-          "requires_thinking_as_text": True, "requires_mistral_tool_ids": True,
-          "supports_store": False}),
-        ("ollama", "http://localhost:11434/v1",
-         {"supports_store": False, "supports_developer_role": False,
-          "max_tokens_field": "max_tokens"}),
+        (
+            "deepseek",
+            "https://api.deepseek.com",
+            {
+                "thinking_format": "deepseek",
+                "max_tokens_field": "max_tokens",
+                "requires_reasoning_content_on_assistant_messages": True,
+            },
+        ),
+        (
+            "mistral",
+            "https://api.mistral.ai/v1",
+            {
+                "max_tokens_field": "max_tokens",
+                "requires_tool_result_name": True,
+                "requires_thinking_as_text": True,
+                "requires_mistral_tool_ids": True,
+                "supports_store": False,
+            },
+        ),
+        (
+            "ollama",
+            "http://localhost:11434/v1",
+            {
+                "supports_store": False,
+                "supports_developer_role": False,
+                "max_tokens_field": "max_tokens",
+            },
+        ),
         ("custom", "http://127.0.0.1:8000/v1", {"supports_store": False}),  # vLLM
         ("llama.cpp", "http://gpu-box:8080/v1", {"supports_developer_role": False}),
         ("custom", "http://localhost:1234/v1", {"max_tokens_field": "max_tokens"}),  # LM Studio
-        ("zai", "https://api.z.ai/api/paas/v4",
-         {"thinking_format": "zai", "supports_reasoning_effort": False}),
-        ("together", "https://api.together.xyz/v1",
-         {"thinking_format": "together", "supports_strict_mode": False}),
+        (
+            "zai",
+            "https://api.z.ai/api/paas/v4",
+            {"thinking_format": "zai", "supports_reasoning_effort": False},
+        ),
+        (
+            "together",
+            "https://api.together.xyz/v1",
+            {"thinking_format": "together", "supports_strict_mode": False},
+        ),
     ],
 )
 def test_compat_is_detected_from_provider_and_url(
@@ -434,18 +553,36 @@ def test_compat_is_detected_from_provider_and_url(
 
 
 def test_openrouter_anthropic_models_get_developer_role_and_cache_control() -> None:
-    compat = resolve_compat(make_model(provider="openrouter", id="anthropic/claude-sonnet-4",
-                                       base_url="https://openrouter.ai/api/v1"))
+    compat = resolve_compat(
+        make_model(
+            provider="openrouter",
+            id="anthropic/claude-sonnet-4",
+            base_url="https://openrouter.ai/api/v1",
+        )
+    )
     assert compat.supports_developer_role
     assert compat.cache_control_format == "anthropic"
 
 
 def test_explicit_compat_wins_and_bad_values_are_named() -> None:
-    compat = resolve_compat(make_model(compat={"supportsStore": False, "maxTokensField": "max_tokens",
-                                               "thinkingFormat": "qwen", "unrelatedKey": 1}))
+    compat = resolve_compat(
+        make_model(
+            compat={
+                "supportsStore": False,
+                "maxTokensField": "max_tokens",
+                "thinkingFormat": "qwen",
+                "unrelatedKey": 1,
+            }
+        )
+    )
     assert (compat.supports_store, compat.max_tokens_field, compat.thinking_format) == (
-        False, "max_tokens", "qwen")
-    with pytest.raises(ValueError, match="invalid openai-completions compat for model 'gpt-4o-mini'"):
+        False,
+        "max_tokens",
+        "qwen",
+    )
+    with pytest.raises(
+        ValueError, match="invalid openai-completions compat for model 'gpt-4o-mini'"
+    ):
         resolve_compat(make_model(compat={"maxTokensField": "max_output"}))
 
 
@@ -453,8 +590,11 @@ def test_explicit_compat_wins_and_bad_values_are_named() -> None:
 
 
 def body_for(model: Model, messages: list[Any], **options: Any) -> dict[str, Any]:
-    native = {k: options.pop(k) for k in ("reasoning_effort", "tool_choice", "thinking_budgets")
-              if k in options}
+    native = {
+        k: options.pop(k)
+        for k in ("reasoning_effort", "tool_choice", "thinking_budgets")
+        if k in options
+    }
     return build_body(model, messages, StreamOptions(**options), resolve_compat(model), **native)
 
 
@@ -462,13 +602,20 @@ ECHO = Tool(name="echo", description="Echo", parameters={"type": "object", "prop
 
 
 def test_basic_body_fields_for_openai() -> None:
-    body = body_for(make_model(), [SystemMessage(content="sys"), UserMessage(content="hi")],
-                    max_tokens=100, temperature=0.2)
+    body = body_for(
+        make_model(),
+        [SystemMessage(content="sys"), UserMessage(content="hi")],
+        max_tokens=100,
+        temperature=0.2,
+    )
     assert body == {
         "model": "gpt-4o-mini",
         "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}],
-        "stream": True, "stream_options": {"include_usage": True}, "store": False,
-        "max_completion_tokens": 100, "temperature": 0.2,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "store": False,
+        "max_completion_tokens": 100,
+        "temperature": 0.2,
     }
 
 
@@ -480,14 +627,20 @@ def test_reasoning_models_get_the_developer_role_where_supported() -> None:
 
 
 def test_later_system_messages_are_instructions_for_openai_and_reminders_elsewhere() -> None:
-    messages = [SystemMessage(content="sys"), UserMessage(content="hi"),
-                SystemMessage(content="now be brief", sections={"mode": "fast"}),
-                UserMessage(content="go")]
+    messages = [
+        SystemMessage(content="sys"),
+        UserMessage(content="hi"),
+        SystemMessage(content="now be brief", sections={"mode": "fast"}),
+        UserMessage(content="go"),
+    ]
     openai = body_for(make_model(), messages)["messages"]
-    assert openai[2] == {"role": "system", "content":
-                         'now be brief\n\nUpdated system prompt section "mode":\n\nfast'}
-    groq = body_for(make_model(provider="groq", base_url="https://api.groq.com/openai/v1"),
-                    messages)["messages"]
+    assert openai[2] == {
+        "role": "system",
+        "content": 'now be brief\n\nUpdated system prompt section "mode":\n\nfast',
+    }
+    groq = body_for(
+        make_model(provider="groq", base_url="https://api.groq.com/openai/v1"), messages
+    )["messages"]
     assert groq[2]["role"] == "user"
     assert groq[2]["content"].startswith("<system_reminder>\nnow be brief")
 
@@ -501,95 +654,170 @@ def test_max_tokens_field_per_compat_and_zero_means_unset() -> None:
 
 
 def test_user_images_become_data_urls_and_surrogates_are_removed() -> None:
-    body = body_for(make_model(), [UserMessage(content=[
-        TextContent(text="look \ud83d"), ImageContent(data="AAAA", mime_type="image/png")])])
-    assert body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "look "},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-    ]}]
+    body = body_for(
+        make_model(),
+        [
+            UserMessage(
+                content=[
+                    TextContent(text="look \ud83d"),
+                    ImageContent(data="AAAA", mime_type="image/png"),
+                ]
+            )
+        ],
+    )
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look "},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            ],
+        }
+    ]
 
 
-def assistant(*blocks: Any, model: str = "gpt-4o-mini", provider: str = "openai",
-              stop_reason: str = "toolUse") -> AssistantMessage:
-    return AssistantMessage(content=list(blocks), api="openai-completions", provider=provider,
-                            model=model, usage=Usage(), stop_reason=stop_reason,  # type: ignore[arg-type]
-                            timestamp=1)
+def assistant(
+    *blocks: Any, model: str = "gpt-4o-mini", provider: str = "openai", stop_reason: str = "toolUse"
+) -> AssistantMessage:
+    return AssistantMessage(
+        content=list(blocks),
+        api="openai-completions",
+        provider=provider,
+        model=model,
+        usage=Usage(),
+        stop_reason=stop_reason,  # type: ignore[arg-type]
+        timestamp=1,
+    )
 
 
 def result(call_id: str, *blocks: Any, name: str = "echo") -> ToolResultMessage:
-    return ToolResultMessage(tool_call_id=call_id, tool_name=name, content=list(blocks),
-                             is_error=False, timestamp=2)
+    return ToolResultMessage(
+        tool_call_id=call_id, tool_name=name, content=list(blocks), is_error=False, timestamp=2
+    )
 
 
 def test_assistant_text_blocks_are_one_string_and_tool_calls_are_json() -> None:
-    messages = [UserMessage(content="q"), assistant(
-        TextContent(text="A"), TextContent(text="  "), TextContent(text="B"),
-        ToolCall(id="call_1", name="echo", arguments={"x": "é", "n": 1})),
-        result("call_1", TextContent(text="ok"))]
+    messages = [
+        UserMessage(content="q"),
+        assistant(
+            TextContent(text="A"),
+            TextContent(text="  "),
+            TextContent(text="B"),
+            ToolCall(id="call_1", name="echo", arguments={"x": "é", "n": 1}),
+        ),
+        result("call_1", TextContent(text="ok")),
+    ]
     body = body_for(make_model(), messages)
     assert body["messages"][1] == {
-        "role": "assistant", "content": "AB",
-        "tool_calls": [{"id": "call_1", "type": "function",
-                        "function": {"name": "echo", "arguments": '{"x":"é","n":1}'}}],
+        "role": "assistant",
+        "content": "AB",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "echo", "arguments": '{"x":"é","n":1}'},
+            }
+        ],
     }
     assert body["messages"][2] == {"role": "tool", "content": "ok", "tool_call_id": "call_1"}
     assert body["tools"] == []  # tool history without declared tools
 
 
 def test_thinking_is_replayed_under_its_signature_field_for_the_same_model() -> None:
-    model = make_model(id="deepseek-reasoner", provider="deepseek", reasoning=True,
-                       base_url="https://api.deepseek.com")
-    messages = [UserMessage(content="q"), assistant(
-        ThinkingContent(thinking="step 1", thinking_signature="reasoning_content"),
-        ThinkingContent(thinking="step 2"), TextContent(text="answer"),
-        model="deepseek-reasoner", provider="deepseek", stop_reason="stop")]
+    model = make_model(
+        id="deepseek-reasoner",
+        provider="deepseek",
+        reasoning=True,
+        base_url="https://api.deepseek.com",
+    )
+    messages = [
+        UserMessage(content="q"),
+        assistant(
+            ThinkingContent(thinking="step 1", thinking_signature="reasoning_content"),
+            ThinkingContent(thinking="step 2"),
+            TextContent(text="answer"),
+            model="deepseek-reasoner",
+            provider="deepseek",
+            stop_reason="stop",
+        ),
+    ]
     replayed = body_for(model, messages)["messages"][1]
-    assert replayed == {"role": "assistant", "content": "answer",
-                        "reasoning_content": "step 1\nstep 2"}
+    assert replayed == {
+        "role": "assistant",
+        "content": "answer",
+        "reasoning_content": "step 1\nstep 2",
+    }
 
 
 def test_deepseek_assistant_turns_always_carry_reasoning_content() -> None:
-    model = make_model(id="deepseek-reasoner", provider="deepseek", reasoning=True,
-                       base_url="https://api.deepseek.com")
+    model = make_model(
+        id="deepseek-reasoner",
+        provider="deepseek",
+        reasoning=True,
+        base_url="https://api.deepseek.com",
+    )
     messages = [UserMessage(content="q"), assistant(TextContent(text="a"), stop_reason="stop")]
     assert body_for(model, messages)["messages"][1]["reasoning_content"] == ""
 
 
 def test_thinking_as_text_leads_the_content_for_mistral() -> None:
     model = make_model(provider="mistral", base_url="https://api.mistral.ai/v1", id="magistral")
-    messages = [UserMessage(content="q"), assistant(
-        ThinkingContent(thinking="hmm"), ThinkingContent(thinking="ok"), TextContent(text="A"),
-        model="magistral", provider="mistral", stop_reason="stop")]
+    messages = [
+        UserMessage(content="q"),
+        assistant(
+            ThinkingContent(thinking="hmm"),
+            ThinkingContent(thinking="ok"),
+            TextContent(text="A"),
+            model="magistral",
+            provider="mistral",
+            stop_reason="stop",
+        ),
+    ]
     assert body_for(model, messages)["messages"][1]["content"] == [
-        {"type": "text", "text": "hmm\n\nok"}, {"type": "text", "text": "A"}]
+        {"type": "text", "text": "hmm\n\nok"},
+        {"type": "text", "text": "A"},
+    ]
 
 
 def test_empty_assistant_turns_are_skipped_and_empty_inputs_do_not_crash() -> None:
-    messages = [UserMessage(content=""), UserMessage(content=[]), UserMessage(content="   "),
-                assistant(TextContent(text=" "), stop_reason="stop"), UserMessage(content="x")]
+    messages = [
+        UserMessage(content=""),
+        UserMessage(content=[]),
+        UserMessage(content="   "),
+        assistant(TextContent(text=" "), stop_reason="stop"),
+        UserMessage(content="x"),
+    ]
     body = body_for(make_model(), messages)
-    assert body["messages"] == [{"role": "user", "content": ""},
-                                {"role": "user", "content": "   "},
-                                {"role": "user", "content": "x"}]
+    assert body["messages"] == [
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "   "},
+        {"role": "user", "content": "x"},
+    ]
 
 
 def test_tool_result_images_follow_in_one_user_message_for_vision_models() -> None:
     image = ImageContent(data="IMG", mime_type="image/jpeg")
-    messages = [UserMessage(content="q"),
-                assistant(ToolCall(id="a", name="shot", arguments={}),
-                          ToolCall(id="b", name="shot", arguments={})),
-                result("a", image, name="shot"), result("b", TextContent(text="t"), image,
-                                                       name="shot")]
+    messages = [
+        UserMessage(content="q"),
+        assistant(
+            ToolCall(id="a", name="shot", arguments={}), ToolCall(id="b", name="shot", arguments={})
+        ),
+        result("a", image, name="shot"),
+        result("b", TextContent(text="t"), image, name="shot"),
+    ]
     body = body_for(make_model(compat={"requiresAssistantAfterToolResult": True}), messages)
     assert body["messages"][2:] == [
         {"role": "tool", "content": "(see attached image)", "tool_call_id": "a"},
         {"role": "tool", "content": "t", "tool_call_id": "b"},
         {"role": "assistant", "content": "I have processed the tool results."},
-        {"role": "user", "content": [
-            {"type": "text", "text": "Attached image(s) from tool result:"},
-            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,IMG"}},
-            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,IMG"}},
-        ]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Attached image(s) from tool result:"},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,IMG"}},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,IMG"}},
+            ],
+        },
     ]
     text_only = body_for(make_model(input=["text"]), messages)["messages"]
     assert text_only[2]["content"] == "(tool image omitted: model does not support images)"
@@ -597,10 +825,18 @@ def test_tool_result_images_follow_in_one_user_message_for_vision_models() -> No
 
 
 def test_requires_assistant_after_tool_result_bridges_to_the_next_user_turn() -> None:
-    messages = [UserMessage(content="q"), assistant(ToolCall(id="a", name="echo", arguments={})),
-                result("a", TextContent(text="")), UserMessage(content="next")]
-    body = body_for(make_model(compat={"requiresAssistantAfterToolResult": True,
-                                       "requiresToolResultName": True}), messages)
+    messages = [
+        UserMessage(content="q"),
+        assistant(ToolCall(id="a", name="echo", arguments={})),
+        result("a", TextContent(text="")),
+        UserMessage(content="next"),
+    ]
+    body = body_for(
+        make_model(
+            compat={"requiresAssistantAfterToolResult": True, "requiresToolResultName": True}
+        ),
+        messages,
+    )
     assert body["messages"][1]["content"] == ""
     assert body["messages"][2:] == [
         {"role": "tool", "content": "(no tool output)", "tool_call_id": "a", "name": "echo"},
@@ -610,15 +846,36 @@ def test_requires_assistant_after_tool_result_bridges_to_the_next_user_turn() ->
 
 
 def test_tools_from_the_transcript_with_strict_flag_only_where_supported() -> None:
-    strict_tool = Tool(name="s", description="d", parameters={"type": "object"},
-                       constrained_sampling={"type": "json_schema", "strict": "require"})
-    messages = [SystemMessage(content="", tools_added=[ECHO, strict_tool]), UserMessage(content="q")]
+    strict_tool = Tool(
+        name="s",
+        description="d",
+        parameters={"type": "object"},
+        constrained_sampling={"type": "json_schema", "strict": "require"},
+    )
+    messages = [
+        SystemMessage(content="", tools_added=[ECHO, strict_tool]),
+        UserMessage(content="q"),
+    ]
     tools = body_for(make_model(), messages, tool_choice="required")
     assert tools["tools"] == [
-        {"type": "function", "function": {"name": "echo", "description": "Echo",
-                                           "parameters": ECHO.parameters, "strict": False}},
-        {"type": "function", "function": {"name": "s", "description": "d",
-                                           "parameters": {"type": "object"}, "strict": True}},
+        {
+            "type": "function",
+            "function": {
+                "name": "echo",
+                "description": "Echo",
+                "parameters": ECHO.parameters,
+                "strict": False,
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "s",
+                "description": "d",
+                "parameters": {"type": "object"},
+                "strict": True,
+            },
+        },
     ]
     assert tools["tool_choice"] == "required"
     together = make_model(provider="together", base_url="https://api.together.xyz/v1")
@@ -629,8 +886,12 @@ def test_tools_from_the_transcript_with_strict_flag_only_where_supported() -> No
     ("tool_call_id", "provider", "compat", "expected"),
     [
         ("call_abc|fc_123", "groq", None, "call_abc_fc_123"),
-        ("call_abc|" + "x+/=" * 100, "groq", None,
-         "call_abc_" + short_hash("call_abc|" + "x+/=" * 100)[:8]),
+        (
+            "call_abc|" + "x+/=" * 100,
+            "groq",
+            None,
+            "call_abc_" + short_hash("call_abc|" + "x+/=" * 100)[:8],
+        ),
         ("c" * 50, "openai", None, "c" * 40),
         ("c" * 50, "groq", None, "c" * 50),
         ("call-abc-123", "mistral", {"requiresMistralToolIds": True}, "callabc12"[:9]),
@@ -652,8 +913,13 @@ def test_tool_call_ids_are_normalized_for_the_target(
 def test_foreign_tool_call_ids_are_renamed_in_calls_and_results() -> None:
     foreign = AssistantMessage(
         content=[ToolCall(id="call_1|fc_" + "z" * 60, name="echo", arguments={})],
-        api="openai-responses", provider="openai", model="gpt-5", usage=Usage(),
-        stop_reason="toolUse", timestamp=1)
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5",
+        usage=Usage(),
+        stop_reason="toolUse",
+        timestamp=1,
+    )
     messages = [UserMessage(content="q"), foreign, result("call_1|fc_" + "z" * 60)]
     body = body_for(make_model(provider="groq"), messages)["messages"]
     new_id = body[1]["tool_calls"][0]["id"]
@@ -673,42 +939,102 @@ def test_short_hash_matches_the_original_runtime() -> None:
         ({}, "openai", "high", None, {"reasoning_effort": "high"}),
         ({}, "openai", None, None, {}),
         ({}, "openai", None, {"off": "none"}, {"reasoning_effort": "none"}),
-        ({}, "groq", "medium", {"minimal": "default", "low": "default", "medium": "default",
-                                "high": "default"}, {"reasoning_effort": "default"}),
+        (
+            {},
+            "groq",
+            "medium",
+            {"minimal": "default", "low": "default", "medium": "default", "high": "default"},
+            {"reasoning_effort": "default"},
+        ),
         ({}, "openrouter", "low", None, {"reasoning": {"effort": "low"}}),
         ({}, "openrouter", None, None, {"reasoning": {"effort": "none"}}),
         ({}, "openrouter", None, {"off": None}, {}),
-        ({}, "deepseek", "high", None, {"thinking": {"type": "enabled"}, "reasoning_effort": "high"}),
+        (
+            {},
+            "deepseek",
+            "high",
+            None,
+            {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+        ),
         ({}, "deepseek", None, None, {"thinking": {"type": "disabled"}}),
         ({}, "zai", "high", None, {"thinking": {"type": "enabled", "clear_thinking": False}}),
         ({}, "zai", None, None, {"thinking": {"type": "disabled"}}),
-        ({"thinkingFormat": "qwen"}, "openai", "low", None,
-         {"enable_thinking": True, "reasoning_effort": "low"}),
-        ({"thinkingFormat": "qwen-chat-template"}, "openai", None, None,
-         {"chat_template_kwargs": {"enable_thinking": False, "preserve_thinking": True}}),
-        ({"thinkingFormat": "chat-template", "chatTemplateKwargs": {
-            "thinking": {"$var": "thinking.enabled"}, "budget": {"$var": "thinking.budget"},
-            "effort": {"$var": "thinking.effort", "omitWhenOff": True}, "fixed": 1}},
-         "openai", "low", None,
-         {"chat_template_kwargs": {"thinking": True, "budget": 2048, "effort": "low",
-                                   "fixed": 1}}),
+        (
+            {"thinkingFormat": "qwen"},
+            "openai",
+            "low",
+            None,
+            {"enable_thinking": True, "reasoning_effort": "low"},
+        ),
+        (
+            {"thinkingFormat": "qwen-chat-template"},
+            "openai",
+            None,
+            None,
+            {"chat_template_kwargs": {"enable_thinking": False, "preserve_thinking": True}},
+        ),
+        (
+            {
+                "thinkingFormat": "chat-template",
+                "chatTemplateKwargs": {
+                    "thinking": {"$var": "thinking.enabled"},
+                    "budget": {"$var": "thinking.budget"},
+                    "effort": {"$var": "thinking.effort", "omitWhenOff": True},
+                    "fixed": 1,
+                },
+            },
+            "openai",
+            "low",
+            None,
+            {
+                "chat_template_kwargs": {
+                    "thinking": True,
+                    "budget": 2048,
+                    "effort": "low",
+                    "fixed": 1,
+                }
+            },
+        ),
         ({"thinkingFormat": "string-thinking"}, "openai", "high", None, {"thinking": "high"}),
-        ({"thinkingTokenBudgetField": "thinking_budget"}, "openai", "medium", None,
-         {"reasoning_effort": "medium", "thinking_budget": 8192}),
+        (
+            {"thinkingTokenBudgetField": "thinking_budget"},
+            "openai",
+            "medium",
+            None,
+            {"reasoning_effort": "medium", "thinking_budget": 8192},
+        ),
     ],
 )
 def test_reasoning_parameters_per_thinking_format(
-    compat: dict[str, Any], provider: str, effort: str | None,
-    level_map: dict[str, Any] | None, expected: dict[str, Any],
+    compat: dict[str, Any],
+    provider: str,
+    effort: str | None,
+    level_map: dict[str, Any] | None,
+    expected: dict[str, Any],
 ) -> None:
-    urls = {"openrouter": "https://openrouter.ai/api/v1", "deepseek": "https://api.deepseek.com",
-            "zai": "https://api.z.ai/api/paas/v4", "groq": "https://api.groq.com/openai/v1",
-            "openai": "https://api.openai.com/v1"}
-    model = make_model(reasoning=True, provider=provider, base_url=urls[provider],
-                       compat=compat or None, thinking_level_map=level_map)
+    urls = {
+        "openrouter": "https://openrouter.ai/api/v1",
+        "deepseek": "https://api.deepseek.com",
+        "zai": "https://api.z.ai/api/paas/v4",
+        "groq": "https://api.groq.com/openai/v1",
+        "openai": "https://api.openai.com/v1",
+    }
+    model = make_model(
+        reasoning=True,
+        provider=provider,
+        base_url=urls[provider],
+        compat=compat or None,
+        thinking_level_map=level_map,
+    )
     body = body_for(model, [UserMessage(content="q")], reasoning_effort=effort, max_tokens=20_000)
-    keys = {"reasoning_effort", "reasoning", "thinking", "enable_thinking",
-            "chat_template_kwargs", "thinking_budget"}
+    keys = {
+        "reasoning_effort",
+        "reasoning",
+        "thinking",
+        "enable_thinking",
+        "chat_template_kwargs",
+        "thinking_budget",
+    }
     assert {k: v for k, v in body.items() if k in keys} == expected
 
 
@@ -718,25 +1044,40 @@ def test_thinking_budget_leaves_answer_room_and_budgets_override() -> None:
     assert small["thinking_token_budget"] == 3000 - 1024
     tiny = body_for(model, [UserMessage(content="q")], reasoning_effort="high", max_tokens=1000)
     assert "thinking_token_budget" not in tiny
-    custom = body_for(model, [UserMessage(content="q")], reasoning_effort="low",
-                      max_tokens=9000, thinking_budgets=ThinkingBudgets(low=100))
+    custom = body_for(
+        model,
+        [UserMessage(content="q")],
+        reasoning_effort="low",
+        max_tokens=9000,
+        thinking_budgets=ThinkingBudgets(low=100),
+    )
     assert custom["thinking_token_budget"] == 100
 
 
 def test_prompt_cache_key_session_headers_and_sampling_params() -> None:
-    body = body_for(make_model(), [UserMessage(content="q")], session_id="s" * 80,
-                    sampling_params={"top_p": 0.5, "temperature": 1.0}, temperature=0.1)
+    body = body_for(
+        make_model(),
+        [UserMessage(content="q")],
+        session_id="s" * 80,
+        sampling_params={"top_p": 0.5, "temperature": 1.0},
+        temperature=0.1,
+    )
     assert body["prompt_cache_key"] == "s" * 64
     assert "prompt_cache_retention" not in body
     assert (body["top_p"], body["temperature"]) == (0.5, 1.0)
-    none = body_for(make_model(), [UserMessage(content="q")], session_id="s",
-                    cache_retention="none")
+    none = body_for(
+        make_model(), [UserMessage(content="q")], session_id="s", cache_retention="none"
+    )
     assert "prompt_cache_key" not in none
-    long = body_for(make_model(), [UserMessage(content="q")], session_id="s",
-                    cache_retention="long")
+    long = body_for(
+        make_model(), [UserMessage(content="q")], session_id="s", cache_retention="long"
+    )
     assert long["prompt_cache_retention"] == "24h"
-    groq = body_for(make_model(provider="groq", base_url="https://api.groq.com/openai/v1"),
-                    [UserMessage(content="q")], session_id="s")
+    groq = body_for(
+        make_model(provider="groq", base_url="https://api.groq.com/openai/v1"),
+        [UserMessage(content="q")],
+        session_id="s",
+    )
     assert "prompt_cache_key" not in groq
 
 
@@ -746,21 +1087,31 @@ def test_long_cache_retention_comes_from_the_environment(monkeypatch: pytest.Mon
 
 
 def test_openrouter_anthropic_models_get_cache_control_on_prompt_last_tool_and_turn() -> None:
-    model = make_model(provider="openrouter", id="anthropic/claude-sonnet-4",
-                       base_url="https://openrouter.ai/api/v1")
-    body = body_for(model, [SystemMessage(content="sys", tools_added=[ECHO]),
-                            UserMessage(content="q")])
+    model = make_model(
+        provider="openrouter",
+        id="anthropic/claude-sonnet-4",
+        base_url="https://openrouter.ai/api/v1",
+    )
+    body = body_for(
+        model, [SystemMessage(content="sys", tools_added=[ECHO]), UserMessage(content="q")]
+    )
     control = {"type": "ephemeral"}
-    assert body["messages"][0]["content"] == [{"type": "text", "text": "sys",
-                                               "cache_control": control}]
-    assert body["messages"][1]["content"] == [{"type": "text", "text": "q",
-                                               "cache_control": control}]
+    assert body["messages"][0]["content"] == [
+        {"type": "text", "text": "sys", "cache_control": control}
+    ]
+    assert body["messages"][1]["content"] == [
+        {"type": "text", "text": "q", "cache_control": control}
+    ]
     assert body["tools"][-1]["cache_control"] == control
 
 
 def test_routing_preferences_are_sent() -> None:
-    model = make_model(compat={"openRouterRouting": {"only": ["groq"]},
-                               "vercelGatewayRouting": {"order": ["a", "b"]}})
+    model = make_model(
+        compat={
+            "openRouterRouting": {"only": ["groq"]},
+            "vercelGatewayRouting": {"order": ["a", "b"]},
+        }
+    )
     body = body_for(model, [UserMessage(content="q")])
     assert body["provider"] == {"only": ["groq"]}
     assert body["providerOptions"] == {"gateway": {"order": ["a", "b"]}}
@@ -776,10 +1127,12 @@ async def test_session_affinity_headers_for_openrouter() -> None:
 
 
 async def test_simple_maps_reasoning_and_clamps_max_tokens_to_the_context() -> None:
-    model = make_model(reasoning=True, context_window=10_000, max_tokens=50_000,
-                       thinking_level_map={"xhigh": None})
-    transport = ReplayTransport(ReplayResponse(fixture("text.sse")),
-                                ReplayResponse(fixture("text.sse")))
+    model = make_model(
+        reasoning=True, context_window=10_000, max_tokens=50_000, thinking_level_map={"xhigh": None}
+    )
+    transport = ReplayTransport(
+        ReplayResponse(fixture("text.sse")), ReplayResponse(fixture("text.sse"))
+    )
     registry = registry_with_transport(transport)
     context = Context(messages=[UserMessage(content="x" * 400)])
     await complete_simple(model, context, api_key="k", reasoning="xhigh", registry=registry)
@@ -791,7 +1144,9 @@ async def test_simple_maps_reasoning_and_clamps_max_tokens_to_the_context() -> N
     assert "reasoning_effort" not in second
 
 
-async def test_simple_without_a_key_fails_as_an_error_event(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_simple_without_a_key_fails_as_an_error_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     model = make_model(provider="groq", base_url="https://api.groq.com/openai/v1")
     message = await complete_simple(model, CONTEXT, registry=ProviderRegistry())
@@ -817,14 +1172,21 @@ def chunk(content: str | None = None, finish: str | None = None) -> dict[str, An
     return {"id": "chatcmpl-L", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
 
-LOOPBACK_BODY = sse_body([chunk("Hi"), chunk(" there"), chunk(finish="stop"),
-                          {"id": "chatcmpl-L", "choices": [],
-                           "usage": {"prompt_tokens": 3, "completion_tokens": 2}}], done=True)
+LOOPBACK_BODY = sse_body(
+    [
+        chunk("Hi"),
+        chunk(" there"),
+        chunk(finish="stop"),
+        {"id": "chatcmpl-L", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}},
+    ],
+    done=True,
+)
 
 
 async def test_loopback_streaming_reuses_one_keep_alive_connection() -> None:
-    async with serve_sse([SSEReply(split_bytes(LOOPBACK_BODY, 17)),
-                          SSEReply(LOOPBACK_BODY)]) as server:
+    async with serve_sse(
+        [SSEReply(split_bytes(LOOPBACK_BODY, 17)), SSEReply(LOOPBACK_BODY)]
+    ) as server:
         registry = loopback_registry()
         model = make_model(base_url=server.url)
         first = await complete(model, CONTEXT, api_key="k", registry=registry)
@@ -833,8 +1195,10 @@ async def test_loopback_streaming_reuses_one_keep_alive_connection() -> None:
         assert first.usage.total_tokens == 5
         assert server.connections == 1
         assert server.requests[0].path == "/chat/completions"
-        assert server.requests[0].json()["messages"][0] == {"role": "system",
-                                                            "content": "You are terse."}
+        assert server.requests[0].json()["messages"][0] == {
+            "role": "system",
+            "content": "You are terse.",
+        }
         await registry.aclose()
         with trio.fail_after(5):
             await server.wait_until(lambda s: s.open_connections == 0)
@@ -842,12 +1206,17 @@ async def test_loopback_streaming_reuses_one_keep_alive_connection() -> None:
 
 async def test_loopback_500_is_retried_and_retry_after_is_honoured() -> None:
     busy = b'{"error":{"message":"The server had an error"}}'
-    async with serve_sse([SSEReply(busy, status=500, headers={"retry-after-ms": "1"}),
-                          SSEReply(b"", status=429, headers={"retry-after": "0"}),
-                          SSEReply(LOOPBACK_BODY)]) as server:
+    async with serve_sse(
+        [
+            SSEReply(busy, status=500, headers={"retry-after-ms": "1"}),
+            SSEReply(b"", status=429, headers={"retry-after": "0"}),
+            SSEReply(LOOPBACK_BODY),
+        ]
+    ) as server:
         registry = loopback_registry()
-        message = await complete(make_model(base_url=server.url), CONTEXT, api_key="k",
-                                 registry=registry, max_retries=2)
+        message = await complete(
+            make_model(base_url=server.url), CONTEXT, api_key="k", registry=registry, max_retries=2
+        )
         assert message.stop_reason == "stop"
         assert len(server.requests) == 3
         await registry.aclose()
@@ -857,8 +1226,9 @@ async def test_loopback_400_error_body_is_the_error_message() -> None:
     body = b'{"error":{"message":"Invalid value for \'model\'","type":"invalid_request_error"}}'
     async with serve_sse([SSEReply(body, status=400)]) as server:
         registry = loopback_registry()
-        message = await complete(make_model(base_url=server.url), CONTEXT, api_key="k",
-                                 registry=registry, max_retries=3)
+        message = await complete(
+            make_model(base_url=server.url), CONTEXT, api_key="k", registry=registry, max_retries=3
+        )
         assert message.stop_reason == "error"
         assert message.error_message == "400 Invalid value for 'model'"
         assert len(server.requests) == 1
@@ -869,8 +1239,9 @@ async def test_loopback_connection_reset_mid_stream_keeps_the_partial() -> None:
     chunks = [sse_body([chunk("Hello")]), sse_body([chunk(" world")]), b"never sent"]
     async with serve_sse([SSEReply(chunks, reset_after=2)]) as server:
         registry = loopback_registry()
-        message = await complete(make_model(base_url=server.url), CONTEXT, api_key="k",
-                                 registry=registry, max_retries=3)
+        message = await complete(
+            make_model(base_url=server.url), CONTEXT, api_key="k", registry=registry, max_retries=3
+        )
         assert message.stop_reason == "error"
         assert message.error_message is not None
         assert message.error_message.startswith("Network error:")
@@ -880,8 +1251,9 @@ async def test_loopback_connection_reset_mid_stream_keeps_the_partial() -> None:
 
 
 async def test_loopback_abort_closes_the_server_stream_and_leaks_nothing() -> None:
-    async with serve_sse([SSEReply(sse_body([chunk("partial")]), hold_open=True),
-                          SSEReply(LOOPBACK_BODY)]) as server:
+    async with serve_sse(
+        [SSEReply(sse_body([chunk("partial")]), hold_open=True), SSEReply(LOOPBACK_BODY)]
+    ) as server:
         registry = loopback_registry()
         model = make_model(base_url=server.url)
         seen: list[str] = []
@@ -924,9 +1296,12 @@ async def test_loopback_connection_refused_is_a_connection_error() -> None:
 async def test_live_openai_chat_completions() -> None:
     registry = ProviderRegistry()
     try:
-        message = await complete(make_model(), Context(messages=[
-            UserMessage(content="Reply with the single word: pong")]), registry=registry,
-            max_tokens=20)
+        message = await complete(
+            make_model(),
+            Context(messages=[UserMessage(content="Reply with the single word: pong")]),
+            registry=registry,
+            max_tokens=20,
+        )
     finally:
         await registry.aclose()
     assert message.stop_reason == "stop", message.error_message

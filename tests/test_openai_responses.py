@@ -79,7 +79,9 @@ assert GPT51 is not None
 assert GPT41 is not None
 assert GPT55 is not None
 AZURE = msgspec.structs.replace(
-    GPT54, api="azure-openai-responses", provider="azure-openai-responses",
+    GPT54,
+    api="azure-openai-responses",
+    provider="azure-openai-responses",
     base_url="https://model-base.openai.azure.com/openai/v1",
 )
 KEY = "sk-proj-test-key-0123456789abcdef"
@@ -87,8 +89,12 @@ KEY = "sk-proj-test-key-0123456789abcdef"
 WEATHER = Tool(
     name="get_weather",
     description="Weather of a city",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}},
-                "required": ["city"], "additionalProperties": False},
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
 )
 
 
@@ -104,11 +110,21 @@ def body_of(model: Model, context: Context, **options: Any) -> dict[str, Any]:
     return build_responses_body(model, normalize_context(context), StreamOptions(**options))
 
 
-def assistant(*blocks: Any, model: Model = GPT54, stop: str = "stop",
-              provider: str | None = None, api: str | None = None) -> AssistantMessage:
+def assistant(
+    *blocks: Any,
+    model: Model = GPT54,
+    stop: str = "stop",
+    provider: str | None = None,
+    api: str | None = None,
+) -> AssistantMessage:
     return AssistantMessage(
-        content=list(blocks), api=api or model.api, provider=provider or model.provider,
-        model=model.id, usage=Usage(), stop_reason=stop, timestamp=1,  # type: ignore[arg-type]
+        content=list(blocks),
+        api=api or model.api,
+        provider=provider or model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason=stop,
+        timestamp=1,  # type: ignore[arg-type]
     )
 
 
@@ -136,11 +152,18 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
     for e in events:
         if e.type in ("done", "error"):
             final = e.message if e.type == "done" else e.error
-            out.append((e.type, e.reason, msgspec.json.encode(
-                msgspec.structs.replace(final, timestamp=0))))
+            out.append(
+                (e.type, e.reason, msgspec.json.encode(msgspec.structs.replace(final, timestamp=0)))
+            )
         else:
-            out.append((e.type, getattr(e, "content_index", None), getattr(e, "delta", None),
-                        getattr(e, "content", None)))
+            out.append(
+                (
+                    e.type,
+                    getattr(e, "content_index", None),
+                    getattr(e, "delta", None),
+                    getattr(e, "content", None),
+                )
+            )
     return out
 
 
@@ -149,8 +172,12 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("", "k4n83c7h0j2b"), ("abc", "y0biex7f9bbh"), ("fc_0123456789abcdef", "1qbwa93h73gwl"),
-     ("héllo 😀", "1t90xbiinqdrp")],
+    [
+        ("", "k4n83c7h0j2b"),
+        ("abc", "y0biex7f9bbh"),
+        ("fc_0123456789abcdef", "1qbwa93h73gwl"),
+        ("héllo 😀", "1t90xbiinqdrp"),
+    ],
 )
 def test_short_hash_matches_the_original_runtime(text, expected):
     assert short_hash(text) == expected
@@ -159,10 +186,13 @@ def test_short_hash_matches_the_original_runtime(text, expected):
 def test_text_signatures_round_trip_v1_json_and_accept_legacy_ids():
     assert encode_text_signature("msg_1") == '{"v":1,"id":"msg_1"}'
     assert encode_text_signature("msg_1", "commentary") == (
-        '{"v":1,"id":"msg_1","phase":"commentary"}')
+        '{"v":1,"id":"msg_1","phase":"commentary"}'
+    )
     assert encode_text_signature("msg_1", "bogus") == '{"v":1,"id":"msg_1"}'
     assert parse_text_signature('{"v":1,"id":"msg_1","phase":"final_answer"}') == (
-        "msg_1", "final_answer")
+        "msg_1",
+        "final_answer",
+    )
     assert parse_text_signature("msg_legacy") == ("msg_legacy", None)
     assert parse_text_signature('{"v":2,"id":"x"}') is None
     assert parse_text_signature(None) is None
@@ -190,10 +220,13 @@ def test_non_reasoning_models_get_no_reasoning_and_a_system_role():
 
 def test_reasoning_models_get_the_prompt_as_developer_unless_unsupported():
     assert body_of(GPT54, ctx(UserMessage(content="hi"), system="S"))["input"][0] == {
-        "role": "developer", "content": "S"}
+        "role": "developer",
+        "content": "S",
+    }
     model = msgspec.structs.replace(GPT54, compat={"supportsDeveloperRole": False})
     assert body_of(model, ctx(UserMessage(content="hi"), system="S"))["input"][0]["role"] == (
-        "system")
+        "system"
+    )
 
 
 def test_later_system_messages_become_instruction_items_in_place():
@@ -209,8 +242,9 @@ def test_later_system_messages_become_instruction_items_in_place():
 
 
 def test_user_images_become_data_url_input_images():
-    message = UserMessage(content=[TextContent(text="look"),
-                                   ImageContent(data="QUJD", mime_type="image/png")])
+    message = UserMessage(
+        content=[TextContent(text="look"), ImageContent(data="QUJD", mime_type="image/png")]
+    )
     assert body_of(GPT54, ctx(message))["input"][0]["content"] == [
         {"type": "input_text", "text": "look"},
         {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,QUJD"},
@@ -221,43 +255,65 @@ def test_prompt_cache_key_is_the_session_clamped_to_64_code_points():
     session = "😀" * 70
     body = body_of(GPT54, ctx(UserMessage(content="hi")), session_id=session)
     assert body["prompt_cache_key"] == "😀" * 64
-    assert "prompt_cache_key" not in body_of(GPT54, ctx(UserMessage(content="hi")),
-                                             session_id="s", cache_retention="none")
+    assert "prompt_cache_key" not in body_of(
+        GPT54, ctx(UserMessage(content="hi")), session_id="s", cache_retention="none"
+    )
 
 
 def test_long_retention_asks_for_24h_unless_unsupported():
-    assert body_of(GPT54, ctx(UserMessage(content="hi")),
-                   cache_retention="long")["prompt_cache_retention"] == "24h"
+    assert (
+        body_of(GPT54, ctx(UserMessage(content="hi")), cache_retention="long")[
+            "prompt_cache_retention"
+        ]
+        == "24h"
+    )
     model = msgspec.structs.replace(GPT54, compat={"supportsLongCacheRetention": False})
-    assert "prompt_cache_retention" not in body_of(model, ctx(UserMessage(content="hi")),
-                                                   cache_retention="long")
-    assert "prompt_cache_retention" not in body_of(AZURE, ctx(UserMessage(content="hi")),
-                                                   cache_retention="long")
+    assert "prompt_cache_retention" not in body_of(
+        model, ctx(UserMessage(content="hi")), cache_retention="long"
+    )
+    assert "prompt_cache_retention" not in body_of(
+        AZURE, ctx(UserMessage(content="hi")), cache_retention="long"
+    )
 
 
 def test_max_output_tokens_is_at_least_16_and_omitted_when_unset():
     assert body_of(GPT54, ctx(UserMessage(content="hi")), max_tokens=5)["max_output_tokens"] == 16
-    assert body_of(GPT54, ctx(UserMessage(content="hi")),
-                   max_tokens=900)["max_output_tokens"] == 900
+    assert (
+        body_of(GPT54, ctx(UserMessage(content="hi")), max_tokens=900)["max_output_tokens"] == 900
+    )
     assert "max_output_tokens" not in body_of(GPT54, ctx(UserMessage(content="hi")), max_tokens=0)
 
 
 def test_temperature_service_tier_tools_and_tool_choice():
-    body = body_of(GPT41, ctx(UserMessage(content="hi"), tools=[WEATHER]), temperature=0.4,
-                   extra={"service_tier": "flex", "tool_choice": "required"})
+    body = body_of(
+        GPT41,
+        ctx(UserMessage(content="hi"), tools=[WEATHER]),
+        temperature=0.4,
+        extra={"service_tier": "flex", "tool_choice": "required"},
+    )
     assert body["temperature"] == 0.4
     assert body["service_tier"] == "flex"
-    assert body["tools"] == [{"type": "function", "name": "get_weather",
-                              "description": "Weather of a city",
-                              "parameters": WEATHER.parameters, "strict": False}]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "parameters": WEATHER.parameters,
+            "strict": False,
+        }
+    ]
     assert body["tool_choice"] == "required"
     assert body_of(GPT41, ctx(UserMessage(content="hi")), tool_choice="none")["tool_choice"] == (
-        "none")
+        "none"
+    )
 
 
 def test_reasoning_effort_and_summary_ask_for_encrypted_reasoning():
-    body = body_of(GPT54, ctx(UserMessage(content="hi")),
-                   extra={"reasoning_effort": "high", "reasoning_summary": "detailed"})
+    body = body_of(
+        GPT54,
+        ctx(UserMessage(content="hi")),
+        extra={"reasoning_effort": "high", "reasoning_summary": "detailed"},
+    )
     assert body["reasoning"] == {"effort": "high", "summary": "detailed"}
     assert body["include"] == ["reasoning.encrypted_content"]
     body = body_of(GPT54, ctx(UserMessage(content="hi")), extra={"reasoning_summary": "concise"})
@@ -279,11 +335,16 @@ def test_thinking_off_uses_the_models_off_value_or_sends_nothing():
 
 
 def test_same_model_assistant_turns_replay_reasoning_items_text_ids_and_calls():
-    reasoning_item = {"id": "rs_1", "type": "reasoning", "encrypted_content": "enc",
-                      "summary": [{"type": "summary_text", "text": "plan"}]}
+    reasoning_item = {
+        "id": "rs_1",
+        "type": "reasoning",
+        "encrypted_content": "enc",
+        "summary": [{"type": "summary_text", "text": "plan"}],
+    }
     message = assistant(
-        ThinkingContent(thinking="plan",
-                        thinking_signature=msgspec.json.encode(reasoning_item).decode()),
+        ThinkingContent(
+            thinking="plan", thinking_signature=msgspec.json.encode(reasoning_item).decode()
+        ),
         ThinkingContent(thinking="no signature, not replayed"),
         TextContent(text="first", text_signature='{"v":1,"id":"msg_a","phase":"commentary"}'),
         TextContent(text="second", text_signature="msg_legacy"),
@@ -292,17 +353,33 @@ def test_same_model_assistant_turns_replay_reasoning_items_text_ids_and_calls():
         ToolCall(id="call_1|fc_1", name="get_weather", arguments={"city": "Rome"}),
         stop="toolUse",
     )
-    items = body_of(GPT54, ctx(UserMessage(content="q"), message, result("call_1|fc_1",
-                                                                        TextContent(text="hot"))))
+    items = body_of(
+        GPT54,
+        ctx(UserMessage(content="q"), message, result("call_1|fc_1", TextContent(text="hot"))),
+    )
     items = items["input"][1:]
     assert items[0] == reasoning_item
-    assert items[1] == {"type": "message", "role": "assistant", "content": [
-        {"type": "output_text", "text": "first", "annotations": []}],
-        "status": "completed", "id": "msg_a", "phase": "commentary"}
-    assert [item.get("id") for item in items[1:5]] == ["msg_a", "msg_legacy", "msg_pi_1",
-                                                       "msg_pi_1_1"]
-    assert items[5] == {"type": "function_call", "id": "fc_1", "call_id": "call_1",
-                        "name": "get_weather", "arguments": '{"city":"Rome"}'}
+    assert items[1] == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "first", "annotations": []}],
+        "status": "completed",
+        "id": "msg_a",
+        "phase": "commentary",
+    }
+    assert [item.get("id") for item in items[1:5]] == [
+        "msg_a",
+        "msg_legacy",
+        "msg_pi_1",
+        "msg_pi_1_1",
+    ]
+    assert items[5] == {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "get_weather",
+        "arguments": '{"city":"Rome"}',
+    }
     assert items[6] == {"type": "function_call_output", "call_id": "call_1", "output": "hot"}
 
 
@@ -314,19 +391,27 @@ def test_text_ids_longer_than_64_are_hashed():
 
 
 def test_another_model_of_the_same_api_omits_fc_item_ids():
-    message = assistant(ToolCall(id="call_1|fc_1", name="get_weather", arguments={}),
-                        model=GPT51, stop="toolUse")
+    message = assistant(
+        ToolCall(id="call_1|fc_1", name="get_weather", arguments={}), model=GPT51, stop="toolUse"
+    )
     items = body_of(GPT54, ctx(UserMessage(content="q"), message, result("call_1|fc_1")))["input"]
-    assert items[1] == {"type": "function_call", "call_id": "call_1", "name": "get_weather",
-                        "arguments": "{}"}
+    assert items[1] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "get_weather",
+        "arguments": "{}",
+    }
 
 
 def test_tool_call_ids_from_other_providers_are_normalized():
     anthropic_model = get_model("anthropic", "claude-sonnet-4-5")
     assert anthropic_model is not None
-    message = assistant(ToolCall(id="toolu_01.x", name="get_weather", arguments={}),
-                        ToolCall(id="call+9|item/1", name="get_weather", arguments={}),
-                        model=anthropic_model, stop="toolUse")
+    message = assistant(
+        ToolCall(id="toolu_01.x", name="get_weather", arguments={}),
+        ToolCall(id="call+9|item/1", name="get_weather", arguments={}),
+        model=anthropic_model,
+        stop="toolUse",
+    )
     context = ctx(UserMessage(content="q"), message, result("toolu_01.x"), result("call+9|item/1"))
     items = body_of(GPT54, context)["input"]
     assert items[1]["call_id"] == "toolu_01_x"
@@ -337,19 +422,26 @@ def test_tool_call_ids_from_other_providers_are_normalized():
 
 
 def test_same_api_ids_get_an_fc_prefix_and_lose_trailing_underscores():
-    message = assistant(ToolCall(id="call_1|item_x.", name="get_weather", arguments={}),
-                        model=GPT51, stop="toolUse")
+    message = assistant(
+        ToolCall(id="call_1|item_x.", name="get_weather", arguments={}), model=GPT51, stop="toolUse"
+    )
     items = body_of(GPT54, ctx(UserMessage(content="q"), message, result("call_1|item_x.")))
     assert items["input"][1]["call_id"] == "call_1"
     assert items["input"][2]["call_id"] == "call_1"
 
 
 def test_tool_outputs_use_a_placeholder_when_empty_and_images_for_vision_models():
-    message = assistant(ToolCall(id="a|fc_a", name="get_weather", arguments={}),
-                        ToolCall(id="b|fc_b", name="get_weather", arguments={}), stop="toolUse")
-    context = ctx(UserMessage(content="q"), message, result("a|fc_a"),
-                  result("b|fc_b", TextContent(text="see"),
-                         ImageContent(data="AAAA", mime_type="image/png")))
+    message = assistant(
+        ToolCall(id="a|fc_a", name="get_weather", arguments={}),
+        ToolCall(id="b|fc_b", name="get_weather", arguments={}),
+        stop="toolUse",
+    )
+    context = ctx(
+        UserMessage(content="q"),
+        message,
+        result("a|fc_a"),
+        result("b|fc_b", TextContent(text="see"), ImageContent(data="AAAA", mime_type="image/png")),
+    )
     items = body_of(GPT54, context)["input"]
     assert items[3]["output"] == "(no tool output)"
     assert items[4]["output"] == [
@@ -363,12 +455,18 @@ def test_tool_outputs_use_a_placeholder_when_empty_and_images_for_vision_models(
 
 @pytest.mark.parametrize(
     ("model", "level", "effort"),
-    [(GPT54, "medium", "medium"), (GPT54, "xhigh", "xhigh"), (GPT54, "max", "xhigh"),
-     (GPT51, "minimal", "low"), (GPT5, "high", "high")],
+    [
+        (GPT54, "medium", "medium"),
+        (GPT54, "xhigh", "xhigh"),
+        (GPT54, "max", "xhigh"),
+        (GPT51, "minimal", "low"),
+        (GPT5, "high", "high"),
+    ],
 )
 def test_simple_maps_the_clamped_level_through_the_level_map(model, level, effort):
-    options = responses_simple_options(model, ctx(UserMessage(content="hi")),
-                                       StreamOptions(reasoning=level))
+    options = responses_simple_options(
+        model, ctx(UserMessage(content="hi")), StreamOptions(reasoning=level)
+    )
     assert options.extra == {"reasoning_effort": effort}
     body = build_responses_body(model, normalize_context(ctx(UserMessage(content="hi"))), options)
     assert body["reasoning"] == {"effort": effort, "summary": "auto"}
@@ -383,8 +481,9 @@ def test_simple_without_reasoning_leaves_thinking_off():
 
 
 def test_simple_ignores_the_level_on_non_reasoning_models():
-    options = responses_simple_options(GPT41, ctx(UserMessage(content="hi")),
-                                       StreamOptions(reasoning="high"))
+    options = responses_simple_options(
+        GPT41, ctx(UserMessage(content="hi")), StreamOptions(reasoning="high")
+    )
     assert options.extra == {}
 
 
@@ -414,13 +513,20 @@ def failure(events: list[Any]) -> str:
 
 def test_text_stream_maps_to_text_events_with_a_v1_signature():
     events = feed_all(fixture("text.sse"))
-    assert [e.type for e in events] == ["text_start", "text_delta", "text_delta", "text_end",
-                                        "done"]
+    assert [e.type for e in events] == [
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
+    ]
     message = events[-1].message
-    assert message.content == [TextContent(
-        text="Héllo wörld 🌍!",
-        text_signature='{"v":1,"id":"msg_0a1b2c","phase":"final_answer"}',
-    )]
+    assert message.content == [
+        TextContent(
+            text="Héllo wörld 🌍!",
+            text_signature='{"v":1,"id":"msg_0a1b2c","phase":"final_answer"}',
+        )
+    ]
     assert message.response_id == "resp_0a1b2c"
     assert message.response_model == "gpt-5.4-2026-03-05"
     assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (37, 11, 48)
@@ -445,7 +551,9 @@ def test_reasoning_and_parallel_tool_calls_finishing_out_of_order():
     thinking_end = next(e for e in events if e.type == "thinking_end")
     assert thinking_end.content == "**Planning**\n\nTwo cities, two calls."
     assert [e.delta for e in events if e.type == "toolcall_delta" and e.content_index == 2] == [
-        '{"city":"Tok', 'yo"}']
+        '{"city":"Tok',
+        'yo"}',
+    ]
     ends = [e.content_index for e in events if e.type == "toolcall_end"]
     assert ends == [2, 1]
 
@@ -461,10 +569,15 @@ def test_usage_subtracts_cached_tokens_and_applies_the_priority_multiplier():
 
 
 def completed(status: str = "completed", **response: Any) -> dict[str, Any]:
-    return {"type": f"response.{'incomplete' if status == 'incomplete' else 'completed'}",
-            "response": {"id": "r", "status": status,
-                         "usage": {"input_tokens": 100, "output_tokens": 10,
-                                   "total_tokens": 110}, **response}}
+    return {
+        "type": f"response.{'incomplete' if status == 'incomplete' else 'completed'}",
+        "response": {
+            "id": "r",
+            "status": status,
+            "usage": {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110},
+            **response,
+        },
+    }
 
 
 def test_flex_tier_halves_the_cost_and_gpt55_priority_is_two_and_a_half():
@@ -478,8 +591,7 @@ def test_flex_tier_halves_the_cost_and_gpt55_priority_is_two_and_a_half():
 
 @pytest.mark.parametrize(
     ("status", "reason"),
-    [("completed", "stop"), ("incomplete", "length"), ("in_progress", "stop"),
-     ("queued", "stop")],
+    [("completed", "stop"), ("incomplete", "length"), ("in_progress", "stop"), ("queued", "stop")],
 )
 def test_response_status_maps_to_the_stop_reason(status, reason):
     events = feed_all(sse_body([completed(status)]))
@@ -508,84 +620,159 @@ def test_refusal_text_is_streamed_as_text():
 def test_error_event_fails_with_code_and_message():
     events = feed_all(fixture("error.sse"))
     assert failure(events) == (
-        "Error Code server_error: The server had an error while processing your request.")
+        "Error Code server_error: The server had an error while processing your request."
+    )
     assert events[-1].error.content == [TextContent(text="Partial")]
 
 
 def test_response_failed_texts():
     assert failure(feed_all(fixture("failed.sse"))) == (
-        "rate_limit_exceeded: Rate limit reached for gpt-5.4.")
-    assert failure(feed_all(sse_body([{"type": "response.failed", "response": {
-        "error": {"message": "boom"}}}]))) == "unknown: boom"
-    assert failure(feed_all(sse_body([{"type": "response.failed", "response": {
-        "incomplete_details": {"reason": "content_filter"}}}]))) == "incomplete: content_filter"
+        "rate_limit_exceeded: Rate limit reached for gpt-5.4."
+    )
+    assert (
+        failure(
+            feed_all(
+                sse_body([{"type": "response.failed", "response": {"error": {"message": "boom"}}}])
+            )
+        )
+        == "unknown: boom"
+    )
+    assert (
+        failure(
+            feed_all(
+                sse_body(
+                    [
+                        {
+                            "type": "response.failed",
+                            "response": {"incomplete_details": {"reason": "content_filter"}},
+                        }
+                    ]
+                )
+            )
+        )
+        == "incomplete: content_filter"
+    )
     assert failure(feed_all(sse_body([{"type": "response.failed", "response": {}}]))) == (
-        "Unknown error (no error details in response)")
+        "Unknown error (no error details in response)"
+    )
 
 
 def test_stream_without_a_terminal_event_fails():
     body = fixture("text.sse")
     cut = body[: body.index(b"event: response.completed")]
     assert failure(feed_all(cut)) == (
-        "OpenAI Responses stream ended before a terminal response event")
+        "OpenAI Responses stream ended before a terminal response event"
+    )
 
 
 def test_unknown_events_and_item_types_are_skipped():
-    body = sse_body([
-        {"type": "response.web_search_call.in_progress", "output_index": 0},
-        {"type": "response.output_item.added", "output_index": 0,
-         "item": {"id": "ws_1", "type": "web_search_call"}},
-        {"type": "response.output_item.done", "output_index": 0,
-         "item": {"id": "ws_1", "type": "web_search_call"}},
-        {"type": "response.future_thing", "anything": [1, 2]},
-        "[DONE]",
-        completed(),
-    ])
+    body = sse_body(
+        [
+            {"type": "response.web_search_call.in_progress", "output_index": 0},
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"id": "ws_1", "type": "web_search_call"},
+            },
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {"id": "ws_1", "type": "web_search_call"},
+            },
+            {"type": "response.future_thing", "anything": [1, 2]},
+            "[DONE]",
+            completed(),
+        ]
+    )
     events = feed_all(body)
     assert [e.type for e in events] == ["done"]
 
 
 def test_arguments_only_in_the_finished_item_are_parsed():
-    body = sse_body([
-        {"type": "response.output_item.added", "output_index": 0,
-         "item": {"id": "fc_9", "type": "function_call", "call_id": "c9", "name": "w",
-                  "arguments": ""}},
-        {"type": "response.output_item.done", "output_index": 0,
-         "item": {"id": "fc_9", "type": "function_call", "call_id": "c9", "name": "w",
-                  "arguments": '{"a":1}'}},
-        completed(),
-    ])
+    body = sse_body(
+        [
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {
+                    "id": "fc_9",
+                    "type": "function_call",
+                    "call_id": "c9",
+                    "name": "w",
+                    "arguments": "",
+                },
+            },
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {
+                    "id": "fc_9",
+                    "type": "function_call",
+                    "call_id": "c9",
+                    "name": "w",
+                    "arguments": '{"a":1}',
+                },
+            },
+            completed(),
+        ]
+    )
     events = feed_all(body)
     assert events[-1].message.content == [ToolCall(id="c9|fc_9", name="w", arguments={"a": 1})]
     assert events[-1].reason == "toolUse"
 
 
 def test_final_arguments_that_contradict_the_stream_win():
-    body = sse_body([
-        {"type": "response.output_item.added", "output_index": 0,
-         "item": {"id": "fc_9", "type": "function_call", "call_id": "c9", "name": "w"}},
-        {"type": "response.function_call_arguments.delta", "output_index": 0,
-         "delta": '{"a":"wrong"'},
-        {"type": "response.function_call_arguments.done", "output_index": 0,
-         "arguments": '{"a":"right"}'},
-        {"type": "response.output_item.done", "output_index": 0,
-         "item": {"id": "fc_9", "type": "function_call", "call_id": "c9", "name": "w"}},
-        completed(),
-    ])
+    body = sse_body(
+        [
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"id": "fc_9", "type": "function_call", "call_id": "c9", "name": "w"},
+            },
+            {
+                "type": "response.function_call_arguments.delta",
+                "output_index": 0,
+                "delta": '{"a":"wrong"',
+            },
+            {
+                "type": "response.function_call_arguments.done",
+                "output_index": 0,
+                "arguments": '{"a":"right"}',
+            },
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {"id": "fc_9", "type": "function_call", "call_id": "c9", "name": "w"},
+            },
+            completed(),
+        ]
+    )
     assert feed_all(body)[-1].message.content[0].arguments == {"a": "right"}
 
 
 def test_reasoning_text_deltas_and_content_texts():
-    body = sse_body([
-        {"type": "response.output_item.added", "output_index": 0,
-         "item": {"id": "rs", "type": "reasoning"}},
-        {"type": "response.reasoning_text.delta", "output_index": 0, "delta": "raw "},
-        {"type": "response.reasoning_text.delta", "output_index": 0, "delta": "thought"},
-        {"type": "response.output_item.done", "output_index": 0,
-         "item": {"id": "rs", "type": "reasoning", "summary": [],
-                  "content": [{"type": "reasoning_text", "text": "raw thought"}]}},
-        completed(),
-    ])
+    body = sse_body(
+        [
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"id": "rs", "type": "reasoning"},
+            },
+            {"type": "response.reasoning_text.delta", "output_index": 0, "delta": "raw "},
+            {"type": "response.reasoning_text.delta", "output_index": 0, "delta": "thought"},
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {
+                    "id": "rs",
+                    "type": "reasoning",
+                    "summary": [],
+                    "content": [{"type": "reasoning_text", "text": "raw thought"}],
+                },
+            },
+            completed(),
+        ]
+    )
     assert feed_all(body)[-1].message.content[0].thinking == "raw thought"
 
 
@@ -599,8 +786,12 @@ def test_malformed_event_json_fails_clearly():
 
 
 async def test_replayed_request_goes_to_responses_with_bearer_and_session_headers():
-    events, transport = await replay(GPT54, ctx(UserMessage(content="hi")),
-                                     ReplayResponse(fixture("text.sse")), session_id="sess-1")
+    events, transport = await replay(
+        GPT54,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        session_id="sess-1",
+    )
     request = transport.requests[0]
     assert request.url == "https://api.openai.com/v1/responses"
     assert request.headers["authorization"] == f"Bearer {KEY}"
@@ -614,8 +805,12 @@ async def test_replayed_request_goes_to_responses_with_bearer_and_session_header
 
 async def test_session_id_header_can_be_switched_off():
     model = msgspec.structs.replace(GPT54, compat={"sendSessionIdHeader": False})
-    _, transport = await replay(model, ctx(UserMessage(content="hi")),
-                                ReplayResponse(fixture("text.sse")), session_id="sess-1")
+    _, transport = await replay(
+        model,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        session_id="sess-1",
+    )
     assert "session_id" not in transport.requests[0].headers
     assert transport.requests[0].headers["x-client-request-id"] == "sess-1"
 
@@ -626,15 +821,19 @@ async def test_missing_key_names_the_variable(monkeypatch):
     assert [e.type for e in events] == ["error"]
     assert events[0].error.error_message == (
         "OpenAI API key is required. Set OPENAI_API_KEY environment variable or pass it as "
-        "an argument.")
+        "an argument."
+    )
     assert transport.requests == []
 
 
 async def test_azure_url_key_header_and_deployment_name():
-    env = {"AZURE_OPENAI_RESOURCE_NAME": "myres",
-           "AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "gpt-4o=a, gpt-5.4 = prod-54"}
-    events, transport = await replay(AZURE, ctx(UserMessage(content="hi")),
-                                     ReplayResponse(fixture("text.sse")), env=env)
+    env = {
+        "AZURE_OPENAI_RESOURCE_NAME": "myres",
+        "AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "gpt-4o=a, gpt-5.4 = prod-54",
+    }
+    events, transport = await replay(
+        AZURE, ctx(UserMessage(content="hi")), ReplayResponse(fixture("text.sse")), env=env
+    )
     request = transport.requests[0]
     assert request.url == "https://myres.openai.azure.com/openai/v1/responses?api-version=v1"
     assert request.headers["api-key"] == KEY
@@ -644,15 +843,23 @@ async def test_azure_url_key_header_and_deployment_name():
 
 
 def test_azure_url_and_deployment_precedence():
-    options = StreamOptions(env={"AZURE_OPENAI_BASE_URL": "https://proxy.example/v1/",
-                                 "AZURE_OPENAI_RESOURCE_NAME": "ignored",
-                                 "AZURE_OPENAI_API_VERSION": "preview"})
+    options = StreamOptions(
+        env={
+            "AZURE_OPENAI_BASE_URL": "https://proxy.example/v1/",
+            "AZURE_OPENAI_RESOURCE_NAME": "ignored",
+            "AZURE_OPENAI_API_VERSION": "preview",
+        }
+    )
     assert azure_responses_url(AZURE, options) == (
-        "https://proxy.example/v1/responses?api-version=preview")
+        "https://proxy.example/v1/responses?api-version=preview"
+    )
     assert azure_responses_url(AZURE, StreamOptions(env={"AZURE_OPENAI_BASE_URL": ""})) == (
-        "https://model-base.openai.azure.com/openai/v1/responses?api-version=v1")
-    explicit = StreamOptions(extra={"azure_deployment_name": "d1"},
-                             env={"AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "gpt-5.4=d2"})
+        "https://model-base.openai.azure.com/openai/v1/responses?api-version=v1"
+    )
+    explicit = StreamOptions(
+        extra={"azure_deployment_name": "d1"},
+        env={"AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "gpt-5.4=d2"},
+    )
     assert azure_deployment_name(AZURE, explicit) == "d1"
     assert azure_deployment_name(AZURE, StreamOptions(env={})) == "gpt-5.4"
 
@@ -661,8 +868,13 @@ async def test_simple_entry_point_sends_the_mapped_effort():
     transport = ReplayTransport(ReplayResponse(fixture("text.sse")))
     registry = registry_with_transport(transport)
     try:
-        message = await complete_simple(GPT51, ctx(UserMessage(content="hi")), registry=registry,
-                                        api_key=KEY, reasoning="minimal")
+        message = await complete_simple(
+            GPT51,
+            ctx(UserMessage(content="hi")),
+            registry=registry,
+            api_key=KEY,
+            reasoning="minimal",
+        )
     finally:
         await registry.aclose()
     sent = transport.requests[0].json()
@@ -672,10 +884,13 @@ async def test_simple_entry_point_sends_the_mapped_effort():
 
 
 async def test_http_error_status_becomes_an_error_with_the_provider_message():
-    body = (b'{"error":{"message":"Rate limit reached for gpt-5.4","type":"requests",'
-            b'"code":"rate_limit_exceeded"}}')
-    events, _ = await replay(GPT54, ctx(UserMessage(content="hi")),
-                             ReplayResponse(body, status=429))
+    body = (
+        b'{"error":{"message":"Rate limit reached for gpt-5.4","type":"requests",'
+        b'"code":"rate_limit_exceeded"}}'
+    )
+    events, _ = await replay(
+        GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body, status=429)
+    )
     assert [e.type for e in events] == ["error"]
     assert events[0].error.error_message == "429 Rate limit reached for gpt-5.4"
 
@@ -683,8 +898,9 @@ async def test_http_error_status_becomes_an_error_with_the_provider_message():
 @pytest.mark.parametrize("name", ["text.sse", "reasoning_tools.sse", "error.sse"])
 async def test_crlf_line_endings_give_the_same_events(name):
     plain, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(fixture(name)))
-    crlf, _ = await replay(GPT54, ctx(UserMessage(content="hi")),
-                           ReplayResponse(fixture(name).replace(b"\n", b"\r\n")))
+    crlf, _ = await replay(
+        GPT54, ctx(UserMessage(content="hi")), ReplayResponse(fixture(name).replace(b"\n", b"\r\n"))
+    )
     assert shape(crlf) == shape(plain)
 
 
@@ -693,20 +909,25 @@ async def test_comment_lines_and_a_missing_final_blank_line_change_nothing():
     noisy = b": OPENROUTER PROCESSING\n\n" + body.replace(b"\n\n", b"\n\n: ping\n\n")
     plain, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
     commented, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(noisy))
-    unterminated, _ = await replay(GPT54, ctx(UserMessage(content="hi")),
-                                   ReplayResponse(body.rstrip(b"\n")))
+    unterminated, _ = await replay(
+        GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body.rstrip(b"\n"))
+    )
     assert shape(commented) == shape(plain)
     assert shape(unterminated) == shape(plain)
 
 
 async def test_error_event_and_connection_reset_keep_the_partial_content():
-    events, _ = await replay(GPT54, ctx(UserMessage(content="hi")),
-                             ReplayResponse(fixture("error.sse")))
+    events, _ = await replay(
+        GPT54, ctx(UserMessage(content="hi")), ReplayResponse(fixture("error.sse"))
+    )
     assert [e.type for e in events] == ["start", "text_start", "text_delta", "error"]
     body = fixture("text.sse")
     cut = body.index(b"event: response.output_text.done")
-    events, _ = await replay(GPT54, ctx(UserMessage(content="hi")),
-                             ReplayResponse([body[:cut]], error=httpx.ReadError("reset")))
+    events, _ = await replay(
+        GPT54,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse([body[:cut]], error=httpx.ReadError("reset")),
+    )
     assert events[-1].type == "error"
     assert events[-1].error.content == [TextContent(text="Héllo wörld 🌍!")]
     assert events[-1].error.error_message.startswith("Network error")
@@ -715,13 +936,15 @@ async def test_error_event_and_connection_reset_keep_the_partial_content():
 async def test_every_two_way_split_of_the_body_gives_identical_events():
     body = fixture("text.sse")
     expected, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    transport = ReplayTransport(*[ReplayResponse([body[:i], body[i:]])
-                                  for i in range(1, len(body))])
+    transport = ReplayTransport(
+        *[ReplayResponse([body[:i], body[i:]]) for i in range(1, len(body))]
+    )
     registry = registry_with_transport(transport)
     try:
         for _ in range(1, len(body)):
-            async with open_stream(GPT54, ctx(UserMessage(content="hi")), registry=registry,
-                                   api_key=KEY) as stream:
+            async with open_stream(
+                GPT54, ctx(UserMessage(content="hi")), registry=registry, api_key=KEY
+            ) as stream:
                 events = [event async for event in stream]
             assert shape(events) == shape(expected)
     finally:
@@ -731,8 +954,11 @@ async def test_every_two_way_split_of_the_body_gives_identical_events():
 async def test_one_byte_chunks_give_identical_events():
     body = fixture("reasoning_tools.sse")
     expected, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    chunked, _ = await replay(GPT54, ctx(UserMessage(content="hi")),
-                              ReplayResponse([body[i:i + 1] for i in range(len(body))]))
+    chunked, _ = await replay(
+        GPT54,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse([body[i : i + 1] for i in range(len(body))]),
+    )
     assert shape(chunked) == shape(expected)
 
 
@@ -788,9 +1014,13 @@ async def test_end_to_end_abort_closes_the_server_side_stream():
     with anyio.fail_after(10):
         async with serve_sse([SSEReply([head], hold_open=True)]) as server:
             try:
-                async with open_stream(local(GPT54, server.url), ctx(UserMessage(content="hi")),
-                                       registry=registry, api_key=KEY,
-                                       signal=controller.signal) as stream:
+                async with open_stream(
+                    local(GPT54, server.url),
+                    ctx(UserMessage(content="hi")),
+                    registry=registry,
+                    api_key=KEY,
+                    signal=controller.signal,
+                ) as stream:
                     async for event in stream:
                         seen.append(event.type)
                         if event.type == "text_delta":
@@ -814,8 +1044,10 @@ async def test_live_openai_responses_streams_a_short_answer():
     model = get_model("openai", "gpt-5-nano")
     assert model is not None
     message = await complete_simple(
-        model, ctx(UserMessage(content="Reply with exactly the word: pong")),
-        reasoning="minimal", max_tokens=400,
+        model,
+        ctx(UserMessage(content="Reply with exactly the word: pong")),
+        reasoning="minimal",
+        max_tokens=400,
     )
     assert message.stop_reason == "stop", message.error_message
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()

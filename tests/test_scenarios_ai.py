@@ -125,7 +125,11 @@ async def test_an_explicit_error_message_streams_its_text_in_two_token_chunks_th
     )
     events = await events_of(faux)
     assert [event.type for event in events] == [
-        "start", "text_start", "text_delta", "text_end", "error",
+        "start",
+        "text_start",
+        "text_delta",
+        "text_end",
+        "error",
     ]
     error = events[-1]
     assert error.type == "error"
@@ -191,8 +195,14 @@ def failed(
     **usage: int,
 ) -> AssistantMessage:
     return AssistantMessage(
-        content=[], api=api, provider=provider, model=model, usage=Usage(**usage),
-        stop_reason=stop_reason, error_message=error_message or None, timestamp=0,
+        content=[],
+        api=api,
+        provider=provider,
+        model=model,
+        usage=Usage(**usage),
+        stop_reason=stop_reason,
+        error_message=error_message or None,
+        timestamp=0,
     )
 
 
@@ -228,8 +238,14 @@ def test_zai_cn_prompt_exceeds_max_length_is_overflow() -> None:
         "400 Prompt has 256468 tokens, but the configured context size is 256000 tokens",
         "Prompt has 5,958,968 tokens, but the configured context size is 256,000 tokens",
     ],
-    ids=["S36-together", "S37-litellm", "S38-parenthesized", "S39-poolside", "S40-ds4",
-         "S40-ds4-separators"],
+    ids=[
+        "S36-together",
+        "S37-litellm",
+        "S38-parenthesized",
+        "S39-poolside",
+        "S40-ds4",
+        "S40-ds4-separators",
+    ],
 )
 def test_provider_specific_context_length_errors_are_overflow(text: str) -> None:
     assert is_context_overflow(failed(text))
@@ -296,8 +312,9 @@ def test_throttling_and_availability_errors_are_not_overflow(text: str) -> None:
 
 
 def length_stop(provider: str = "openai", **usage: int) -> AssistantMessage:
-    return failed("", provider=provider, stop_reason="length", api="openai-responses",
-                  model="m", **usage)
+    return failed(
+        "", provider=provider, stop_reason="length", api="openai-responses", model="m", **usage
+    )
 
 
 # S49
@@ -342,10 +359,16 @@ def test_a_zero_output_length_stop_far_below_the_window_is_not_overflow() -> Non
 
 
 COPILOT_CLAUDE = Model(
-    id="claude-sonnet-4.6", name="Claude Sonnet 4.6", api="anthropic-messages",
-    provider="github-copilot", base_url="https://example.invalid", reasoning=True,
-    input=["text", "image"], cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-    context_window=200_000, max_tokens=8192,
+    id="claude-sonnet-4.6",
+    name="Claude Sonnet 4.6",
+    api="anthropic-messages",
+    provider="github-copilot",
+    base_url="https://example.invalid",
+    reasoning=True,
+    input=["text", "image"],
+    cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
+    context_window=200_000,
+    max_tokens=8192,
 )
 
 
@@ -381,14 +404,23 @@ def test_an_id_of_only_disallowed_characters_still_becomes_valid() -> None:
 def kimi_call(tool_call_id: str, name: str = "bash") -> AssistantMessage:
     return AssistantMessage(
         content=[ToolCall(id=tool_call_id, name=name, arguments={})],
-        api="openai-completions", provider="nvidia", model="moonshotai/kimi-k2.5",
-        usage=Usage(), stop_reason="toolUse", timestamp=1,
+        api="openai-completions",
+        provider="nvidia",
+        model="moonshotai/kimi-k2.5",
+        usage=Usage(),
+        stop_reason="toolUse",
+        timestamp=1,
     )
 
 
 def tool_result(tool_call_id: str, name: str, text: str, is_error: bool) -> ToolResultMessage:
-    return ToolResultMessage(tool_call_id=tool_call_id, tool_name=name, is_error=is_error,
-                             content=[TextContent(text=text)], timestamp=2)
+    return ToolResultMessage(
+        tool_call_id=tool_call_id,
+        tool_name=name,
+        is_error=is_error,
+        content=[TextContent(text=text)],
+        timestamp=2,
+    )
 
 
 # S64
@@ -460,10 +492,17 @@ async def test_the_assistant_stream_of_open_stream_has_a_callable_result() -> No
 
 def completions_model(provider: str, base_url: str, **fields: Any) -> Model:
     return Model(
-        id="m", name="m", api="openai-completions", provider=provider, base_url=base_url,
-        reasoning=False, input=["text"],
+        id="m",
+        name="m",
+        api="openai-completions",
+        provider=provider,
+        base_url=base_url,
+        reasoning=False,
+        input=["text"],
         cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-        context_window=8192, max_tokens=1024, **fields,
+        context_window=8192,
+        max_tokens=1024,
+        **fields,
     )
 
 
@@ -472,7 +511,8 @@ def test_mid_conversation_system_messages_follow_the_transport_and_the_compat_fl
     openai = completions_model("openai", "https://api.openai.com/v1")
     custom = completions_model("my-gateway", "https://llm.example.invalid/v1")
     enabled = completions_model(
-        "my-gateway", "https://llm.example.invalid/v1",
+        "my-gateway",
+        "https://llm.example.invalid/v1",
         compat={"supportsMidConvoSystemMessages": True},
     )
     assert resolve_compat(openai).supports_mid_convo_system_messages
@@ -484,7 +524,11 @@ def test_mid_conversation_system_messages_follow_the_transport_and_the_compat_fl
 def test_added_tool_names_come_from_tool_result_markers_and_system_messages() -> None:
     late = Tool(name="late_tool", description="d", parameters={"type": "object"})
     marked = ToolResultMessage(
-        tool_call_id="c", tool_name="load", content=[], is_error=False, timestamp=1,
+        tool_call_id="c",
+        tool_name="load",
+        content=[],
+        is_error=False,
+        timestamp=1,
         added_tool_names=["late_tool", "late_tool"],
     )
     assert get_added_tool_names(marked) == ["late_tool"]
@@ -520,7 +564,13 @@ async def test_events_sent_before_the_consumer_reads_arrive_in_order() -> None:
             await anyio.lowlevel.checkpoint()  # let the producer run ahead
         received = [event async for event in events]
     assert [event.type for event in received] == [
-        "start", "text_start", "text_delta", "text_delta", "text_delta", "text_end", "done",
+        "start",
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
     ]
     assert [event.delta for event in received if event.type == "text_delta"] == ["a", "b", "c"]
     assert events.result().content == message.content
@@ -584,20 +634,29 @@ def test_declared_tools_keep_one_entry_per_name() -> None:
 
 
 # SD8
-@pytest.mark.xfail(strict=True, raises=ImportError,
-                   reason=f"hasToolRedefinitions / hasNonAdditiveToolChanges: {NOT_PORTED}")
+@pytest.mark.xfail(
+    strict=True,
+    raises=ImportError,
+    reason=f"hasToolRedefinitions / hasNonAdditiveToolChanges: {NOT_PORTED}",
+)
 def test_redefinitions_and_non_additive_changes_are_detected() -> None:
     from pi_trio.ai import (  # type: ignore[attr-defined]
         has_non_additive_tool_changes,
         has_tool_redefinitions,
     )
 
-    same = [SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
-            SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=1)]
-    redefined = [SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
-                 SystemMessage(content="", tools_added=[read_tool("v2")], timestamp=1)]
-    removal = [SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
-               SystemMessage(content="", tools_removed=[ToolRef(name="read")], timestamp=1)]
+    same = [
+        SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
+        SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=1),
+    ]
+    redefined = [
+        SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
+        SystemMessage(content="", tools_added=[read_tool("v2")], timestamp=1),
+    ]
+    removal = [
+        SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
+        SystemMessage(content="", tools_removed=[ToolRef(name="read")], timestamp=1),
+    ]
     assert not has_tool_redefinitions(same)
     assert has_tool_redefinitions(redefined)
     assert has_non_additive_tool_changes(removal)
@@ -616,16 +675,21 @@ def test_transcript_tools_anchor_additions_only_for_purely_additive_histories() 
     resolved = resolve_transcript_tools(additive, True)
     assert [t.name for t in resolved.request_tools] == ["read"]
     assert resolved.anchors_additions
-    removing = [initial, SystemMessage(content="", tools_removed=[ToolRef(name="read")],
-                                       timestamp=1)]
+    removing = [
+        initial,
+        SystemMessage(content="", tools_removed=[ToolRef(name="read")], timestamp=1),
+    ]
     resolved = resolve_transcript_tools(removing, True)
     assert resolved.request_tools == []
     assert not resolved.anchors_additions
 
 
 # SD10
-@pytest.mark.xfail(strict=True, raises=ImportError,
-                   reason=f"resolveTranscript / getInitialSystemMessage: {NOT_PORTED}")
+@pytest.mark.xfail(
+    strict=True,
+    raises=ImportError,
+    reason=f"resolveTranscript / getInitialSystemMessage: {NOT_PORTED}",
+)
 def test_initial_system_message_helpers_only_count_a_leading_system_message() -> None:
     from pi_trio.ai import (  # type: ignore[attr-defined]
         get_initial_system_message,

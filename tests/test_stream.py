@@ -169,7 +169,9 @@ async def test_a_registered_provider_serves_its_api_and_refuses_another_api() ->
         await provider.stream(other, CTX, None, None)
 
 
-async def test_cancelling_the_caller_cancels_the_stream_function_and_propagates(autojump_clock) -> None:
+async def test_cancelling_the_caller_cancels_the_stream_function_and_propagates(
+    autojump_clock,
+) -> None:
     cancelled = []
 
     async def slow(model, context, options, send) -> None:
@@ -186,7 +188,9 @@ async def test_cancelling_the_caller_cancels_the_stream_function_and_propagates(
     assert cancelled == [True]
 
 
-async def test_aborting_through_options_signal_yields_an_aborted_outcome_with_content(autojump_clock) -> None:
+async def test_aborting_through_options_signal_yields_an_aborted_outcome_with_content(
+    autojump_clock,
+) -> None:
     controller = AbortController()
 
     async def slow(model, context, options, send) -> None:

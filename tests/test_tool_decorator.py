@@ -52,7 +52,9 @@ def test_literals_optionals_and_nested_structs_become_json_schema() -> None:
     assert props["where"] == {"$ref": "#/$defs/Point"}
     assert paint.parameters["$defs"]["Point"]["required"] == ["x", "y"]
     # the schema is usable as is by the validator (local $refs resolve)
-    assert validate_tool_arguments(paint, {"where": {"x": "1", "y": 2}}) == {"where": {"x": 1, "y": 2}}
+    assert validate_tool_arguments(paint, {"where": {"x": "1", "y": 2}}) == {
+        "where": {"x": 1, "y": 2}
+    }
 
 
 async def test_arguments_are_converted_to_the_annotated_types_before_the_call() -> None:
@@ -64,7 +66,9 @@ async def test_arguments_are_converted_to_the_annotated_types_before_the_call() 
         seen.append((where, tags))
         return "ok"
 
-    result = await place.execute("c1", {"where": {"x": 1, "y": 2}, "tags": ["a"]}, None, lambda u: None)
+    result = await place.execute(
+        "c1", {"where": {"x": 1, "y": 2}, "tags": ["a"]}, None, lambda u: None
+    )
     assert seen == [(Point(1, 2), ["a"])]
     assert result == AgentToolResult(content=[TextContent(text="ok")])
 
@@ -107,17 +111,20 @@ async def test_returning_an_agent_tool_result_gives_full_control() -> None:
 
 def test_missing_annotations_docstrings_and_star_args_are_refused_with_the_fix() -> None:
     with pytest.raises(TypeError, match="parameter 'x' needs a type annotation"):
+
         @tool
         async def untyped(x) -> str:  # type: ignore[no-untyped-def]
             """Doc."""
             return ""
 
     with pytest.raises(TypeError, match="give the function a docstring"):
+
         @tool
         async def undocumented(x: int) -> str:
             return ""
 
     with pytest.raises(TypeError, match=r"\*args/\*\*kwargs cannot be described"):
+
         @tool
         async def variadic(*xs: int) -> str:
             """Doc."""
@@ -144,7 +151,9 @@ async def test_a_decorated_tool_timeout_applies(autojump_clock: Any) -> None:
         await trio.sleep(10)
         return "late"
 
-    agent = Agent(tools=[slow], stream_fn=Scripted(asst([call("t1", "slow", {})], "toolUse"), asst("done")))
+    agent = Agent(
+        tools=[slow], stream_fn=Scripted(asst([call("t1", "slow", {})], "toolUse"), asst("done"))
+    )
     await agent.prompt("go")
     result = next(m for m in agent.state.messages if m.role == "toolResult")
     assert result.content[0].text == 'Tool "slow" timed out after 1s'

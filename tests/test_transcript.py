@@ -73,8 +73,13 @@ def user(text: str = "hi", timestamp: int = 1) -> UserMessage:
 
 def assistant(text: str = "ok") -> AssistantMessage:
     return AssistantMessage(
-        content=[TextContent(text=text)], api="faux", provider="faux", model="m",
-        usage=Usage(), stop_reason="stop", timestamp=2,
+        content=[TextContent(text=text)],
+        api="faux",
+        provider="faux",
+        model="m",
+        usage=Usage(),
+        stop_reason="stop",
+        timestamp=2,
     )
 
 
@@ -102,7 +107,9 @@ def test_no_prompt_and_no_tools_creates_no_initial_message() -> None:
 def test_initial_message_has_timestamp_zero_and_no_tools_key_without_tools() -> None:
     message = create_initial_system_message("You are a helpful assistant.")
     assert to_json(message) == {
-        "role": "system", "content": "You are a helpful assistant.", "timestamp": 0,
+        "role": "system",
+        "content": "You are a helpful assistant.",
+        "timestamp": 0,
     }
 
 
@@ -146,7 +153,9 @@ def test_normalize_context_prepends_initial_system_message() -> None:
     assert normalized.tools is None
     assert len(normalized.messages) == 2
     assert to_json(normalized.messages[0]) == {
-        "role": "system", "content": "Be terse.", "timestamp": 0,
+        "role": "system",
+        "content": "Be terse.",
+        "timestamp": 0,
         "toolsAdded": [to_json(read)],
     }
     assert normalized.messages[1] is original[0]
@@ -167,7 +176,9 @@ def test_tool_declaration_keeps_only_declared_fields_and_clones_parameters() -> 
     declaration = to_tool_declaration(executable)
     assert isinstance(declaration, Tool)
     assert to_json(declaration) == {
-        "name": "read", "description": "Read a file", "parameters": parameters,
+        "name": "read",
+        "description": "Read a file",
+        "parameters": parameters,
     }
     parameters["properties"]["path"]["type"] = "number"
     assert declaration.parameters["properties"]["path"]["type"] == "string"
@@ -190,7 +201,9 @@ def test_tool_declaration_accepts_objects_without_constrained_sampling() -> None
         parameters: dict[str, Any] = field(default_factory=dict)
 
     assert to_json(to_tool_declaration(Bare())) == {
-        "name": "bare", "description": "d", "parameters": {},
+        "name": "bare",
+        "description": "d",
+        "parameters": {},
     }
 
 
@@ -219,8 +232,9 @@ def test_declarations_equal_compares_json_with_key_order() -> None:
     reordered = tool("read", properties={}, type="object")
     assert declarations_equal(a, same)
     assert not declarations_equal(a, reordered)
-    assert not declarations_equal(a, tool("read", "other description", type="object",
-                                          properties={}))
+    assert not declarations_equal(
+        a, tool("read", "other description", type="object", properties={})
+    )
 
 
 # --------------------------------------------------------------------------- replay
@@ -274,8 +288,12 @@ def test_replay_of_system_messages_sections_and_tools() -> None:
         system("Base prompt.", tools_added=[read, glob], timestamp=10),
         user(),
         system("Extra rule.", sections={"style": "terse", "stale": "old"}, timestamp=12),
-        system("Patch.", sections={"style": "short", "stale": None},
-               tools_removed=[ToolRef(name="glob")], timestamp=13),
+        system(
+            "Patch.",
+            sections={"style": "short", "stale": None},
+            tools_removed=[ToolRef(name="glob")],
+            timestamp=13,
+        ),
     ]
     head = get_current_system_message(messages)
     assert head is not None
@@ -402,9 +420,11 @@ def test_new_declaration_is_inserted_before_the_pending_messages() -> None:
     body = to_json(declaration)
     del body["timestamp"]
     assert body == {
-        "role": "system", "content": "",
-        "toolsAdded": [{"name": "second", "description": "second tool",
-                        "parameters": EMPTY_SCHEMA}],
+        "role": "system",
+        "content": "",
+        "toolsAdded": [
+            {"name": "second", "description": "second tool", "parameters": EMPTY_SCHEMA}
+        ],
         "toolsRemoved": [{"name": "first"}],
     }
     assert pending == [prompt, extra]
@@ -445,7 +465,9 @@ def test_tool_changes_merge_into_the_last_pending_system_message() -> None:
     assert result[0] is earlier
     assert result[2] is prompt
     assert to_json(result[1]) == {
-        "role": "system", "content": "", "sections": {"skills": "<skills>x</skills>"},
+        "role": "system",
+        "content": "",
+        "sections": {"skills": "<skills>x</skills>"},
         "toolsAdded": [{"name": "echo", "description": "Echo input", "parameters": {}}],
         "timestamp": 1,
     }
@@ -455,12 +477,18 @@ def test_tool_changes_merge_into_the_last_pending_system_message() -> None:
 def test_pending_system_message_tool_claims_are_overwritten_by_the_executable_set() -> None:
     first, second = tool("first"), tool("second")
     messages = [system("You are helpful.", tools_added=[first], timestamp=0)]
-    claiming = system(sections={"note": "<note>x</note>"}, tools_added=[second],
-                      tools_removed=[ToolRef(name="first")], timestamp=1)
+    claiming = system(
+        sections={"note": "<note>x</note>"},
+        tools_added=[second],
+        tools_removed=[ToolRef(name="first")],
+        timestamp=1,
+    )
     prompt = user()
     result = declare_tool_changes(messages, [first], [claiming, prompt])
     assert to_json(result[0]) == {
-        "role": "system", "content": "", "sections": {"note": "<note>x</note>"},
+        "role": "system",
+        "content": "",
+        "sections": {"note": "<note>x</note>"},
         "timestamp": 1,
     }
     assert result[1] is prompt
@@ -503,8 +531,10 @@ def test_replay_after_declaring_equals_the_executable_set() -> None:
         user(),
         system(tools_removed=[ToolRef(name="a")], tools_added=[tool("a", "new")]),
     ]
-    executable = [ExecutableTool("c", "c tool", {}),
-                  ExecutableTool("b", "b tool", dict(EMPTY_SCHEMA))]
+    executable = [
+        ExecutableTool("c", "c tool", {}),
+        ExecutableTool("b", "b tool", dict(EMPTY_SCHEMA)),
+    ]
     result = declare_tool_changes(messages, executable, [user("next")])
     declaration = result[0]
     assert isinstance(declaration, SystemMessage)
@@ -556,8 +586,7 @@ def test_system_reminder_wraps_text_and_leaves_empty_text_empty() -> None:
 def test_transcript_functions_do_not_mutate_messages() -> None:
     messages = [
         system("p", tools_added=[tool("a")], sections={"s": "1"}, timestamp=0),
-        ToolResultMessage(tool_call_id="1", tool_name="a", content=[], is_error=False,
-                          timestamp=3),
+        ToolResultMessage(tool_call_id="1", tool_name="a", content=[], is_error=False, timestamp=3),
         system(sections={"s": None}, tools_removed=[ToolRef(name="a")]),
     ]
     before = msgspec.json.encode(messages)
@@ -574,8 +603,9 @@ def test_transcript_functions_do_not_mutate_messages() -> None:
 _tool_names = st.sampled_from(["a", "b", "c", "d"])
 _tools = st.builds(tool, _tool_names, st.sampled_from(["v1", "v2"]))
 _system_messages = st.builds(
-    lambda added, removed: system(tools_added=added or None,
-                                  tools_removed=[ToolRef(name=n) for n in removed] or None),
+    lambda added, removed: system(
+        tools_added=added or None, tools_removed=[ToolRef(name=n) for n in removed] or None
+    ),
     st.lists(_tools, max_size=3),
     st.lists(_tool_names, max_size=2),
 )

@@ -38,10 +38,16 @@ def model(
 ) -> Model:
     inputs: list[Literal["text", "image"]] = ["text", "image"] if images else ["text"]
     return Model(
-        id=id, name=id, api=api, provider=provider, base_url="https://example.invalid",
-        reasoning=True, input=inputs,
+        id=id,
+        name=id,
+        api=api,
+        provider=provider,
+        base_url="https://example.invalid",
+        reasoning=True,
+        input=inputs,
         cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-        context_window=200_000, max_tokens=8192,
+        context_window=200_000,
+        max_tokens=8192,
     )
 
 
@@ -56,15 +62,25 @@ def reply(
     model_id: str = TARGET.id,
 ) -> AssistantMessage:
     return AssistantMessage(
-        content=list(blocks), api=api, provider=provider, model=model_id, usage=Usage(),
-        stop_reason=stop_reason, timestamp=2,
+        content=list(blocks),
+        api=api,
+        provider=provider,
+        model=model_id,
+        usage=Usage(),
+        stop_reason=stop_reason,
+        timestamp=2,
         error_message="boom" if stop_reason in ("error", "aborted") else None,
     )
 
 
 def foreign(*blocks: Any, stop_reason: StopReason = "stop") -> AssistantMessage:
-    return reply(*blocks, stop_reason=stop_reason, api="openai-completions",
-                 provider="github-copilot", model_id="gpt-4o")
+    return reply(
+        *blocks,
+        stop_reason=stop_reason,
+        api="openai-completions",
+        provider="github-copilot",
+        model_id="gpt-4o",
+    )
 
 
 def call(id: str, name: str = "bash", **fields: Any) -> ToolCall:
@@ -72,8 +88,13 @@ def call(id: str, name: str = "bash", **fields: Any) -> ToolCall:
 
 
 def result(tool_call_id: str, name: str = "bash", text: str = "done") -> ToolResultMessage:
-    return ToolResultMessage(tool_call_id=tool_call_id, tool_name=name,
-                             content=[TextContent(text=text)], is_error=False, timestamp=3)
+    return ToolResultMessage(
+        tool_call_id=tool_call_id,
+        tool_name=name,
+        content=[TextContent(text=text)],
+        is_error=False,
+        timestamp=3,
+    )
 
 
 def user(content: Any = "hi") -> UserMessage:
@@ -148,8 +169,10 @@ def test_user_images_become_a_placeholder_for_text_only_models() -> None:
     message = user([TextContent(text="look"), image(), TextContent(text="and"), image()])
     transformed = transform_messages([message], model(images=False))[0]
     assert transformed.content == [
-        TextContent(text="look"), TextContent(text=USER_PLACEHOLDER),
-        TextContent(text="and"), TextContent(text=USER_PLACEHOLDER),
+        TextContent(text="look"),
+        TextContent(text=USER_PLACEHOLDER),
+        TextContent(text="and"),
+        TextContent(text=USER_PLACEHOLDER),
     ]
     assert isinstance(message.content, list)
     assert isinstance(message.content[1], ImageContent)
@@ -163,8 +186,11 @@ def test_consecutive_images_collapse_into_one_placeholder() -> None:
 
 def test_tool_result_images_get_the_tool_placeholder() -> None:
     tool_result = ToolResultMessage(
-        tool_call_id="c1", tool_name="screenshot", content=[image(), image()],
-        is_error=False, timestamp=3,
+        tool_call_id="c1",
+        tool_name="screenshot",
+        content=[image(), image()],
+        is_error=False,
+        timestamp=3,
     )
     transformed = transform_messages([reply(call("c1")), tool_result], model(images=False))
     assert transformed[1].content == [TextContent(text=TOOL_PLACEHOLDER)]
@@ -182,8 +208,9 @@ def test_text_only_model_keeps_image_free_and_string_messages_as_they_are() -> N
 
 
 def test_redacted_thinking_is_kept_for_the_same_model_only() -> None:
-    redacted = ThinkingContent(thinking="[Reasoning redacted]", thinking_signature="enc",
-                               redacted=True)
+    redacted = ThinkingContent(
+        thinking="[Reasoning redacted]", thinking_signature="enc", redacted=True
+    )
     same = transform_messages([reply(redacted, TextContent(text="a"))], TARGET)[0]
     assert same.content[0] is redacted
     other = transform_messages([foreign(redacted, TextContent(text="a"))], TARGET)[0]
@@ -215,12 +242,15 @@ def test_same_model_thinking_is_kept() -> None:
 
 def test_thinking_from_another_model_becomes_plain_text() -> None:
     message = foreign(
-        ThinkingContent(thinking="Let me think about this...", thinking_signature="reasoning_content"),
+        ThinkingContent(
+            thinking="Let me think about this...", thinking_signature="reasoning_content"
+        ),
         TextContent(text="Hi there!"),
     )
     transformed = transform_messages([message], TARGET)[0]
     assert transformed.content == [
-        TextContent(text="Let me think about this..."), TextContent(text="Hi there!"),
+        TextContent(text="Let me think about this..."),
+        TextContent(text="Hi there!"),
     ]
     assert not any(isinstance(b, ThinkingContent) for b in transformed.content)
     assert isinstance(message.content[0], ThinkingContent)
@@ -272,8 +302,13 @@ def test_same_model_tool_calls_keep_signature_and_id() -> None:
 
 
 def test_renamed_tool_call_ids_are_propagated_to_their_results() -> None:
-    source = reply(call("functions.bash:17"), api="openai-completions", provider="nvidia",
-                   model_id="moonshotai/kimi-k2.5", stop_reason="toolUse")
+    source = reply(
+        call("functions.bash:17"),
+        api="openai-completions",
+        provider="nvidia",
+        model_id="moonshotai/kimi-k2.5",
+        stop_reason="toolUse",
+    )
     messages = [user(), source, result("functions.bash:17"), result("unrelated")]
     transformed = transform_messages(messages, TARGET, anthropic_ids)
     assert transformed[1].content[0].id == "functions_bash_17"
@@ -297,8 +332,13 @@ def test_normalizer_receives_id_target_model_and_source_message() -> None:
 
 def test_empty_tool_call_ids_get_equal_normalized_ids_on_both_sides() -> None:
     source = foreign(ToolCall(id="", name="", arguments={}))
-    failed = ToolResultMessage(tool_call_id="", tool_name="", is_error=True, timestamp=3,
-                               content=[TextContent(text="Tool not found")])
+    failed = ToolResultMessage(
+        tool_call_id="",
+        tool_name="",
+        is_error=True,
+        timestamp=3,
+        content=[TextContent(text="Tool not found")],
+    )
     transformed = transform_messages([source, failed], TARGET, anthropic_ids)
     assert transformed[0].content[0].id == "tool_call"
     assert transformed[1].tool_call_id == "tool_call"
@@ -325,8 +365,11 @@ def test_tool_call_followed_by_user_message_gets_a_synthetic_result_before_it() 
     body = msgspec.json.decode(msgspec.json.encode(synthetic))
     assert body.pop("timestamp") > 0
     assert body == {
-        "role": "toolResult", "toolCallId": "c1", "toolName": "bash",
-        "content": [{"type": "text", "text": "No result provided"}], "isError": True,
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": "No result provided"}],
+        "isError": True,
     }
     assert transformed[2] is prompt
 
@@ -343,8 +386,13 @@ def test_next_assistant_message_flushes_missing_results() -> None:
 
 
 def test_trailing_orphaned_tool_call_gets_a_result_with_the_normalized_id() -> None:
-    source = reply(call("call_123|fc_123", "read"), api="openai-responses",
-                   provider="github-copilot", model_id="gpt-5", stop_reason="toolUse")
+    source = reply(
+        call("call_123|fc_123", "read"),
+        api="openai-responses",
+        provider="github-copilot",
+        model_id="gpt-5",
+        stop_reason="toolUse",
+    )
     transformed = transform_messages([user(), source], TARGET, anthropic_ids)
     last = transformed[-1]
     assert isinstance(last, ToolResultMessage)
@@ -353,12 +401,16 @@ def test_trailing_orphaned_tool_call_gets_a_result_with_the_normalized_id() -> N
 
 
 def test_only_calls_still_missing_a_result_get_one() -> None:
-    source = reply(call("call_1|fc_1"), call("call_2|fc_2"), api="openai-responses",
-                   provider="github-copilot", model_id="gpt-5", stop_reason="toolUse")
-    transformed = transform_messages([user(), source, result("call_1|fc_1")], TARGET,
-                                     anthropic_ids)
-    synthetic = [m for m in transformed
-                 if isinstance(m, ToolResultMessage) and m.is_error]
+    source = reply(
+        call("call_1|fc_1"),
+        call("call_2|fc_2"),
+        api="openai-responses",
+        provider="github-copilot",
+        model_id="gpt-5",
+        stop_reason="toolUse",
+    )
+    transformed = transform_messages([user(), source, result("call_1|fc_1")], TARGET, anthropic_ids)
+    synthetic = [m for m in transformed if isinstance(m, ToolResultMessage) and m.is_error]
     assert len(synthetic) == 1
     assert synthetic[0].tool_call_id == "call_2_fc_2"
     assert synthetic[0].tool_name == "bash"
@@ -408,9 +460,12 @@ def test_input_messages_are_never_mutated() -> None:
     messages: list[Any] = [
         SystemMessage(content="p", timestamp=0),
         user([TextContent(text="look"), image(), image()]),
-        foreign(ThinkingContent(thinking="hmm", thinking_signature="s"),
-                TextContent(text="x", text_signature="sig"),
-                call("a.b", thought_signature="t"), stop_reason="toolUse"),
+        foreign(
+            ThinkingContent(thinking="hmm", thinking_signature="s"),
+            TextContent(text="x", text_signature="sig"),
+            call("a.b", thought_signature="t"),
+            stop_reason="toolUse",
+        ),
         result("a.b"),
         reply(call("z"), stop_reason="error"),
         foreign(call("q")),

@@ -16,7 +16,9 @@ scalar_types = st.sampled_from(["string", "number", "integer", "boolean", "null"
 def schemas(depth: int = 2) -> st.SearchStrategy[dict[str, Any]]:
     leaf = st.one_of(
         scalar_types.map(lambda t: {"type": t}),
-        st.lists(st.text(max_size=3), min_size=1, max_size=3).map(lambda e: {"type": "string", "enum": e}),
+        st.lists(st.text(max_size=3), min_size=1, max_size=3).map(
+            lambda e: {"type": "string", "enum": e}
+        ),
     )
     if depth == 0:
         return leaf
@@ -37,15 +39,24 @@ def schemas(depth: int = 2) -> st.SearchStrategy[dict[str, Any]]:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False) | st.text(max_size=3),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from("abcd"), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(-5, 5, allow_nan=False)
+    | st.text(max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from("abcd"), children, max_size=3)
+    ),
     max_leaves=8,
 )
 
 
 @settings(max_examples=400, derandomize=True)
 @given(schemas(), json_values)
-def test_the_fast_check_accepts_only_values_jsonschema_accepts(schema: dict[str, Any], value: Any) -> None:
+def test_the_fast_check_accepts_only_values_jsonschema_accepts(
+    schema: dict[str, Any], value: Any
+) -> None:
     fast = _fast_check(schema)
     assert fast is not None
     if fast(value):

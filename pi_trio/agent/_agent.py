@@ -340,8 +340,14 @@ class Agent:
 
         options = self.stream_options or StreamOptions()
         overrides: dict[str, Any] = {}
-        for field in ("session_id", "thinking_budgets", "transport", "max_retry_delay_ms",
-                      "on_payload", "on_response"):
+        for field in (
+            "session_id",
+            "thinking_budgets",
+            "transport",
+            "max_retry_delay_ms",
+            "on_payload",
+            "on_response",
+        ):
             value = getattr(self, field)
             if value is not None:
                 overrides[field] = value

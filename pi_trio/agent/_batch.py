@@ -214,14 +214,18 @@ class ToolBatch:
                 # The last job runs in this task: one task fewer per batch.
                 for i, prepared in jobs[:-1]:
                     call = self.calls[i]
-                    task_group.start_soon(self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}")
+                    task_group.start_soon(
+                        self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}"
+                    )
                 await self._job(*jobs[-1], limiter)
         if self._failure is not None:
             raise self._failure
         for i in range(len(self.calls)):
             await self._emit_result_message(i)
 
-    async def _job(self, i: int, prepared: _Prepared, limiter: anyio.CapacityLimiter | None) -> None:
+    async def _job(
+        self, i: int, prepared: _Prepared, limiter: anyio.CapacityLimiter | None
+    ) -> None:
         if limiter is None:
             outcome = await self._execute(i, prepared)
         else:
@@ -304,14 +308,20 @@ class ToolBatch:
         started = time.perf_counter()
         try:
             if timeout is None:
-                value = await call_hook(tool.execute, call.id, prepared.args, self.signal, on_update)
+                value = await call_hook(
+                    tool.execute, call.id, prepared.args, self.signal, on_update
+                )
                 timed_out = False
             else:
                 with anyio.move_on_after(timeout) as deadline:
-                    value = await call_hook(tool.execute, call.id, prepared.args, self.signal, on_update)
+                    value = await call_hook(
+                        tool.execute, call.id, prepared.args, self.signal, on_update
+                    )
                 timed_out = deadline.cancelled_caught
             if timed_out:
-                outcome = _Outcome(error_result(f'Tool "{call.name}" timed out after {timeout:g}s'), True)
+                outcome = _Outcome(
+                    error_result(f'Tool "{call.name}" timed out after {timeout:g}s'), True
+                )
             else:
                 result = _normalize_result(call.name, value)
                 outcome = _Outcome(result, result.is_error is True)

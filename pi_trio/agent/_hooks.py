@@ -59,7 +59,9 @@ def coerce_result(value: Any, cls: type[T], hook: str) -> T | None:
         try:
             return msgspec.convert(value, cls, from_attributes=True)
         except msgspec.ValidationError as exc:
-            raise TypeError(f"{hook} returned {value!r}, which is not a valid {cls.__name__}: {exc}") from exc
+            raise TypeError(
+                f"{hook} returned {value!r}, which is not a valid {cls.__name__}: {exc}"
+            ) from exc
     raise TypeError(
         f"{hook} returned {value!r}; expected a {cls.__name__}, a dict of its fields, or None"
     )

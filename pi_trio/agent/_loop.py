@@ -53,6 +53,7 @@ from ._types import (
 
 __all__ = ["LoopRun"]
 
+
 class LoopRun:
     """One invocation of the loop. ``await run(prompts)`` (``prompts=None`` continues
     from the context) returns the new messages; see the module docstring for abort."""
@@ -191,7 +192,9 @@ class LoopRun:
                 decision = None
                 if config.finish_turn is not None:
                     await self.dispatcher.settle()
-                    decision = turn_decision(await call_hook(config.finish_turn, last_turn, self.signal))
+                    decision = turn_decision(
+                        await call_hook(config.finish_turn, last_turn, self.signal)
+                    )
                     await self._check_abort()
                 await self._end_turn(message, results)
                 if decision == "end":
@@ -244,7 +247,10 @@ class LoopRun:
         self, message: AssistantMessage, results: list[ToolResultMessage]
     ) -> AgentTurnContext:
         return AgentTurnContext(
-            message=message, tool_results=results, context=self.context, new_messages=self.new_messages
+            message=message,
+            tool_results=results,
+            context=self.context,
+            new_messages=self.new_messages,
         )
 
     async def _start_turn(self) -> None:
@@ -339,10 +345,16 @@ class LoopRun:
         self.assistant = None
         self.assistant_started = self.assistant_ended = False
         stream = self.stream = InlineStream(
-            self.model, name, signal, self._on_stream_event,
-            dispatcher.has_room, dispatcher.wait_for_room,
+            self.model,
+            name,
+            signal,
+            self._on_stream_event,
+            dispatcher.has_room,
+            dispatcher.wait_for_room,
         )
-        final = await stream.run(stream_fn, self.model, Context(messages=list(llm_messages)), options)
+        final = await stream.run(
+            stream_fn, self.model, Context(messages=list(llm_messages)), options
+        )
         self.stream = None
         await self._accept_assistant(final)
         return final

@@ -62,6 +62,7 @@ async def write_aborted_outcome(run: LoopRun) -> None:
     run.finished = True
     await emit(AgentEndEvent(messages=run.new_messages))
 
+
 def _synthetic_aborted(run: LoopRun) -> AssistantMessage:
     model = run.model
     return AssistantMessage(

@@ -61,7 +61,9 @@ async def execute_loop(
         async with anyio.create_task_group() as task_group:
             dispatcher.attach(task_group)
             try:
-                messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
+                messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(
+                    prompts
+                )
                 await dispatcher.settle()
             finally:
                 dispatcher.close()

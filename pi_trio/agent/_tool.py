@@ -60,7 +60,9 @@ class AgentTool:
                 f"AgentTool {name!r}: parameters must be a JSON schema dict, got {parameters!r}"
             )
         if timeout is not None and timeout <= 0:
-            raise ValueError(f"AgentTool {name!r}: timeout must be positive seconds, got {timeout!r}")
+            raise ValueError(
+                f"AgentTool {name!r}: timeout must be positive seconds, got {timeout!r}"
+            )
         self.name = name
         self.label = label or name
         self.description = description

@@ -85,8 +85,9 @@ class AgentContext(msgspec.Struct, kw_only=True):
 # --------------------------------------------------------------------------- events
 
 
-class _AgentEvent(msgspec.Struct, tag_field="type", rename="camel", kw_only=True,
-                  omit_defaults=True):
+class _AgentEvent(
+    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True
+):
     pass
 
 

@@ -270,9 +270,7 @@ class MessageBuilder:
         if thinking_signature is not None:
             block.thinking_signature = thinking_signature
         sealed = content[index] = block._seal()
-        return ThinkingEndEvent(
-            content_index=index, content=sealed.thinking, partial=self.message
-        )
+        return ThinkingEndEvent(content_index=index, content=sealed.thinking, partial=self.message)
 
     # tool calls
     def toolcall_start(

@@ -31,9 +31,7 @@ __all__ = [
 ]
 
 
-class _Event(
-    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True
-):
+class _Event(msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True):
     pass
 
 
@@ -135,4 +133,3 @@ AssistantMessageEvent: TypeAlias = (
 )
 
 TERMINAL_EVENT_TYPES: frozenset[str] = frozenset({"done", "error"})
-

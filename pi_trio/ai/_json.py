@@ -37,14 +37,16 @@ _SURROGATE_ESCAPE: Final = re.compile(
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
+_OPEN_FIELD: Final = {"text": "text", "thinking": "thinking", "toolCall": "arguments"}
+
+
 def _sync_open_blocks(value: Any) -> None:
     """Open streaming blocks join their parts when read; read them before encoding."""
     if isinstance(value, AssistantMessage):
         for block in value.content:
             if isinstance(block, _LIVE):
-                block.text if block.type == "text" else (  # noqa: B018
-                    block.thinking if block.type == "thinking" else block.arguments
-                )
+                # reading the open field joins its parts into the field itself
+                getattr(block, _OPEN_FIELD[block.type])
         return
     if isinstance(value, (list, tuple)):
         for item in value:

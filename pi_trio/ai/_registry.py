@@ -189,4 +189,3 @@ def unregister_api_provider(api: str) -> None:
 
 def unregister_api_providers(source_id: str) -> None:
     default_registry.unregister_source(source_id)
-

@@ -119,8 +119,13 @@ class _StreamState:
         if partial is None:
             model = self._model
             message = AssistantMessage(
-                content=[], api=model.api, provider=model.provider, model=model.id,
-                usage=Usage(), stop_reason=reason, timestamp=now_ms(),
+                content=[],
+                api=model.api,
+                provider=model.provider,
+                model=model.id,
+                usage=Usage(),
+                stop_reason=reason,
+                timestamp=now_ms(),
             )
         else:
             message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
@@ -295,7 +300,13 @@ async def _open(
     try:
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(
-                _drive, stream_fn, model, context, options, send, stream,
+                _drive,
+                stream_fn,
+                model,
+                context,
+                options,
+                send,
+                stream,
                 name=f"stream function {name}",
             )
             try:
@@ -448,4 +459,3 @@ async def complete_simple(
         async for _ in events:
             pass
     return events.result()
-

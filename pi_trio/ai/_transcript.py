@@ -66,8 +66,10 @@ def _json_clone(value: Any, *, what: str) -> Any:
     try:
         return msgspec.json.decode(msgspec.json.encode(value))
     except (TypeError, msgspec.EncodeError) as exc:
-        raise TypeError(f"{what} must be JSON-serialisable data (dicts, lists, str, numbers, "
-                        f"bools, None): {exc}") from exc
+        raise TypeError(
+            f"{what} must be JSON-serialisable data (dicts, lists, str, numbers, "
+            f"bools, None): {exc}"
+        ) from exc
 
 
 def to_tool_declaration(tool: ToolLike | Tool) -> Tool:
@@ -149,8 +151,9 @@ def create_initial_system_message(
     into declarations."""
     if not system_prompt and not tools:
         return None
-    declared = [tool if isinstance(tool, Tool) else to_tool_declaration(tool)
-                for tool in tools or ()]
+    declared = [
+        tool if isinstance(tool, Tool) else to_tool_declaration(tool) for tool in tools or ()
+    ]
     return SystemMessage(content=system_prompt or "", tools_added=declared or None, timestamp=0)
 
 
@@ -239,11 +242,13 @@ def get_tool_state_changes(
     ]
     current_keys = {tool.name: _declaration_key(tool) for tool in current_declarations}
     added = [
-        tool for tool in current_declarations
+        tool
+        for tool in current_declarations
         if previous_keys.get(tool.name) != current_keys[tool.name]
     ]
     removed = [
-        ToolRef(name=tool.name) for tool in previous
+        ToolRef(name=tool.name)
+        for tool in previous
         if current_keys.get(tool.name) != previous_keys[tool.name]
     ]
     return ToolStateChanges(tools_added=added, tools_removed=removed)
@@ -292,8 +297,12 @@ def declare_tool_changes(
 
     if last_system is not None:
         original: SystemMessage = pending[last_system]
-        if not (changes.tools_added or changes.tools_removed or original.tools_added
-                or original.tools_removed):
+        if not (
+            changes.tools_added
+            or changes.tools_removed
+            or original.tools_added
+            or original.tools_removed
+        ):
             return pending
         baseline[last_system] = msgspec.structs.replace(
             original,

@@ -100,8 +100,9 @@ def _transform_assistant(
     content: list[TextContent | ThinkingContent | ToolCall] = []
     changed = False
     for block in message.content:
-        new_block = _transform_block(block, message, model, same_model,
-                                     normalize_tool_call_id, renamed)
+        new_block = _transform_block(
+            block, message, model, same_model, normalize_tool_call_id, renamed
+        )
         if new_block is not block:
             changed = True
         if new_block is not None:

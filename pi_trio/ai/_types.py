@@ -126,8 +126,12 @@ class Cost(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=T
 
 class Usage(
     msgspec.Struct,
-    rename={"cache_write_1h": "cacheWrite1h", "cache_read": "cacheRead",
-            "cache_write": "cacheWrite", "total_tokens": "totalTokens"},
+    rename={
+        "cache_write_1h": "cacheWrite1h",
+        "cache_read": "cacheRead",
+        "cache_write": "cacheWrite",
+        "total_tokens": "totalTokens",
+    },
     kw_only=True,
     forbid_unknown_fields=True,
 ):

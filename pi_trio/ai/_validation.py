@@ -137,8 +137,7 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
 
 def _warn_unvalidated(tool_name: str, reason: str) -> None:
     _logger.warning(
-        'Schema compilation failed for tool "%s": %s; its arguments are passed through '
-        "unvalidated",
+        'Schema compilation failed for tool "%s": %s; its arguments are passed through unvalidated',
         tool_name,
         reason,
     )
@@ -288,8 +287,19 @@ def _compile(schema: Any) -> _Checker | None:
 
 # Keywords the fast check understands; a schema using any other one is left to jsonschema.
 _FAST_KEYWORDS = frozenset(
-    {"type", "properties", "required", "additionalProperties", "items", "enum",
-     "description", "title", "default", "$schema", "examples"}
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "description",
+        "title",
+        "default",
+        "$schema",
+        "examples",
+    }
 )
 _FAST_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 
@@ -305,7 +315,11 @@ def _fast_check(schema: Any) -> Any:
         return None
     enum = schema.get("enum")
     if enum is not None:
-        if kind != "string" or not isinstance(enum, list) or not all(isinstance(e, str) for e in enum):
+        if (
+            kind != "string"
+            or not isinstance(enum, list)
+            or not all(isinstance(e, str) for e in enum)
+        ):
             return None
         allowed = frozenset(enum)
         return lambda value: isinstance(value, str) and value in allowed

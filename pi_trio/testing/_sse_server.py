@@ -117,8 +117,13 @@ class SSEServer:
         try:
             async with stream:
                 await self._serve_requests(stream)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream,
-                h11.ProtocolError, OSError):
+        except (
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+            anyio.EndOfStream,
+            h11.ProtocolError,
+            OSError,
+        ):
             pass
         finally:
             self.open_connections -= 1

@@ -182,8 +182,8 @@ class AnthropicEventMapper:
         out.stop_reason = mapped  # type: ignore[assignment]
         if reason == "refusal":
             explanation = details.get("explanation") if isinstance(details, dict) else None
-            self._failure = explanation if isinstance(explanation, str) and explanation else (
-                REFUSAL_TEXT
+            self._failure = (
+                explanation if isinstance(explanation, str) and explanation else (REFUSAL_TEXT)
             )
         elif reason == "sensitive":
             self._failure = f"Provider stopped with: {reason}"

@@ -63,9 +63,23 @@ DEFAULT_BUDGET_TOKENS: Final = 1024
 _CLAUDE_CODE_TOOLS: Final = {
     name.lower(): name
     for name in (
-        "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",
-        "ExitPlanMode", "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput",
-        "TodoWrite", "WebFetch", "WebSearch",
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Grep",
+        "Glob",
+        "AskUserQuestion",
+        "EnterPlanMode",
+        "ExitPlanMode",
+        "KillShell",
+        "NotebookEdit",
+        "Skill",
+        "Task",
+        "TaskOutput",
+        "TodoWrite",
+        "WebFetch",
+        "WebSearch",
     )
 }
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")

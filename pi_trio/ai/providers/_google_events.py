@@ -157,7 +157,9 @@ class GoogleEventMapper:
         if any(isinstance(block, ToolCall) for block in out.content):
             mapped = "toolUse"
         elif mapped == "error":
-            detail = f": {finish_message}" if isinstance(finish_message, str) and finish_message else ""
+            detail = (
+                f": {finish_message}" if isinstance(finish_message, str) and finish_message else ""
+            )
             self._failure = f"Provider finish_reason: {reason}{detail}"
         out.stop_reason = mapped  # type: ignore[assignment]
 

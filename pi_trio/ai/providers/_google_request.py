@@ -260,8 +260,9 @@ def convert_google_contents(
                 contents.append({"role": "user", "parts": result_turn})
             result_turn.append(_function_response(message, model))
             if not _nested_result_images(model):
-                late_images.extend(_inline(b) for b in message.content
-                                   if isinstance(b, ImageContent))
+                late_images.extend(
+                    _inline(b) for b in message.content if isinstance(b, ImageContent)
+                )
             continue
         close_result_turn()
         if isinstance(message, UserMessage):

@@ -361,13 +361,19 @@ async def _open_sse(
     client = _client(options)
     content = msgspec.json.encode(payload)
     timeout: Any = (
-        httpx.Timeout(options.timeout_ms / 1000)
-        if options.timeout_ms
-        else httpx.USE_CLIENT_DEFAULT
+        httpx.Timeout(options.timeout_ms / 1000) if options.timeout_ms else httpx.USE_CLIENT_DEFAULT
     )
-    request = client.build_request("POST", url, content=content, headers={
-        "content-type": "application/json", "accept": "text/event-stream", **headers,
-    }, timeout=timeout)
+    request = client.build_request(
+        "POST",
+        url,
+        content=content,
+        headers={
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            **headers,
+        },
+        timeout=timeout,
+    )
     attempts = 1 + max(0, options.max_retries)
     attempt = 0
     while True:

@@ -169,7 +169,9 @@ def retry_wait_s(
     if requested is None:
         return backoff_delay_s(attempt, random.random())
     if not math.isfinite(requested):
-        raise ProviderError(f"Server requested an invalid retry delay. {error}", status=error.status)
+        raise ProviderError(
+            f"Server requested an invalid retry delay. {error}", status=error.status
+        )
     if max_delay_ms > 0 and requested * 1000 > max_delay_ms:
         raise ProviderError(
             f"Server requested {math.ceil(requested)}s retry delay "

@@ -28,8 +28,16 @@ __all__ = [
 ]
 
 ThinkingFormat: TypeAlias = Literal[
-    "openai", "openrouter", "zai", "qwen", "qwen-chat-template", "deepseek", "together",
-    "string-thinking", "chat-template", "ant-ling",
+    "openai",
+    "openrouter",
+    "zai",
+    "qwen",
+    "qwen-chat-template",
+    "deepseek",
+    "together",
+    "string-thinking",
+    "chat-template",
+    "ant-ling",
 ]
 
 # Provider ids of local OpenAI-compatible servers, and their default ports on localhost.
@@ -105,13 +113,32 @@ def _detect(model: Model) -> dict[str, Any]:
     is_local = provider in _LOCAL_PROVIDERS or _LOCAL_URL.match(lower_url) is not None
 
     non_standard = (
-        is_nvidia or is_cerebras or is_xai or is_together or is_chutes or is_deepseek
-        or is_zai or is_moonshot or is_opencode or is_cf_workers or is_cf_gateway
-        or is_ant_ling or is_mistral or is_local
+        is_nvidia
+        or is_cerebras
+        or is_xai
+        or is_together
+        or is_chutes
+        or is_deepseek
+        or is_zai
+        or is_moonshot
+        or is_opencode
+        or is_cf_workers
+        or is_cf_gateway
+        or is_ant_ling
+        or is_mistral
+        or is_local
     )
     use_max_tokens = (
-        is_chutes or is_deepseek or is_moonshot or is_cf_gateway or is_together or is_nvidia
-        or is_ant_ling or is_zai or is_mistral or is_local
+        is_chutes
+        or is_deepseek
+        or is_moonshot
+        or is_cf_gateway
+        or is_together
+        or is_nvidia
+        or is_ant_ling
+        or is_zai
+        or is_mistral
+        or is_local
     )
     developer_role_model = is_openrouter and model.id.startswith(("anthropic/", "openai/"))
     if is_deepseek:
@@ -131,8 +158,14 @@ def _detect(model: Model) -> dict[str, Any]:
         "supports_store": not non_standard,
         "supports_developer_role": developer_role_model or (not non_standard and not is_openrouter),
         "supports_reasoning_effort": not (
-            is_xai or is_zai or is_moonshot or is_together or is_cf_gateway or is_nvidia
-            or is_ant_ling or is_mistral
+            is_xai
+            or is_zai
+            or is_moonshot
+            or is_together
+            or is_cf_gateway
+            or is_nvidia
+            or is_ant_ling
+            or is_mistral
         ),
         "max_tokens_field": "max_tokens" if use_max_tokens else "max_completion_tokens",
         "requires_tool_result_name": is_mistral,
@@ -184,9 +217,7 @@ _MAX_ID_LEN: Final = 40  # OpenAI's limit on tool-call ids
 _MISTRAL_ID_LEN: Final = 9
 
 
-def normalize_tool_call_id(
-    tool_call_id: str, model: Model, compat: CompletionsCompat
-) -> str:
+def normalize_tool_call_id(tool_call_id: str, model: Model, compat: CompletionsCompat) -> str:
     """A tool-call id from another model made acceptable to this server.
 
     Responses-style ``<call_id>|<item_id>`` ids become ``<call_id>_<item_id>`` (unsafe
@@ -206,7 +237,7 @@ def normalize_tool_call_id(
         if len(combined) <= _MAX_ID_LEN:
             return combined
         digest = short_hash(tool_call_id)[:8]
-        return f"{call_id[:max(1, _MAX_ID_LEN - len(digest) - 1)]}_{digest}"
+        return f"{call_id[: max(1, _MAX_ID_LEN - len(digest) - 1)]}_{digest}"
     if model.provider == "openai":
         return tool_call_id[:_MAX_ID_LEN]
     return tool_call_id

@@ -45,7 +45,10 @@ def _template_values(
 
 
 def apply_reasoning(
-    body: dict[str, Any], model: Model, compat: CompletionsCompat, effort: str | None,
+    body: dict[str, Any],
+    model: Model,
+    compat: CompletionsCompat,
+    effort: str | None,
     budget: int | None,
 ) -> None:
     """Add the reasoning fields for ``effort`` (``None``: thinking off) to ``body``;
@@ -58,8 +61,9 @@ def apply_reasoning(
 
     off = _mapped(model, None)
     if fmt == "zai":
-        body["thinking"] = ({"type": "enabled", "clear_thinking": False} if effort
-                            else {"type": "disabled"})
+        body["thinking"] = (
+            {"type": "enabled", "clear_thinking": False} if effort else {"type": "disabled"}
+        )
         if effort and compat.supports_reasoning_effort:
             value = _mapped(model, effort)
             value = effort if value is ... else value

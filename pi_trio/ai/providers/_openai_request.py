@@ -52,7 +52,10 @@ _json = msgspec.json.encode
 
 
 def _image_part(block: ImageContent) -> dict[str, Any]:
-    return {"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}}
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"},
+    }
 
 
 def _reasoning_details(signature: str | None) -> list[Any] | None:
@@ -78,8 +81,10 @@ def _legacy_encrypted_detail(signature: str | None) -> dict[str, Any] | None:
     if (
         isinstance(detail, dict)
         and detail.get("type") == "reasoning.encrypted"
-        and isinstance(detail.get("id"), str) and detail["id"]
-        and isinstance(detail.get("data"), str) and detail["data"]
+        and isinstance(detail.get("id"), str)
+        and detail["id"]
+        and isinstance(detail.get("data"), str)
+        and detail["data"]
     ):
         return detail
     return None
@@ -88,8 +93,11 @@ def _legacy_encrypted_detail(signature: str | None) -> dict[str, Any] | None:
 def _assistant(
     message: AssistantMessage, model: Model, compat: CompletionsCompat
 ) -> dict[str, Any] | None:
-    texts = [sanitize_surrogates(b.text) for b in message.content
-             if isinstance(b, TextContent) and b.text.strip()]
+    texts = [
+        sanitize_surrogates(b.text)
+        for b in message.content
+        if isinstance(b, TextContent) and b.text.strip()
+    ]
     thinking = [b for b in message.content if isinstance(b, ThinkingContent)]
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     out: dict[str, Any] = {
@@ -106,8 +114,10 @@ def _assistant(
     joined = "".join(texts)
     if visible and compat.requires_thinking_as_text:
         thought = "\n\n".join(sanitize_surrogates(b.thinking) for b in visible)
-        out["content"] = [{"type": "text", "text": thought},
-                          *({"type": "text", "text": t} for t in texts)]
+        out["content"] = [
+            {"type": "text", "text": thought},
+            *({"type": "text", "text": t} for t in texts),
+        ]
     else:
         if joined:
             out["content"] = joined
@@ -119,14 +129,20 @@ def _assistant(
                 out[field] = "\n".join(b.thinking for b in visible)
     if calls:
         out["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": _json(c.arguments).decode()}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": _json(c.arguments).decode()},
+            }
             for c in calls
         ]
     if details is not None:
         out["reasoning_details"] = details
-    if (compat.requires_reasoning_content_on_assistant_messages and model.reasoning
-            and "reasoning_content" not in out):
+    if (
+        compat.requires_reasoning_content_on_assistant_messages
+        and model.reasoning
+        and "reasoning_content" not in out
+    ):
         out["reasoning_content"] = ""
     if not out["content"] and "tool_calls" not in out:
         return None  # servers reject assistant turns with neither content nor tool calls
@@ -138,7 +154,9 @@ def convert_messages(
 ) -> list[dict[str, Any]]:
     """The ``messages`` array for a (normalized, transcript-only) message list."""
     transformed = transform_messages(messages, model, tool_call_id_normalizer(model, compat))
-    instruction_role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+    instruction_role = (
+        "developer" if model.reasoning and compat.supports_developer_role else "system"
+    )
     out: list[dict[str, Any]] = []
     last_role: str | None = None
     leading = True
@@ -148,8 +166,11 @@ def convert_messages(
         i += 1
         if isinstance(message, SystemMessage):
             if leading or compat.supports_mid_convo_system_messages:
-                text = (get_system_message_text(message) if leading
-                        else render_system_message_update(message))
+                text = (
+                    get_system_message_text(message)
+                    if leading
+                    else render_system_message_update(message)
+                )
                 if text:
                     out.append({"role": instruction_role, "content": sanitize_surrogates(text)})
                     last_role = "system"
@@ -159,8 +180,10 @@ def convert_messages(
                 continue
             message = UserMessage(content=text, timestamp=message.timestamp)
         leading = False
-        if compat.requires_assistant_after_tool_result and last_role == "toolResult" and (
-            isinstance(message, UserMessage)
+        if (
+            compat.requires_assistant_after_tool_result
+            and last_role == "toolResult"
+            and (isinstance(message, UserMessage))
         ):
             out.append({"role": "assistant", "content": BRIDGE_TEXT})
         if isinstance(message, UserMessage):
@@ -168,8 +191,12 @@ def convert_messages(
             if isinstance(content, str):
                 out.append({"role": "user", "content": sanitize_surrogates(content)})
             else:
-                parts = [{"type": "text", "text": sanitize_surrogates(b.text)}
-                         if isinstance(b, TextContent) else _image_part(b) for b in content]
+                parts = [
+                    {"type": "text", "text": sanitize_surrogates(b.text)}
+                    if isinstance(b, TextContent)
+                    else _image_part(b)
+                    for b in content
+                ]
                 if not parts:
                     continue
                 out.append({"role": "user", "content": parts})
@@ -190,19 +217,27 @@ def convert_messages(
                 has_images = any(isinstance(b, ImageContent) for b in result.content)
                 if not text:
                     text = "(see attached image)" if has_images else "(no tool output)"
-                tool_message = {"role": "tool", "content": sanitize_surrogates(text),
-                                "tool_call_id": result.tool_call_id}
+                tool_message = {
+                    "role": "tool",
+                    "content": sanitize_surrogates(text),
+                    "tool_call_id": result.tool_call_id,
+                }
                 if compat.requires_tool_result_name and result.tool_name:
                     tool_message["name"] = result.tool_name
                 out.append(tool_message)
                 if has_images and "image" in model.input:
-                    images.extend(_image_part(b) for b in result.content
-                                  if isinstance(b, ImageContent))
+                    images.extend(
+                        _image_part(b) for b in result.content if isinstance(b, ImageContent)
+                    )
             if images:
                 if compat.requires_assistant_after_tool_result:
                     out.append({"role": "assistant", "content": BRIDGE_TEXT})
-                out.append({"role": "user",
-                            "content": [{"type": "text", "text": TOOL_IMAGES_TEXT}, *images]})
+                out.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": TOOL_IMAGES_TEXT}, *images],
+                    }
+                )
                 last_role = "user"
             else:
                 last_role = "toolResult"
@@ -214,13 +249,18 @@ def convert_tools(tools: Sequence[Tool], compat: CompletionsCompat) -> list[dict
     only for tools that require JSON-schema constrained sampling."""
     converted = []
     for tool in tools:
-        function: dict[str, Any] = {"name": tool.name, "description": tool.description,
-                                    "parameters": tool.parameters}
+        function: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
         if compat.supports_strict_mode:
             sampling = tool.constrained_sampling
-            function["strict"] = (isinstance(sampling, dict)
-                                  and sampling.get("type") == "json_schema"
-                                  and sampling.get("strict") == "require")
+            function["strict"] = (
+                isinstance(sampling, dict)
+                and sampling.get("type") == "json_schema"
+                and sampling.get("strict") == "require"
+            )
         converted.append({"type": "function", "function": function})
     return converted
 

@@ -188,8 +188,8 @@ class ResponsesEventMapper:
             stop = "toolUse"
         out.stop_reason = stop  # type: ignore[assignment]
         if stop == "error":
-            self._failure = _failed_text(response) if response.get("error") else (
-                UNKNOWN_ERROR_TEXT
+            self._failure = (
+                _failed_text(response) if response.get("error") else (UNKNOWN_ERROR_TEXT)
             )
         return events
 
@@ -254,7 +254,7 @@ class ResponsesEventMapper:
         streamed = "".join(slot.arguments)
         slot.arguments[:] = [streamed]
         if final.startswith(streamed) and len(final) > len(streamed):
-            suffix = final[len(streamed):]
+            suffix = final[len(streamed) :]
             slot.arguments.append(suffix)
             return [self.builder.toolcall_delta(slot.index, suffix)]
         if final != streamed:
@@ -295,15 +295,11 @@ class ResponsesEventMapper:
 
 
 def _reasoning_text(item: dict[str, Any]) -> str | None:
-    summary = [
-        part.get("text") for part in item.get("summary") or () if isinstance(part, dict)
-    ]
+    summary = [part.get("text") for part in item.get("summary") or () if isinstance(part, dict)]
     texts = [t for t in summary if isinstance(t, str) and t]
     if texts:
         return "\n\n".join(texts)
-    content = [
-        part.get("text") for part in item.get("content") or () if isinstance(part, dict)
-    ]
+    content = [part.get("text") for part in item.get("content") or () if isinstance(part, dict)]
     texts = [t for t in content if isinstance(t, str) and t]
     if texts:
         return "\n\n".join(texts)

@@ -146,9 +146,7 @@ def _user_item(message: UserMessage) -> dict[str, Any] | None:
     return {"role": "user", "content": parts}
 
 
-def _assistant_items(
-    message: AssistantMessage, index: int, model: Model
-) -> list[dict[str, Any]]:
+def _assistant_items(message: AssistantMessage, index: int, model: Model) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     other_model = (
         message.provider == model.provider
@@ -169,8 +167,8 @@ def _assistant_items(
             parsed = parse_text_signature(block.text_signature)
             phase = None
             if parsed is None:
-                item_id = f"msg_pi_{index}" if unnamed_texts == 0 else (
-                    f"msg_pi_{index}_{unnamed_texts}"
+                item_id = (
+                    f"msg_pi_{index}" if unnamed_texts == 0 else (f"msg_pi_{index}_{unnamed_texts}")
                 )
                 unnamed_texts += 1
             else:
@@ -181,8 +179,11 @@ def _assistant_items(
                 "type": "message",
                 "role": "assistant",
                 "content": [
-                    {"type": "output_text", "text": sanitize_surrogates(block.text),
-                     "annotations": []}
+                    {
+                        "type": "output_text",
+                        "text": sanitize_surrogates(block.text),
+                        "annotations": [],
+                    }
                 ],
                 "status": "completed",
                 "id": item_id,

@@ -93,9 +93,7 @@ def _message_tokens(message: Any) -> int:
 
 
 def _usage_tokens(usage: Usage) -> int:
-    return usage.total_tokens or (
-        usage.input + usage.output + usage.cache_read + usage.cache_write
-    )
+    return usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
 
 
 def estimate_context_tokens(messages: Sequence[Any]) -> int:
@@ -109,7 +107,7 @@ def estimate_context_tokens(messages: Sequence[Any]) -> int:
             and message.stop_reason not in ("error", "aborted")
             and _usage_tokens(message.usage) > 0
         ):
-            tail = sum(_message_tokens(m) for m in messages[i + 1:])
+            tail = sum(_message_tokens(m) for m in messages[i + 1 :])
             return _usage_tokens(message.usage) + tail
     return sum(_message_tokens(m) for m in messages)
 
@@ -132,12 +130,12 @@ def build_base_options(model: Model, context: Context, options: StreamOptions) -
     output limit and is clamped to the context window; ``sampling_params`` merges the
     model's and the caller's (the caller's win)."""
     requested = options.max_tokens if options.max_tokens is not None else model.max_tokens
-    changes: dict[str, Any] = {
-        "max_tokens": clamp_max_tokens_to_context(model, context, requested)
-    }
+    changes: dict[str, Any] = {"max_tokens": clamp_max_tokens_to_context(model, context, requested)}
     if model.sampling_params or options.sampling_params:
-        changes["sampling_params"] = {**(model.sampling_params or {}),
-                                      **(options.sampling_params or {})}
+        changes["sampling_params"] = {
+            **(model.sampling_params or {}),
+            **(options.sampling_params or {}),
+        }
     return msgspec.structs.replace(options, **changes)
 
 

@@ -74,7 +74,7 @@ class SSEParser:
                 return []  # not enough bytes to tell yet
             self._pending.clear()
             self._started = True
-            chunk = head[len(_BOM):] if head.startswith(_BOM) else head
+            chunk = head[len(_BOM) :] if head.startswith(_BOM) else head
         if b"\r" in chunk:
             self._skip_lf = chunk[-1] == 0x0D
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -103,7 +103,7 @@ class SSEParser:
             line = b"".join(self._pending)
             self._pending.clear()
             if not self._started and line.startswith(_BOM):
-                line = line[len(_BOM):]
+                line = line[len(_BOM) :]
             self._line(line, events)
         self._line(b"", events)
         return events

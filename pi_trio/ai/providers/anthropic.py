@@ -120,7 +120,9 @@ async def stream_anthropic(
 # --------------------------------------------------------------------------- simple
 
 
-def anthropic_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
+def anthropic_simple_options(
+    model: Model, context: Context, options: StreamOptions
+) -> StreamOptions:
     """The native options for the unified ``reasoning`` / ``thinking_budgets``: adaptive
     thinking with an effort on models that force it, a thinking budget carved out of
     ``max_tokens`` elsewhere, an explicit "disabled" without a level."""

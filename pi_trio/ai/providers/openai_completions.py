@@ -104,7 +104,9 @@ def _valid_detail(detail: Any) -> bool:
         return isinstance(detail.get("data"), str)
     if kind == "reasoning.text":
         signature = detail.get("signature")
-        return isinstance(detail.get("text"), str) and (signature is None or isinstance(signature, str))
+        return isinstance(detail.get("text"), str) and (
+            signature is None or isinstance(signature, str)
+        )
     return False
 
 
@@ -112,7 +114,11 @@ def _merge_detail(details: list[dict[str, Any]], detail: dict[str, Any]) -> None
     """Append an OpenRouter reasoning detail; consecutive text/summary deltas merge."""
     last = details[-1] if details else None
     kind = detail["type"]
-    if last is not None and last["type"] == kind and kind in ("reasoning.text", "reasoning.summary"):
+    if (
+        last is not None
+        and last["type"] == kind
+        and kind in ("reasoning.text", "reasoning.summary")
+    ):
         key = "text" if kind == "reasoning.text" else "summary"
         last[key] += detail[key]
         if kind == "reasoning.text" and not last.get("signature") and detail.get("signature"):
@@ -134,8 +140,18 @@ class CompletionsStreamMapper:
     Errors the server reports inside the stream raise ``ProviderError``.
     """
 
-    __slots__ = ("_builder", "_compat", "_details", "_finished", "_model", "_text",
-                 "_thinking", "_tools_by_id", "_tools_by_index", "done_marker")
+    __slots__ = (
+        "_builder",
+        "_compat",
+        "_details",
+        "_finished",
+        "_model",
+        "_text",
+        "_thinking",
+        "_tools_by_id",
+        "_tools_by_index",
+        "done_marker",
+    )
 
     def __init__(self, builder: MessageBuilder, model: Model, compat: CompletionsCompat) -> None:
         self._builder = builder
@@ -177,8 +193,12 @@ class CompletionsStreamMapper:
         if not message.response_id and isinstance(chunk_id, str) and chunk_id:
             message.response_id = chunk_id
         chunk_model = chunk.get("model")
-        if (not message.response_model and isinstance(chunk_model, str) and chunk_model
-                and chunk_model != model.id):
+        if (
+            not message.response_model
+            and isinstance(chunk_model, str)
+            and chunk_model
+            and chunk_model != model.id
+        ):
             message.response_model = chunk_model
         usage = chunk.get("usage")
         if isinstance(usage, dict) and usage:
@@ -296,7 +316,9 @@ def _stream_error_text(chunk: Any) -> str:
     error = chunk.get("error") if isinstance(chunk, dict) else None
     if isinstance(error, dict):
         message = error.get("message")
-        text = message if isinstance(message, str) and message else msgspec.json.encode(error).decode()
+        text = (
+            message if isinstance(message, str) and message else msgspec.json.encode(error).decode()
+        )
         metadata = error.get("metadata")
         raw = metadata.get("raw") if isinstance(metadata, dict) else None
         if isinstance(raw, str) and raw and raw not in text:
@@ -335,7 +357,10 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
     api_key = run.api_key()
     messages = normalize_context(context).messages
     body = build_body(
-        model, messages, options, compat,
+        model,
+        messages,
+        options,
+        compat,
         reasoning_effort=native.reasoning_effort,
         thinking_budgets=options.thinking_budgets,
         tool_choice=native.tool_choice,
@@ -345,9 +370,7 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
     if api_key is not None:
         defaults["Authorization"] = f"Bearer {api_key}"
     session_id = options.session_id
-    if session_id and compat.send_session_affinity_headers and (
-        options.cache_retention != "none"
-    ):
+    if session_id and compat.send_session_affinity_headers and (options.cache_retention != "none"):
         if compat.session_affinity_format == "openrouter":
             defaults["x-session-id"] = session_id
         else:
@@ -391,8 +414,9 @@ async def stream_simple_openai_completions(
         base = build_base_options(model, context, options)
         run.options = base
         effort = clamp_thinking_level(model, options.reasoning) if options.reasoning else None
-        native = _Native(reasoning_effort=None if effort == "off" else effort,
-                         tool_choice=options.tool_choice)
+        native = _Native(
+            reasoning_effort=None if effort == "off" else effort, tool_choice=options.tool_choice
+        )
         await _stream(run, context, native)
 
     await run_provider(model, options, send, body)

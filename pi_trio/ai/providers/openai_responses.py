@@ -46,8 +46,7 @@ MAX_PROMPT_CACHE_KEY: Final = 64  # code points
 MIN_OUTPUT_TOKENS: Final = 16
 AZURE_API_VERSION: Final = "v1"
 MISSING_OPENAI_KEY: Final = (
-    "OpenAI API key is required. Set OPENAI_API_KEY environment variable or pass it as an "
-    "argument."
+    "OpenAI API key is required. Set OPENAI_API_KEY environment variable or pass it as an argument."
 )
 MISSING_AZURE_KEY: Final = (
     "Azure OpenAI API key is required. Set AZURE_OPENAI_API_KEY environment variable or "
@@ -105,9 +104,10 @@ def build_responses_body(model: Model, context: Context, options: StreamOptions)
     if options.session_id and retention != "none":
         body["prompt_cache_key"] = clamp_prompt_cache_key(options.session_id)
     long_default = model.api != "azure-openai-responses"
-    if retention == "long" and (model.compat or {}).get(
-        "supportsLongCacheRetention", long_default
-    ) is not False:
+    if (
+        retention == "long"
+        and (model.compat or {}).get("supportsLongCacheRetention", long_default) is not False
+    ):
         body["prompt_cache_retention"] = "24h"
     if options.max_tokens:
         body["max_output_tokens"] = max(MIN_OUTPUT_TOKENS, options.max_tokens)
@@ -186,7 +186,9 @@ async def _stream(run: ProviderRun, context: Context, azure: bool) -> None:
         if (model.compat or {}).get("sendSessionIdHeader") is not False:
             headers["session_id"] = options.session_id
         headers["x-client-request-id"] = options.session_id
-    url = azure_responses_url(model, options) if azure else f"{model.base_url.rstrip('/')}/responses"
+    url = (
+        azure_responses_url(model, options) if azure else f"{model.base_url.rstrip('/')}/responses"
+    )
     mapper = ResponsesEventMapper(run.builder, model, service_tier=_extra(options, "service_tier"))
     async with run.open_sse(url, run.headers(headers), payload) as sse:
         await run.emit(run.builder.start())
@@ -222,7 +224,9 @@ async def stream_azure_openai_responses(
 # --------------------------------------------------------------------------- simple
 
 
-def responses_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
+def responses_simple_options(
+    model: Model, context: Context, options: StreamOptions
+) -> StreamOptions:
     """The native options for the unified ``reasoning``: the clamped level, mapped through
     ``model.thinking_level_map``, as ``reasoning_effort``; none means thinking off."""
     base = build_base_options(model, context, options)
