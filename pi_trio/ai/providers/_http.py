@@ -394,7 +394,8 @@ async def _open_sse(
             except httpx.RequestError:
                 body = ""
             finally:
-                await response.aclose()
+                with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
+                    await response.aclose()
             text = redact(format_http_error(status, body, error_message(body)), run.secrets)
             failure = ProviderError(
                 text, status=status, retryable=should_retry(status, retry_headers)
