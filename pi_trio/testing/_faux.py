@@ -19,22 +19,25 @@ import anyio.lowlevel
 import msgspec
 
 from pi_trio.ai import (
+    ApiProvider,
     AssistantMessage,
     AssistantMessageEvent,
     Context,
     DoneEvent,
     ErrorEvent,
+    MessageBuilder,
     Model,
+    ProviderRegistry,
+    ResponseInfo,
+    StreamOptions,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolCallDeltaEvent,
     Usage,
+    default_registry,
     now_ms,
 )
-from pi_trio.ai._builder import MessageBuilder
-from pi_trio.ai._options import ResponseInfo, StreamOptions
-from pi_trio.ai._registry import ApiProvider, ProviderRegistry, default_registry
 
 from ._faux_blocks import random_id
 from ._faux_config import (
