@@ -332,7 +332,10 @@ class ToolBatch:
         outcome.duration_ms = round((time.perf_counter() - started) * 1000)
         # The call has finished: an abort from here on keeps this result.
         self.outcomes[i] = outcome
-        await dispatcher.settle()
+        if not dispatcher.idle:
+            await dispatcher.settle()
+        if self.config.after_tool_call is None:
+            return outcome
         return await self._finalize(call, prepared, outcome)
 
     async def _finalize(self, call: ToolCall, prepared: _Prepared, outcome: _Outcome) -> _Outcome:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ai import Tool, declare_tool_changes, to_tool_declaration
+from ..ai import SystemMessage, Tool, declare_tool_changes, to_tool_declaration
 from ..ai._transcript import replay_tool_declarations
 from ._types import AgentContext, AgentMessage
 
@@ -19,11 +19,13 @@ __all__ = ["ToolDeclarations"]
 
 
 class ToolDeclarations:
-    __slots__ = ("_declared", "_executable")
+    __slots__ = ("_declared", "_executable", "_in_sync")
 
     def __init__(self) -> None:
         self._declared: tuple[list[Any], int, dict[str, Tool]] | None = None
         self._executable: tuple[list[Any], int, list[Tool]] | None = None
+        # the executable tool list (and its length) the transcript last declared exactly
+        self._in_sync: tuple[list[Any], int] | None = None
 
     def declared(self, messages: list[Any]) -> dict[str, Tool]:
         """The tools ``messages`` declare, replaying only the messages appended since
@@ -32,9 +34,13 @@ class ToolDeclarations:
         if cache is None or cache[0] is not messages or cache[1] > len(messages):
             tools: dict[str, Tool] = {}
             upto = 0
+            self._in_sync = None
         else:
             _, upto, tools = cache
-        replay_tool_declarations(tools, messages[upto:])
+        new = messages[upto:]
+        if any(isinstance(m, SystemMessage) for m in new):
+            self._in_sync = None
+        replay_tool_declarations(tools, new)
         self._declared = (messages, len(messages), tools)
         return tools
 
@@ -47,9 +53,18 @@ class ToolDeclarations:
 
     def declare(self, context: AgentContext, pending: list[AgentMessage]) -> list[AgentMessage]:
         """``pending`` with the tool changes declared (see ``declare_tool_changes``)."""
-        return declare_tool_changes(
-            context.messages,
-            self.executable(context.tools),
-            pending,
-            declared=self.declared(context.messages),
-        )
+        declared = self.declared(context.messages)
+        tools = context.tools
+        executable = self.executable(tools)
+        in_sync = self._in_sync
+        if (
+            in_sync is not None
+            and in_sync[0] is tools
+            and in_sync[1] == len(tools)
+            and not any(isinstance(m, SystemMessage) for m in pending)
+        ):
+            return pending  # nothing changed since the transcript last matched
+        result = declare_tool_changes(context.messages, executable, pending, declared=declared)
+        if result is pending and not any(isinstance(m, SystemMessage) for m in pending):
+            self._in_sync = (tools, len(tools))
+        return result

@@ -218,12 +218,30 @@ class Dispatcher:
     async def emit(self, event: Any) -> None:
         """``send`` then ``settle``: the event has reached every listener on return. An
         abort requested meanwhile (e.g. by a listener) takes effect here."""
-        await self.send(event)
-        if self._queue or self._delivering:
-            await self.settle()
+        listeners = self._listeners
+        if self._queue or self._delivering or self.failure is not None or not listeners.all_sync:
+            await self.send(event)
+            if self._queue or self._delivering:
+                await self.settle()
+        else:
+            # the common path, inline: no coroutine per event
+            if self._reduce is not None:
+                self._reduce(event)
+            signal = self.signal
+            for listener in listeners.entries:
+                if listener.active:
+                    if listener.takes_signal:
+                        listener.fn(event, signal)
+                    else:
+                        listener.fn(event)
         signal = self.signal
         if signal is not None and signal.aborted:
             await anyio.lowlevel.checkpoint()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing sent is waiting for delivery (``settle`` would return at once)."""
+        return not (self._queue or self._delivering) and self.failure is None
 
     def close(self) -> None:
         """Let the dispatcher task finish once the queue is delivered."""

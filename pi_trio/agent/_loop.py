@@ -148,7 +148,8 @@ class LoopRun:
     async def _poll(self, fn: Callable[..., Any] | None) -> list[AgentMessage]:
         if fn is None:
             return []
-        await self.dispatcher.settle()
+        if not self.dispatcher.idle:
+            await self.dispatcher.settle()
         messages = fn()
         if inspect.isawaitable(messages):
             messages = await messages
