@@ -180,6 +180,7 @@ class Agent:
             tools=tool_list,
             messages=transcript,
         )
+        self.state._on_message_end = self._accept_queued
 
     # ------------------------------------------------------------------ options
 
@@ -391,7 +392,7 @@ class Agent:
         try:
             config = self._loop_config(skip_initial_steering_poll)
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
-            dispatcher = Dispatcher(self._listeners, self._reduce, signal)
+            dispatcher = Dispatcher(self._listeners, state._reduce, signal)
             try:
                 await execute_loop(prompts, context, config, dispatcher, signal, self.stream_fn)
             except Exception as exc:
@@ -403,11 +404,10 @@ class Agent:
             self._active = None
             active.idle.set()
 
-    def _reduce(self, event: Any) -> None:
-        if event.type == "message_end":
-            self._steering.accept(event.message)
-            self._follow_up.accept(event.message)
-        self.state._reduce(event)
+    def _accept_queued(self, message: Any) -> None:
+        """A message reached its ``message_end``: it is no longer reserved by a queue."""
+        self._steering.accept(message)
+        self._follow_up.accept(message)
 
     def _dangling_tool_results(self, text: str) -> list[ToolResultMessage]:
         """Error results for the tool calls of the last response that have none (the
@@ -469,7 +469,7 @@ class Agent:
         first_error: Exception | None = None
         with anyio.CancelScope(shield=True):
             for event in events:
-                self._reduce(event)
+                self.state._reduce(event)
                 for listener in self._listeners.entries:
                     if listener.active:
                         try:

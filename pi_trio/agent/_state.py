@@ -25,6 +25,7 @@ class AgentState:
         "_error_message",
         "_is_streaming",
         "_messages",
+        "_on_message_end",
         "_pending_tool_calls",
         "_streaming_message",
         "_tools",
@@ -43,6 +44,7 @@ class AgentState:
         self._streaming_message: Any = None
         self._pending_tool_calls: frozenset[str] = frozenset()
         self._error_message: str | None = None
+        self._on_message_end: Any = None
 
     @property
     def tools(self) -> list[Any]:
@@ -112,6 +114,8 @@ class AgentState:
         elif kind == "message_end":
             self._streaming_message = None
             self._messages.append(event.message)
+            if self._on_message_end is not None:
+                self._on_message_end(event.message)
         elif kind == "tool_execution_start":
             self._pending_tool_calls = self._pending_tool_calls | {event.tool_call_id}
         elif kind == "tool_execution_end":

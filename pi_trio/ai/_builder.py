@@ -225,7 +225,11 @@ class MessageBuilder:
         return TextStartEvent(content_index=len(content) - 1, partial=self.message)
 
     def text_delta(self, index: int, delta: str) -> TextDeltaEvent:
-        _open_block(self.message.content, index, _LiveText, "text_delta")._append(delta)
+        content = self.message.content
+        block = content[index] if 0 <= index < len(content) else None
+        if type(block) is not _LiveText:
+            block = _open_block(content, index, _LiveText, "text_delta")
+        block.__dict__["_parts"].append(delta)
         return TextDeltaEvent(content_index=index, delta=delta, partial=self.message)
 
     def text_end(self, index: int, *, text_signature: str | None = None) -> TextEndEvent:
@@ -399,7 +403,13 @@ class MessageFold:
         content = message.content
         index: int = event.content_index  # type: ignore[union-attr]
         if t == "text_delta":
-            _open_block(content, index, _LiveText, t)._append(event.delta)  # type: ignore[union-attr]
+            # the hot path, inlined: an open text block at ``index`` takes the part
+            if 0 <= index < len(content):
+                block = content[index]
+                if type(block) is _LiveText:
+                    block.__dict__["_parts"].append(event.delta)  # type: ignore[union-attr]
+                    return
+            _open_block(content, index, _LiveText, t)
         elif t == "toolcall_delta":
             _open_block(content, index, _LiveToolCall, t)._append(event.delta)  # type: ignore[union-attr]
         elif t == "thinking_delta":

@@ -218,7 +218,13 @@ class InlineStream(_StreamState):
         self._delivery_error: BaseException | None = None
 
     def _accept(self, event: AssistantMessageEvent) -> None:
-        event = self._fold_event(event)
+        try:
+            self._fold.apply(event)
+        except StreamProtocolError as exc:
+            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
+            self._fold.result = event.error
+        if self._fold.result is not None:
+            self._done = True
         try:
             self._deliver(event)
         except Exception as exc:
@@ -230,7 +236,7 @@ class InlineStream(_StreamState):
         if self._done:
             raise anyio.BrokenResourceError
         signal = self._signal
-        if not self._has_room() or (signal is not None and signal.aborted):
+        if (signal is not None and signal._aborted) or not self._has_room():
             raise anyio.WouldBlock
         self._accept(event)
 
@@ -238,7 +244,7 @@ class InlineStream(_StreamState):
         if self._done:
             raise anyio.BrokenResourceError
         signal = self._signal
-        if signal is not None and signal.aborted:
+        if signal is not None and signal._aborted:
             await anyio.lowlevel.checkpoint()
         while not self._has_room():
             await self._wait_for_room()
