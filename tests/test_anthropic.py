@@ -55,6 +55,8 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
+from .provider_support import event_shape, replay_stream
+
 # httpx 0.28 reads response bodies through nested async generators; a stream closed before
 # its end (an error event, a reset, an abort) leaves the inner ones to the garbage collector,
 # which trio reports. The response itself is closed (see the closed-response assertions).
@@ -118,36 +120,10 @@ def result(call_id: str, *content: Any, is_error: bool = False) -> ToolResultMes
 
 
 async def replay(model: Model, context: Context, *replies: Any, **options: Any):
-    transport = ReplayTransport(*replies)
-    registry = registry_with_transport(transport)
-    options.setdefault("api_key", KEY)
-    try:
-        async with open_stream(model, context, registry=registry, **options) as stream:
-            events = [event async for event in stream]
-    finally:
-        await registry.aclose()
-    return events, transport
+    return await replay_stream(model, context, *replies, key=KEY, **options)
 
 
-def shape(events: list[Any]) -> list[tuple[Any, ...]]:
-    """What a consumer observes, without timestamps."""
-    out: list[tuple[Any, ...]] = []
-    for e in events:
-        if e.type in ("done", "error"):
-            final = e.message if e.type == "done" else e.error
-            out.append(
-                (e.type, e.reason, msgspec.json.encode(msgspec.structs.replace(final, timestamp=0)))
-            )
-        else:
-            out.append(
-                (
-                    e.type,
-                    getattr(e, "content_index", None),
-                    getattr(e, "delta", None),
-                    getattr(e, "content", None),
-                )
-            )
-    return out
+shape = event_shape
 
 
 # =========================================================================== request body

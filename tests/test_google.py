@@ -51,6 +51,8 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
+from .provider_support import final_json, replay_stream
+
 # httpx 0.28 reads response bodies through nested async generators; a stream closed before
 # its end (an error chunk, a reset, an abort) leaves the inner ones to the garbage collector,
 # which trio reports. The response itself is closed (see the closed-response assertions).
@@ -118,15 +120,7 @@ def result(call_id: str, *content: Any, is_error: bool = False) -> ToolResultMes
 
 
 async def replay(model: Model, context: Context, *replies: Any, **options: Any):
-    transport = ReplayTransport(*replies)
-    registry = registry_with_transport(transport)
-    options.setdefault("api_key", KEY)
-    try:
-        async with open_stream(model, context, registry=registry, **options) as stream:
-            events = [event async for event in stream]
-    finally:
-        await registry.aclose()
-    return events, transport
+    return await replay_stream(model, context, *replies, key=KEY, **options)
 
 
 def shape(events: list[Any]) -> list[tuple[Any, ...]]:
@@ -134,8 +128,7 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for e in events:
         if e.type in ("done", "error"):
-            final = e.message if e.type == "done" else e.error
-            text = msgspec.json.encode(msgspec.structs.replace(final, timestamp=0)).decode()
+            text = final_json(e).decode()
             out.append((e.type, e.reason, re.sub(r"_\d+_\d+", "_<id>", text)))
         else:
             out.append(
