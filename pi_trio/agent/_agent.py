@@ -9,7 +9,6 @@ listener; then ``state.is_streaming`` is false and the agent is ready for the ne
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -19,7 +18,6 @@ import anyio.lowlevel
 from ..ai import (
     AbortController,
     AbortSignal,
-    AssistantMessage,
     ImageContent,
     Model,
     ModelCost,
@@ -27,9 +25,6 @@ from ..ai import (
     StreamOptions,
     TextContent,
     ThinkingBudgets,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
@@ -39,19 +34,14 @@ from ..ai import (
 from ..ai._errors import PiError
 from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
+from ._failure import deliver_run_failure
 from ._hooks import call_hook
 from ._queue import PendingMessageQueue, QueueMode
 from ._run import ContinueError, execute_loop
 from ._state import AgentState
 from ._types import (
     AgentContext,
-    AgentEndEvent,
     AgentMessage,
-    AgentToolResult,
-    MessageEndEvent,
-    MessageStartEvent,
-    ToolExecutionEndEvent,
-    TurnEndEvent,
 )
 
 __all__ = ["Agent", "AgentBusyError", "UNKNOWN_MODEL"]
@@ -396,7 +386,7 @@ class Agent:
             try:
                 await execute_loop(prompts, context, config, dispatcher, signal, self.stream_fn)
             except Exception as exc:
-                await self._handle_run_failure(exc, signal)
+                await deliver_run_failure(state, self._listeners, exc, signal)
         finally:
             self._steering.restore()
             self._follow_up.restore()
@@ -408,75 +398,3 @@ class Agent:
         """A message reached its ``message_end``: it is no longer reserved by a queue."""
         self._steering.accept(message)
         self._follow_up.accept(message)
-
-    def _dangling_tool_results(self, text: str) -> list[ToolResultMessage]:
-        """Error results for the tool calls of the last response that have none (the
-        run failed while its batch ran): the transcript never keeps a dangling call."""
-        messages = self.state.messages
-        answered: set[str] = set()
-        for message in reversed(messages):
-            role = getattr(message, "role", None)
-            if role == "toolResult":
-                answered.add(message.tool_call_id)
-            elif role == "assistant":
-                if message.stop_reason in ("error", "aborted"):
-                    return []
-                return [
-                    ToolResultMessage(
-                        tool_call_id=block.id,
-                        tool_name=block.name,
-                        content=[TextContent(text=text)],
-                        details={},
-                        is_error=True,
-                    )
-                    for block in message.content
-                    if isinstance(block, ToolCall) and block.id not in answered
-                ]
-        return []
-
-    async def _handle_run_failure(self, error: Exception, signal: AbortSignal) -> None:
-        model = self.state.model
-        failure = AssistantMessage(
-            content=[TextContent(text="")],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            usage=Usage(),
-            stop_reason="aborted" if signal.aborted else "error",
-            error_message=str(error) or type(error).__name__,
-            timestamp=now_ms(),
-        )
-        events: list[Any] = []
-        for result in self._dangling_tool_results(failure.error_message or ""):
-            if result.tool_call_id in self.state.pending_tool_calls:
-                events.append(
-                    ToolExecutionEndEvent(
-                        tool_call_id=result.tool_call_id,
-                        tool_name=result.tool_name,
-                        result=AgentToolResult(content=result.content, details={}),
-                        is_error=True,
-                    )
-                )
-            events += [MessageStartEvent(message=result), MessageEndEvent(message=result)]
-        events += [
-            MessageStartEvent(message=failure),
-            MessageEndEvent(message=failure),
-            TurnEndEvent(message=failure, tool_results=[]),
-            AgentEndEvent(messages=[failure]),
-        ]
-        # Every failure event reaches every listener; the first listener error is
-        # raised to the caller afterwards.
-        first_error: Exception | None = None
-        with anyio.CancelScope(shield=True):
-            for event in events:
-                self.state._reduce(event)
-                for listener in self._listeners.entries:
-                    if listener.active:
-                        try:
-                            result = listener.call(event, signal)
-                            if inspect.isawaitable(result):
-                                await result
-                        except Exception as exc:
-                            first_error = first_error or exc
-        if first_error is not None:
-            raise first_error
