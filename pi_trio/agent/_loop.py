@@ -27,8 +27,9 @@ from ..ai import (
     ToolCall,
     ToolResultMessage,
 )
+from ..ai._inline import InlineStream
 from ..ai._registry import default_registry
-from ..ai._stream import InlineStream, resolve_stream_fn
+from ..ai._stream import resolve_stream_fn
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, default_convert_to_llm, turn_decision
 from ._declarations import ToolDeclarations
