@@ -614,17 +614,14 @@ async def test_result_before_the_terminal_event_is_a_clear_error() -> None:
 
 # --------------------------------------------------------------------------- SD8-SD10 gaps
 
-NOT_PORTED = "upstream 1.1.0 transcript helper with no pi_trio counterpart yet"
-
 
 def read_tool(description: str) -> Tool:
     return Tool(name="read", description=description, parameters={"type": "object"})
 
 
 # SD8
-@pytest.mark.xfail(strict=True, raises=ImportError, reason=f"getDeclaredTools: {NOT_PORTED}")
 def test_declared_tools_keep_one_entry_per_name() -> None:
-    from pi_trio.ai import get_declared_tools  # type: ignore[attr-defined]
+    from pi_trio.ai import get_declared_tools
 
     messages = [
         SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
@@ -634,13 +631,8 @@ def test_declared_tools_keep_one_entry_per_name() -> None:
 
 
 # SD8
-@pytest.mark.xfail(
-    strict=True,
-    raises=ImportError,
-    reason=f"hasToolRedefinitions / hasNonAdditiveToolChanges: {NOT_PORTED}",
-)
 def test_redefinitions_and_non_additive_changes_are_detected() -> None:
-    from pi_trio.ai import (  # type: ignore[attr-defined]
+    from pi_trio.ai import (
         has_non_additive_tool_changes,
         has_tool_redefinitions,
     )
@@ -665,9 +657,8 @@ def test_redefinitions_and_non_additive_changes_are_detected() -> None:
 
 
 # SD9
-@pytest.mark.xfail(strict=True, raises=ImportError, reason=f"resolveTranscriptTools: {NOT_PORTED}")
 def test_transcript_tools_anchor_additions_only_for_purely_additive_histories() -> None:
-    from pi_trio.ai import resolve_transcript_tools  # type: ignore[attr-defined]
+    from pi_trio.ai import resolve_transcript_tools
 
     glob = Tool(name="glob", description="g", parameters={"type": "object"})
     initial = SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0)
@@ -685,13 +676,8 @@ def test_transcript_tools_anchor_additions_only_for_purely_additive_histories() 
 
 
 # SD10
-@pytest.mark.xfail(
-    strict=True,
-    raises=ImportError,
-    reason=f"resolveTranscript / getInitialSystemMessage: {NOT_PORTED}",
-)
 def test_initial_system_message_helpers_only_count_a_leading_system_message() -> None:
-    from pi_trio.ai import (  # type: ignore[attr-defined]
+    from pi_trio.ai import (
         get_initial_system_message,
         without_initial_system_message,
     )
@@ -700,3 +686,18 @@ def test_initial_system_message_helpers_only_count_a_leading_system_message() ->
     prompt = UserMessage(content="hi", timestamp=1)
     assert without_initial_system_message([lead, prompt]) == [prompt]
     assert get_initial_system_message([prompt, lead]) is None
+
+
+# SD10
+def test_resolve_transcript_keeps_or_collapses_system_messages() -> None:
+    from pi_trio.ai import Context, resolve_transcript
+
+    lead = SystemMessage(content="lead", timestamp=0)
+    later = SystemMessage(content="later", timestamp=2)
+    prompt = UserMessage(content="hi", timestamp=1)
+    context = Context(messages=[lead, prompt, later])
+    assert resolve_transcript(context, True) is context
+    collapsed = resolve_transcript(context, False).messages
+    assert len(collapsed) == 2
+    assert collapsed[0].content == "lead\n\nlater"
+    assert collapsed[1] is prompt

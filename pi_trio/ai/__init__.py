@@ -73,6 +73,14 @@ from ._transcript import get_tool_state_changes as get_tool_state_changes
 from ._transcript import normalize_context as normalize_context
 from ._transcript import render_system_message_update as render_system_message_update
 from ._transcript import to_tool_declaration as to_tool_declaration
+from ._transcript_history import ResolvedTranscriptTools as ResolvedTranscriptTools
+from ._transcript_history import get_declared_tools as get_declared_tools
+from ._transcript_history import get_initial_system_message as get_initial_system_message
+from ._transcript_history import has_non_additive_tool_changes as has_non_additive_tool_changes
+from ._transcript_history import has_tool_redefinitions as has_tool_redefinitions
+from ._transcript_history import resolve_transcript as resolve_transcript
+from ._transcript_history import resolve_transcript_tools as resolve_transcript_tools
+from ._transcript_history import without_initial_system_message as without_initial_system_message
 from ._transform import transform_messages as transform_messages
 from ._types import AssistantMessage as AssistantMessage
 from ._types import Context as Context
@@ -121,6 +129,7 @@ __all__ = [
     "PiError",
     "ProviderError",
     "ProviderRegistry",
+    "ResolvedTranscriptTools",
     "ResponseInfo",
     "StartEvent",
     "StopReason",
@@ -168,7 +177,9 @@ __all__ = [
     "get_current_system_message",
     "get_current_system_prompt",
     "get_current_tools",
+    "get_declared_tools",
     "get_env_api_key",
+    "get_initial_system_message",
     "get_model",
     "get_models",
     "get_overflow_patterns",
@@ -176,6 +187,8 @@ __all__ = [
     "get_supported_thinking_levels",
     "get_system_message_text",
     "get_tool_state_changes",
+    "has_non_additive_tool_changes",
+    "has_tool_redefinitions",
     "is_context_overflow",
     "is_recoverable_length",
     "is_retryable_assistant_error",
@@ -190,6 +203,8 @@ __all__ = [
     "register_api_provider",
     "render_system_message_update",
     "repair_json",
+    "resolve_transcript",
+    "resolve_transcript_tools",
     "sanitize_surrogates",
     "to_json",
     "to_tool_declaration",
@@ -198,4 +213,5 @@ __all__ = [
     "unregister_api_providers",
     "validate_tool_arguments",
     "validate_tool_call",
+    "without_initial_system_message",
 ]
