@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import msgspec
 
-from pi_trio.ai import Context, Model, open_stream
-from pi_trio.testing import ReplayTransport, registry_with_transport
+from pi_trio.ai import (
+    AbortController,
+    AssistantMessage,
+    Context,
+    Model,
+    ProviderRegistry,
+    complete,
+    open_stream,
+)
+from pi_trio.testing import ReplayTransport, SSEReply, registry_with_transport, serve_sse
 
 
 async def replay_stream(
@@ -48,3 +57,49 @@ def event_shape(events: list[Any]) -> list[tuple[Any, ...]]:
                 )
             )
     return out
+
+
+def at_url(model: Model, url: str) -> Model:
+    """``model`` pointed at a local server."""
+    return msgspec.structs.replace(model, base_url=url)
+
+
+async def complete_with_fresh_registry(
+    model: Model, context: Context, *, key: str, **options: Any
+) -> AssistantMessage:
+    """``complete`` over real HTTP with a registry of its own, closed afterwards."""
+    registry = ProviderRegistry()
+    try:
+        return await complete(model, context, registry=registry, api_key=key, **options)
+    finally:
+        await registry.aclose()
+
+
+async def abort_at_first_text_delta(
+    model: Model, context: Context, body: bytes, *, key: str
+) -> tuple[list[str], AssistantMessage]:
+    """Stream ``body`` from a loopback server that then holds the response open, abort
+    at the first text delta, and return the event types seen and the final message once
+    the server saw the client close and no connection is left open."""
+    controller = AbortController()
+    registry = ProviderRegistry()
+    seen: list[str] = []
+    with anyio.fail_after(10):
+        async with serve_sse([SSEReply([body], hold_open=True)]) as server:
+            try:
+                async with open_stream(
+                    at_url(model, server.url),
+                    context,
+                    registry=registry,
+                    api_key=key,
+                    signal=controller.signal,
+                ) as stream:
+                    async for event in stream:
+                        seen.append(event.type)
+                        if event.type == "text_delta":
+                            controller.abort()
+                await server.wait_until(lambda s: s.client_closed == 1)
+            finally:
+                await registry.aclose()
+            await server.wait_until(lambda s: s.open_connections == 0)
+    return seen, stream.result()

@@ -8,20 +8,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import msgspec
 import pytest
 
 from pi_trio.ai import (
-    AbortController,
     AssistantMessage,
     Context,
     ImageContent,
     MessageBuilder,
     Model,
     ProviderError,
-    ProviderRegistry,
     StreamOptions,
     SystemMessage,
     TextContent,
@@ -31,7 +28,6 @@ from pi_trio.ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
-    complete,
     complete_simple,
     get_model,
     normalize_context,
@@ -58,7 +54,13 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
-from .provider_support import event_shape, replay_stream
+from .provider_support import (
+    abort_at_first_text_delta,
+    at_url,
+    complete_with_fresh_registry,
+    event_shape,
+    replay_stream,
+)
 
 # httpx 0.28 reads response bodies through nested async generators; a stream closed before
 # its end (an error event, a reset, an abort) leaves the inner ones to the garbage collector,
@@ -941,16 +943,11 @@ async def test_one_byte_chunks_give_identical_events():
 # =========================================================================== loopback server
 
 
-def local(model: Model, url: str) -> Model:
-    return msgspec.structs.replace(model, base_url=url)
+local = at_url
 
 
 async def local_complete(model: Model, context: Context, **options: Any) -> AssistantMessage:
-    registry = ProviderRegistry()
-    try:
-        return await complete(model, context, registry=registry, api_key=KEY, **options)
-    finally:
-        await registry.aclose()
+    return await complete_with_fresh_registry(model, context, key=KEY, **options)
 
 
 async def test_end_to_end_streaming_against_a_loopback_server():
@@ -984,29 +981,10 @@ async def test_end_to_end_connection_reset_mid_stream():
 async def test_end_to_end_abort_closes_the_server_side_stream():
     body = fixture("text.sse")
     head = body[: body.index(b"event: response.output_text.done")]
-    controller = AbortController()
-    registry = ProviderRegistry()
-    seen: list[str] = []
-    with anyio.fail_after(10):
-        async with serve_sse([SSEReply([head], hold_open=True)]) as server:
-            try:
-                async with open_stream(
-                    local(GPT54, server.url),
-                    ctx(UserMessage(content="hi")),
-                    registry=registry,
-                    api_key=KEY,
-                    signal=controller.signal,
-                ) as stream:
-                    async for event in stream:
-                        seen.append(event.type)
-                        if event.type == "text_delta":
-                            controller.abort()
-                await server.wait_until(lambda s: s.client_closed == 1)
-            finally:
-                await registry.aclose()
-            await server.wait_until(lambda s: s.open_connections == 0)
+    seen, final = await abort_at_first_text_delta(
+        GPT54, ctx(UserMessage(content="hi")), head, key=KEY
+    )
     assert seen[-1] == "error"
-    final = stream.result()
     assert final.stop_reason == "aborted"
     assert final.content[0].text.startswith("Héllo")  # what was received before the abort
 
