@@ -408,3 +408,29 @@ async def test_abort_then_external_cancellation_still_delivers_the_closing_event
     assert rec.types[-3:] == ["message_end", "turn_end", "agent_end"]
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert not agent.state.is_streaming
+
+
+async def test_a_failed_run_whose_caller_is_cancelled_bounds_its_closing_listeners(
+    autojump_clock: Any,
+) -> None:
+    async def stuck(event: Any) -> None:
+        if event.type == "agent_end":
+            await trio.sleep(1000)
+
+    agent = Agent(stream_fn=Scripted(asst("ok")), close_timeout=2)
+    start = trio.current_time()
+    with trio.CancelScope() as outer:
+
+        def failing(event: Any) -> None:
+            if event.type == "message_end" and event.message.role == "assistant":
+                if not outer.cancel_called:
+                    outer.cancel()
+                    raise RuntimeError("listener broke")
+
+        agent.subscribe(failing)
+        agent.subscribe(stuck)
+        await agent.prompt("go")
+    assert trio.current_time() - start <= 2.5
+    assert agent.state.error_message == "listener broke"
+    assert agent.state.messages[-1].error_message == "listener broke"
+    assert not agent.state.is_streaming

@@ -386,7 +386,7 @@ class Agent:
             try:
                 await execute_loop(prompts, context, config, dispatcher, signal, self.stream_fn)
             except Exception as exc:
-                await deliver_run_failure(state, self._listeners, exc, signal)
+                await deliver_run_failure(state, self._listeners, exc, signal, self.close_timeout)
         finally:
             self._steering.restore()
             self._follow_up.restore()

@@ -10,6 +10,7 @@ execution still open is ended, so the transcript never keeps a dangling call.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 import anyio
@@ -96,13 +97,21 @@ def _failure_events(state: AgentState, error: Exception, signal: AbortSignal) ->
 
 
 async def deliver_run_failure(
-    state: AgentState, listeners: ListenerSet, error: Exception, signal: AbortSignal
+    state: AgentState,
+    listeners: ListenerSet,
+    error: Exception,
+    signal: AbortSignal,
+    close_timeout: float,
 ) -> None:
     """Reduce and deliver the failure events. Every event reaches every listener; the
-    first listener error is raised afterwards."""
+    first listener error is raised afterwards. Delivery is shielded; once the caller's
+    scope is cancelled, what remains is bounded by ``close_timeout``."""
     first_error: Exception | None = None
-    with anyio.CancelScope(shield=True):
-        for event in _failure_events(state, error, signal):
+    deadline = math.inf
+    for event in _failure_events(state, error, signal):
+        if deadline == math.inf and anyio.current_effective_deadline() == -math.inf:
+            deadline = anyio.current_time() + close_timeout
+        with anyio.CancelScope(shield=True, deadline=deadline):
             state._reduce(event)
             for listener in listeners.entries:
                 if listener.active:
