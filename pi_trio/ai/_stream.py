@@ -168,9 +168,12 @@ class AssistantMessageStream(_StreamState):
                 event = await receive.receive()
         except anyio.EndOfStream:
             event = self._missing_terminal()
+        return self._received(event)
+
+    def _received(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
         event = self._fold_event(event)
         if self._done:
-            receive.close()
+            self._receive.close()
         return event
 
     def receive_nowait(self) -> AssistantMessageEvent:
@@ -182,10 +185,7 @@ class AssistantMessageStream(_StreamState):
             event = self._receive.receive_nowait()
         except anyio.EndOfStream:
             event = self._missing_terminal()
-        event = self._fold_event(event)
-        if self._done:
-            self._receive.close()
-        return event
+        return self._received(event)
 
 
 def resolve_stream_fn(
