@@ -422,10 +422,10 @@ async def test_a_failed_run_whose_caller_is_cancelled_bounds_its_closing_listene
     with trio.CancelScope() as outer:
 
         def failing(event: Any) -> None:
-            if event.type == "message_end" and event.message.role == "assistant":
-                if not outer.cancel_called:
-                    outer.cancel()
-                    raise RuntimeError("listener broke")
+            is_answer = event.type == "message_end" and event.message.role == "assistant"
+            if is_answer and not outer.cancel_called:
+                outer.cancel()
+                raise RuntimeError("listener broke")
 
         agent.subscribe(failing)
         agent.subscribe(stuck)
