@@ -117,6 +117,10 @@ class Dispatcher:
         self._started = False
         self._scope: anyio.CancelScope | None = None
         self._deadline = math.inf
+        # While the engine runs inside its abort scope, an abort requested during an emit
+        # (e.g. by a listener) takes effect at the end of that emit; the engine turns
+        # this off once it writes the aborted outcome outside the scope.
+        self.checkpoint_on_abort = True
 
     def attach(self, task_group: anyio.abc.TaskGroup) -> None:
         """The run's task group: the dispatcher task starts there the first time an event
@@ -235,7 +239,7 @@ class Dispatcher:
                     else:
                         listener.fn(event)
         signal = self.signal
-        if signal is not None and signal.aborted:
+        if signal is not None and signal._aborted and self.checkpoint_on_abort:
             await anyio.lowlevel.checkpoint()
 
     @property

@@ -103,7 +103,11 @@ class LoopRun:
                 finally:
                     unregister()
             # The abort scope caught the cancellation: the run was aborted.
+            self.dispatcher.checkpoint_on_abort = False
             await self._write_aborted_outcome()
+            # The caller may have been cancelled meanwhile (a second Ctrl-C while the
+            # closing events were delivered): that takes effect here.
+            await anyio.lowlevel.checkpoint_if_cancelled()
             return self.new_messages
         except anyio.get_cancelled_exc_class():
             # Cancellation escaped the abort scope: the caller's scope was cancelled
@@ -115,6 +119,7 @@ class LoopRun:
         """The caller's scope was cancelled: leave the same consistent state as an abort,
         delivering the closing events within ``close_timeout``."""
         timeout = self.config.close_timeout
+        self.dispatcher.checkpoint_on_abort = False
         self.dispatcher.set_close_deadline(anyio.current_time() + timeout)
         with anyio.move_on_after(timeout, shield=True):
             await self._write_aborted_outcome()
