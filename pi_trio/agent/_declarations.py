@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from ..ai import SystemMessage, Tool, declare_tool_changes, to_tool_declaration
 from ..ai._transcript import replay_tool_declarations
 from ._types import AgentContext, AgentMessage
@@ -55,7 +57,6 @@ class ToolDeclarations:
         """``pending`` with the tool changes declared (see ``declare_tool_changes``)."""
         declared = self.declared(context.messages)
         tools = context.tools
-        executable = self.executable(tools)
         in_sync = self._in_sync
         if (
             in_sync is not None
@@ -64,7 +65,37 @@ class ToolDeclarations:
             and not any(isinstance(m, SystemMessage) for m in pending)
         ):
             return pending  # nothing changed since the transcript last matched
+        if not any(isinstance(m, SystemMessage) for m in pending) and _matches(declared, tools):
+            self._in_sync = (tools, len(tools))
+            return pending
+        executable = self.executable(tools)
         result = declare_tool_changes(context.messages, executable, pending, declared=declared)
         if result is pending and not any(isinstance(m, SystemMessage) for m in pending):
             self._in_sync = (tools, len(tools))
         return result
+
+
+def _matches(declared: dict[str, Tool], tools: list[Any]) -> bool:
+    """Whether ``declared`` is exactly the declarations of ``tools``: the comparison
+    ``declare_tool_changes`` makes (compact JSON, keys in insertion order), without deep
+    copies. ``False`` also when a tool is malformed: the full path reports that."""
+    if len(declared) != len(tools):
+        return False
+    encode = msgspec.json.encode
+    try:
+        for tool in tools:
+            known = declared.get(tool.name)
+            if known is None:
+                return False
+            if not isinstance(tool, Tool):
+                tool = Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    parameters=tool.parameters,
+                    constrained_sampling=getattr(tool, "constrained_sampling", None),
+                )
+            if tool is not known and encode(tool) != encode(known):
+                return False
+    except (AttributeError, TypeError, msgspec.EncodeError):
+        return False
+    return True

@@ -133,9 +133,10 @@ class LoopRun:
     async def _body(self, prompts: list[AgentMessage] | None) -> None:
         context = self.context
         if prompts is not None:
+            context.messages = list(context.messages)  # the caller's list stays as it was
             initial = self.declarations.declare(context, prompts)
             self.new_messages = list(initial)
-            context.messages = [*context.messages, *initial]
+            context.messages.extend(initial)
             self.agent_started = True
             await self._emit(AgentStartEvent())
             self.turn_open = True

@@ -1,0 +1,95 @@
+"""The loop's incremental tool declarations agree with ``declare_tool_changes``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pi_trio.agent import AgentContext
+from pi_trio.agent._declarations import ToolDeclarations
+from pi_trio.ai import (
+    SystemMessage,
+    Tool,
+    UserMessage,
+    create_initial_system_message,
+    declare_tool_changes,
+    get_current_tools,
+)
+
+
+@dataclass
+class Executable:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: Any = field(default=lambda *args: None)
+
+
+def schema(*keys: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {k: {"type": "number"} for k in keys}}
+
+
+def declared_context(tools: list[Any], executable: list[Any]) -> AgentContext:
+    head = create_initial_system_message("prompt", tools)
+    return AgentContext(messages=[head], tools=executable)
+
+
+def prompt() -> list[Any]:
+    return [UserMessage(content="hi", timestamp=2)]
+
+
+def declarations(messages: list[Any]) -> list[Any]:
+    """What each message declares (a new declaration message is stamped "now")."""
+    return [
+        (m.tools_added, m.tools_removed) if isinstance(m, SystemMessage) else m for m in messages
+    ]
+
+
+def test_a_transcript_that_declares_the_executable_tools_gets_no_new_declaration() -> None:
+    tools = [Executable("a", "A", schema("x")), Executable("b", "B", schema("y"))]
+    context = declared_context(tools, tools)
+    pending = prompt()
+    assert ToolDeclarations().declare(context, pending) is pending
+
+
+def test_the_same_schema_with_keys_in_another_order_is_declared_again() -> None:
+    declared = [Executable("a", "A", {"type": "object", "properties": {}})]
+    reordered = [Executable("a", "A", {"properties": {}, "type": "object"})]
+    context = declared_context(declared, reordered)
+    pending = prompt()
+    result = ToolDeclarations().declare(context, pending)
+    expected = declare_tool_changes(context.messages, reordered, pending)
+    assert declarations(result) == declarations(expected)
+    assert isinstance(result[0], SystemMessage)
+    assert [t.name for t in result[0].tools_added] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "executable",
+    [
+        [Executable("a", "changed", schema("x"))],
+        [Executable("a", "A", schema("x", "z"))],
+        [Executable("a", "A", schema("x")), Executable("b", "B", schema())],
+        [],
+        [Executable("c", "A", schema("x"))],
+    ],
+    ids=["description", "schema", "added", "removed", "renamed"],
+)
+def test_any_difference_is_declared_as_declare_tool_changes_does(executable: list[Any]) -> None:
+    context = declared_context([Executable("a", "A", schema("x"))], executable)
+    pending = prompt()
+    result = ToolDeclarations().declare(context, pending)
+    expected = declare_tool_changes(context.messages, executable, pending)
+    assert declarations(result) == declarations(expected)
+    assert result is not pending
+    assert get_current_tools([*context.messages, *result]) == [
+        Tool(name=t.name, description=t.description, parameters=t.parameters) for t in executable
+    ]
+
+
+def test_a_malformed_tool_is_still_reported_with_its_teaching_error() -> None:
+    context = declared_context([], [Executable("a", "A", {"x": object()})])
+    with pytest.raises(TypeError, match="JSON"):
+        ToolDeclarations().declare(context, prompt())
