@@ -1,15 +1,24 @@
 """The dispatcher: delivers a run's events to its listeners, in order, outside abort.
 
-Events go through one bounded queue. The dispatcher task applies the reducer and then
-awaits each listener in subscription order; it runs in a shielded scope, so neither
-``abort()`` nor the caller's cancellation interrupts a listener (the caller's cancellation
-only bounds it, through ``set_close_deadline``).
+Events go through one bounded queue. Delivery applies the reducer and then awaits each
+listener in subscription order, in a shielded scope, so neither ``abort()`` nor the
+caller's cancellation interrupts a listener (the caller's cancellation only bounds it,
+through ``set_close_deadline``).
 
 While the queue is empty and every listener is synchronous, the emitting task delivers
-the event itself (reducer, then listeners) instead of waking the dispatcher: no task switch
-per event on the common path, and no dispatcher task at all until one is needed. The first
-asynchronous listener, or an event emitted while delivery is busy, goes through the queue,
-so emission order is always kept.
+the event itself (reducer, then listeners): no task switch per event on the common path.
+An event that has to wait (an asynchronous listener, or delivery already busy) is queued,
+so emission order is always kept. Who delivers the queue depends on the run:
+
+- attached to the run's task group (``attach``), a dispatcher task started on the first
+  queued event delivers it, and the engine may run ahead of it by ``DISPATCH_BUFFER``
+  events: the mode for runs that start with an asynchronous listener;
+- otherwise (every listener synchronous when the run started, so no task group at all)
+  the engine delivers queued events itself whenever it sends, waits for room or
+  settles: a listener subscribed mid-run that is asynchronous still gets every event in
+  order, one at a time. An abort requested meanwhile takes effect once that delivery
+  returns; the caller's cancellation interrupts it, and the closing events then go out
+  under the engine's bounded shield.
 """
 
 from __future__ import annotations
@@ -121,18 +130,25 @@ class Dispatcher:
         # (e.g. by a listener) takes effect at the end of that emit; the engine turns
         # this off once it writes the aborted outcome outside the scope.
         self.checkpoint_on_abort = True
+        self._draining = False
+        self._deferred: list[Callable[[], object]] = []
 
     def attach(self, task_group: anyio.abc.TaskGroup) -> None:
         """The run's task group: the dispatcher task starts there the first time an event
-        has to wait for delivery (never, while every listener is synchronous)."""
+        has to wait for delivery (never, while every listener is synchronous). Without
+        it the engine delivers queued events itself."""
         self._task_group = task_group
+
+    @property
+    def needs_task(self) -> bool:
+        """Whether the run should give this dispatcher a task group (an asynchronous
+        listener is subscribed)."""
+        return not self._listeners.all_sync
 
     # ------------------------------------------------------------------ engine side
 
     def _ensure_task(self) -> None:
-        if not self._started:
-            if self._task_group is None:
-                raise RuntimeError("call Dispatcher.attach(task_group) before queuing events")
+        if not self._started and self._task_group is not None:
             self._started = True
             self._task_group.start_soon(self._run_task, name="agent event dispatcher")
 
@@ -171,6 +187,10 @@ class Dispatcher:
         if listeners is not None:
             self._deliver_sync(event, listeners)
             return
+        if self._task_group is None:
+            self._enqueue(event)
+            await self._drain()
+            return
         while len(self._queue) >= DISPATCH_BUFFER and self.failure is None:
             await self._wait_changed()
         self._raise_failure()
@@ -198,23 +218,40 @@ class Dispatcher:
                     listener.fn(event)
 
     def has_room(self) -> bool:
+        if self._task_group is None:
+            return not self._queue
         return len(self._queue) < DISPATCH_BUFFER
 
     async def wait_for_room(self) -> None:
-        """Wait until the queue is below its bound."""
+        """Wait until the queue is below its bound (without a dispatcher task: deliver
+        it)."""
+        if self._task_group is None:
+            await self._drain()
+            return
         while len(self._queue) >= DISPATCH_BUFFER and self.failure is None:
             await self._wait_changed()
         self._raise_failure()
 
     def push(self, event: Any) -> None:
-        """Queue ``event`` without waiting (for synchronous callbacks such as a tool's
-        ``on_update``); always goes through the dispatcher task."""
+        """Emit ``event`` without waiting (for synchronous callbacks such as a tool's
+        ``on_update``): delivered now when possible, else queued for the next delivery.
+        A listener error is recorded for the engine, never raised into the caller."""
         if self.failure is not None or self._closed:
             return
-        self._enqueue(event)
+        listeners = self._can_deliver_inline()
+        if listeners is None:
+            self._enqueue(event)
+            return
+        try:
+            self._deliver_sync(event, listeners)
+        except Exception as exc:
+            self.failure = exc
 
     async def settle(self) -> None:
         """Wait until every event sent so far has been delivered."""
+        if self._task_group is None:
+            await self._drain()
+            return
         while (self._queue or self._delivering) and self.failure is None:
             await self._wait_changed()
         self._raise_failure()
@@ -290,6 +327,16 @@ class Dispatcher:
                 if self._closed:
                     return
                 await self._wait_changed()
+            await self._deliver_available()
+            if self.failure is not None:
+                # Nothing more is delivered for this run; the engine is told at its next
+                # send/settle and turns the failure into the run's outcome.
+                return
+
+    async def _deliver_available(self) -> None:
+        """Deliver queued events until the queue is empty or a listener failed."""
+        queue = self._queue
+        while queue and self.failure is None:
             self._delivering = True
             event = queue.popleft()
             try:
@@ -307,10 +354,32 @@ class Dispatcher:
             finally:
                 self._delivering = False
                 self._notify()
-            if self.failure is not None:
-                # Nothing more is delivered for this run; the engine is told at its next
-                # send/settle and turns the failure into the run's outcome.
-                return
+
+    async def _drain(self) -> None:
+        """Without a dispatcher task: deliver the queue in the calling task, or wait for
+        the task that is delivering it. The engine's abort is held back meanwhile (see
+        ``defer_while_delivering``); the caller's cancellation is not."""
+        while self._delivering and self.failure is None:
+            await self._wait_changed()
+        if self._queue and self.failure is None:
+            self._draining = True
+            try:
+                await self._deliver_available()
+            finally:
+                self._draining = False
+                deferred, self._deferred = self._deferred, []
+                for action in deferred:
+                    action()
+        self._raise_failure()
+
+    def defer_while_delivering(self, action: Callable[[], object]) -> None:
+        """Run ``action`` (the engine cancelling its abort scope) now, or, while the
+        engine's task is awaiting a listener, once that delivery ends: abort never
+        interrupts a listener."""
+        if self._draining:
+            self._deferred.append(action)
+        else:
+            action()
 
 
 async def checkpoint_if_aborted(signal: AbortSignal | None, scope: anyio.CancelScope) -> None:

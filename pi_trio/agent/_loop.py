@@ -96,7 +96,7 @@ class LoopRun:
     async def run(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         try:
             with self.scope:
-                unregister = self.signal.on_abort(self.scope.cancel)
+                unregister = self.signal.on_abort(self._abort_requested)
                 try:
                     await self._body(prompts)
                     return self.new_messages
@@ -114,6 +114,9 @@ class LoopRun:
             # (perhaps on top of an abort).
             await self._close_after_external_cancel()
             raise
+
+    def _abort_requested(self) -> None:
+        self.dispatcher.defer_while_delivering(self.scope.cancel)
 
     async def _close_after_external_cancel(self) -> None:
         """The caller's scope was cancelled: leave the same consistent state as an abort,

@@ -4,6 +4,7 @@ the events)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -55,8 +56,23 @@ async def execute_loop(
     signal: AbortSignal,
     stream_fn: Any,
 ) -> list[AgentMessage]:
-    """Run the engine with ``dispatcher`` delivering its events (one task group: the
-    dispatcher task and the engine; both finish before this returns)."""
+    """Run the engine with ``dispatcher`` delivering its events. With an asynchronous
+    listener the run is one task group (the dispatcher task and the engine; both finish
+    before this returns); when every listener is synchronous the engine delivers every
+    event itself and no task is started."""
+    if not dispatcher.needs_task:
+        try:
+            messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
+            await dispatcher.settle()
+        except Exception:
+            # Events queued for a listener subscribed mid-run still reach it before
+            # the failure is reported (as the dispatcher task would deliver them).
+            with contextlib.suppress(Exception):
+                await dispatcher.settle()
+            raise
+        finally:
+            dispatcher.close()
+        return messages
     try:
         async with anyio.create_task_group() as task_group:
             dispatcher.attach(task_group)

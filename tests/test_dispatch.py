@@ -1,0 +1,168 @@
+"""Delivery without a dispatcher task: runs whose listeners are all synchronous start no
+task, and a listener subscribed mid-run, even an asynchronous one, keeps the contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.ai import TextContent
+from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
+
+from .helpers import Recorder, Scripted, asst, call, echo_tool
+
+
+class TaskCounter(trio.abc.Instrument):
+    def __init__(self) -> None:
+        self.spawned: list[str] = []
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        self.spawned.append(task.name)
+
+
+async def test_a_run_with_only_synchronous_listeners_starts_no_task() -> None:
+    agent = Agent(stream_fn=Scripted(asst("ok")))
+    recorder = Recorder()
+    agent.subscribe(recorder)
+    counter = TaskCounter()
+    trio.lowlevel.add_instrument(counter)
+    try:
+        await agent.prompt("hi")
+    finally:
+        trio.lowlevel.remove_instrument(counter)
+    assert counter.spawned == []
+    assert recorder.types[0] == "agent_start"
+    assert recorder.types[-1] == "agent_end"
+
+
+async def test_an_async_listener_subscribed_mid_run_gets_every_later_event_in_order(
+    autojump_clock: Any,
+) -> None:
+    faux = FauxProvider(tokens_per_second=50, token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("one two three four five six")])
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    everything = Recorder()
+    late: list[tuple[str, int]] = []
+
+    async def slow(event: Any) -> None:
+        # The reducer applied the event before this listener sees it.
+        late.append((event.type, len(agent.state.messages)))
+        await trio.sleep(0.01)
+
+    def subscribe_on_start(event: Any) -> None:
+        everything(event)
+        if event.type == "message_start" and event.message.role == "assistant":
+            agent.subscribe(slow)
+
+    agent.subscribe(subscribe_on_start)
+    await agent.prompt("hi")
+    start = everything.types.index("message_start", 3)
+    assert [kind for kind, _ in late] == everything.types[start + 1 :]
+    assert late[-1] == ("agent_end", len(agent.state.messages))
+    assert agent.state.messages[-1].content[0].text == "one two three four five six"
+    assert not agent.state.is_streaming
+
+
+async def test_abort_never_interrupts_a_listener_subscribed_mid_run(autojump_clock: Any) -> None:
+    faux = FauxProvider(tokens_per_second=50, token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("one two three four five six")])
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    started: list[str] = []
+    finished: list[str] = []
+
+    async def persisting(event: Any) -> None:
+        started.append(event.type)
+        if event.type == "message_update":
+            agent.abort()
+        await trio.sleep(1)
+        finished.append(event.type)
+
+    def subscribe_on_start(event: Any) -> None:
+        if event.type == "message_start" and event.message.role == "assistant":
+            agent.subscribe(persisting)
+
+    agent.subscribe(subscribe_on_start)
+    await agent.prompt("hi")
+    assert finished == started
+    assert started[0] == "message_update"
+    assert started[-1] == "agent_end"
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert not agent.state.is_streaming
+
+
+async def test_tool_updates_reach_synchronous_listeners_while_the_tool_runs(
+    autojump_clock: Any,
+) -> None:
+    seen_during_tool: list[Any] = []
+    recorder = Recorder()
+
+    async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        on_update(AgentToolResult(content=[TextContent(text="half way")]))
+        seen_during_tool.extend(recorder.of("tool_execution_update"))
+        await trio.sleep(1)
+        return AgentToolResult(content=[TextContent(text="done")])
+
+    tool = AgentTool(name="work", description="works", parameters={}, execute=execute)
+    answers = Scripted(asst([call("c1", "work", {})], stop="toolUse"), asst("ok"))
+    agent = Agent(stream_fn=answers, tools=[tool])
+    agent.subscribe(recorder)
+    await agent.prompt("go")
+    assert [e.partial_result.content[0].text for e in seen_during_tool] == ["half way"]
+    assert agent.state.messages[-1].stop_reason == "stop"
+
+
+async def test_a_listener_raising_on_a_tool_update_fails_the_run_not_the_tool() -> None:
+    tool_finished: list[bool] = []
+
+    async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        on_update(AgentToolResult(content=[TextContent(text="progress")]))
+        tool_finished.append(True)
+        return AgentToolResult(content=[TextContent(text="done")])
+
+    def fragile(event: Any) -> None:
+        if event.type == "tool_execution_update":
+            raise RuntimeError("listener broke on an update")
+
+    tool = AgentTool(name="work", description="works", parameters={}, execute=execute)
+    answers = Scripted(asst([call("c1", "work", {})], stop="toolUse"), asst("ok"))
+    agent = Agent(stream_fn=answers, tools=[tool])
+    agent.subscribe(fragile)
+    await agent.prompt("go")
+    assert tool_finished == [True]
+    assert agent.state.error_message == "listener broke on an update"
+    assert agent.state.messages[-1].stop_reason == "error"
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert [r.tool_call_id for r in results] == ["c1"]
+
+
+async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
+    autojump_clock: Any,
+) -> None:
+    faux = FauxProvider(tokens_per_second=50)
+    faux.set_responses(
+        [
+            faux_assistant_message(faux_tool_call("echo", {"value": "x"}), stop_reason="toolUse"),
+            faux_assistant_message("never"),
+        ]
+    )
+    agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[echo_tool()])
+    agent.close_timeout = 2.0
+    recorder = Recorder()
+
+    async def stuck(event: Any) -> None:
+        recorder(event)
+        await trio.sleep_forever()
+
+    def subscribe_on_start(event: Any) -> None:
+        if event.type == "message_start" and event.message.role == "assistant":
+            agent.subscribe(stuck)
+
+    agent.subscribe(subscribe_on_start)
+    start = trio.current_time()
+    with trio.move_on_after(5):
+        await agent.prompt("go")
+    assert trio.current_time() - start <= 5 + 2.0 + 0.01
+    assert not agent.state.is_streaming
+    assert recorder.events  # it was delivered to, and then cut off
