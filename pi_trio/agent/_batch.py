@@ -8,6 +8,7 @@ happens: a call that is cancelled by an abort, or never started because of one, 
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from ..ai import (
     validate_tool_arguments,
 )
 from ._dispatch import Dispatcher
+from ._eager import Eager
 from ._hooks import call_hook, coerce_result
 from ._types import (
     AfterToolCallContext,
@@ -208,20 +210,32 @@ class ToolBatch:
         if len(jobs) == 1:
             await self._job(*jobs[0], None)
         elif jobs:
-            limit = self.config.max_concurrent_tools
-            limiter = anyio.CapacityLimiter(limit) if limit else None
-            async with anyio.create_task_group() as task_group:
-                # The last job runs in this task: one task fewer per batch.
-                for i, prepared in jobs[:-1]:
-                    call = self.calls[i]
-                    task_group.start_soon(
-                        self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}"
-                    )
-                await self._job(*jobs[-1], limiter)
+            await self._run_parallel(jobs)
         if self._failure is not None:
             raise self._failure
         for i in range(len(self.calls)):
             await self._emit_result_message(i)
+
+    async def _run_parallel(self, jobs: list[tuple[int, _Prepared]]) -> None:
+        """Run the jobs concurrently. They start in source order in this task; the first
+        one that has to wait keeps this task, and every job not started yet becomes a
+        task of its own right then. Jobs that finish without waiting need no task."""
+        limit = self.config.max_concurrent_tools
+        limiter = anyio.CapacityLimiter(limit) if limit else None
+        waiting = deque(jobs)
+        async with anyio.create_task_group() as task_group:
+
+            def start_the_rest() -> None:
+                while waiting:
+                    i, prepared = waiting.popleft()
+                    call = self.calls[i]
+                    task_group.start_soon(
+                        self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}"
+                    )
+
+            while waiting:
+                i, prepared = waiting.popleft()
+                await Eager(self._job(i, prepared, limiter), start_the_rest)
 
     async def _job(
         self, i: int, prepared: _Prepared, limiter: anyio.CapacityLimiter | None
