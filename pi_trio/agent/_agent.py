@@ -83,11 +83,20 @@ def _as_message(message: Any) -> Any:
 
 
 class _ActiveRun:
-    __slots__ = ("controller", "idle")
+    __slots__ = ("_idle", "controller")
 
     def __init__(self) -> None:
         self.controller = AbortController()
-        self.idle = anyio.Event()
+        self._idle: anyio.Event | None = None  # made when someone waits
+
+    async def wait(self) -> None:
+        if self._idle is None:
+            self._idle = anyio.Event()
+        await self._idle.wait()
+
+    def finish(self) -> None:
+        if self._idle is not None:
+            self._idle.set()
 
 
 class Agent:
@@ -291,7 +300,7 @@ class Agent:
         if active is None:
             await anyio.lowlevel.checkpoint()
             return
-        await active.idle.wait()
+        await active.wait()
 
     def reset(self) -> None:
         """Forget the conversation but keep the system head (prompt, sections, declared
@@ -392,7 +401,7 @@ class Agent:
             self._follow_up.restore()
             state._finish_run()
             self._active = None
-            active.idle.set()
+            active.finish()
 
     def _accept_queued(self, message: Any) -> None:
         """A message reached its ``message_end``: it is no longer reserved by a queue."""

@@ -180,12 +180,12 @@ class ToolBatch:
     def is_sequential(self) -> bool:
         if self.config.tool_execution == "sequential":
             return True
-        tools = {t.name: t for t in self.context.tools}
-        for call in self.calls:
-            tool = tools.get(call.name)
-            if tool is not None and getattr(tool, "execution_mode", None) == "sequential":
-                return True
-        return False
+        names = {call.name for call in self.calls}
+        return any(
+            getattr(tool, "execution_mode", None) == "sequential"
+            for tool in self.context.tools
+            if tool.name in names
+        )
 
     async def run(self) -> None:
         if self.is_sequential():

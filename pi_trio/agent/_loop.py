@@ -127,10 +127,8 @@ class LoopRun:
         with anyio.move_on_after(timeout, shield=True):
             await self._write_aborted_outcome()
 
-    async def _emit(self, event: Any) -> None:
-        await self.dispatcher.emit(event)
-
-    async def _check_abort(self) -> None:
+    async def _abort_now(self) -> None:
+        """An abort requested during synchronous work takes effect here."""
         await checkpoint_if_aborted(self.signal, self.scope)
 
     async def _body(self, prompts: list[AgentMessage] | None) -> None:
@@ -141,16 +139,16 @@ class LoopRun:
             self.new_messages = list(initial)
             context.messages.extend(initial)
             self.agent_started = True
-            await self._emit(AgentStartEvent())
+            await self.dispatcher.emit(AgentStartEvent())
             self.turn_open = True
-            await self._emit(TurnStartEvent())
+            await self.dispatcher.emit(TurnStartEvent())
             for message in initial:
                 await self._emit_input(message, append=False)
         else:
             self.agent_started = True
-            await self._emit(AgentStartEvent())
+            await self.dispatcher.emit(AgentStartEvent())
             self.turn_open = True
-            await self._emit(TurnStartEvent())
+            await self.dispatcher.emit(TurnStartEvent())
         await self._loop()
 
     # ------------------------------------------------------------------ the turn loop
@@ -161,9 +159,10 @@ class LoopRun:
         if not self.dispatcher.idle:
             await self.dispatcher.settle()
         messages = fn()
-        if inspect.isawaitable(messages):
+        if type(messages) is not list and inspect.isawaitable(messages):
             messages = await messages
-        await self._check_abort()
+        if self.signal._aborted:
+            await self._abort_now()
         return list(messages) if messages else []
 
     async def _loop(self) -> None:
@@ -206,14 +205,16 @@ class LoopRun:
                     decision = turn_decision(
                         await call_hook(config.finish_turn, last_turn, self.signal)
                     )
-                    await self._check_abort()
+                    if self.signal._aborted:
+                        await self._abort_now()
                 await self._end_turn(message, results)
                 if decision == "end":
                     await self._end_run()
                     return
                 if config.should_stop_after_turn is not None:
                     stop = await call_hook(config.should_stop_after_turn, last_turn, self.signal)
-                    await self._check_abort()
+                    if self.signal._aborted:
+                        await self._abort_now()
                     if stop:
                         await self._end_run()
                         return
@@ -239,7 +240,7 @@ class LoopRun:
 
     async def _emit_input(self, message: AgentMessage, *, append: bool) -> None:
         self.open_input = (message, append)
-        await self._emit(MessageStartEvent(message=message))
+        await self.dispatcher.emit(MessageStartEvent(message=message))
         await self._close_input()
 
     async def _close_input(self) -> None:
@@ -252,7 +253,7 @@ class LoopRun:
         if append:
             self.context.messages.append(message)
             self.new_messages.append(message)
-        await self._emit(MessageEndEvent(message=message))
+        await self.dispatcher.emit(MessageEndEvent(message=message))
 
     def _turn_context(
         self, message: AssistantMessage, results: list[ToolResultMessage]
@@ -270,15 +271,15 @@ class LoopRun:
         self.assistant_started = self.assistant_ended = False
         self.turn_results = []
         self.turn_open = True
-        await self._emit(TurnStartEvent())
+        await self.dispatcher.emit(TurnStartEvent())
 
     async def _end_turn(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
         self.turn_open = False
-        await self._emit(TurnEndEvent(message=message, tool_results=results))
+        await self.dispatcher.emit(TurnEndEvent(message=message, tool_results=results))
 
     async def _end_run(self) -> None:
         self.finished = True
-        await self._emit(AgentEndEvent(messages=self.new_messages))
+        await self.dispatcher.emit(AgentEndEvent(messages=self.new_messages))
 
     def _apply_update(self, update: AgentLoopTurnUpdate | AgentRequestUpdate) -> None:
         if update.context is not None:
@@ -298,7 +299,8 @@ class LoopRun:
             raw = await call_hook(hook, self.signal)
         else:
             raw = await call_hook(hook, turn, self.signal)
-        await self._check_abort()
+        if self.signal._aborted:
+            await self._abort_now()
         update = coerce_result(raw, AgentLoopTurnUpdate, "prepare_next_turn")
         if update is None:
             return []
@@ -314,7 +316,8 @@ class LoopRun:
             context=self.context, model=self.model, thinking_level=self.thinking_level
         )
         raw = await call_hook(hook, request, self.signal)
-        await self._check_abort()
+        if self.signal._aborted:
+            await self._abort_now()
         update = coerce_result(raw, AgentRequestUpdate, "prepare_request")
         if update is not None:
             self._apply_update(update)
@@ -330,15 +333,20 @@ class LoopRun:
         messages = self.context.messages
         if config.transform_context is not None:
             messages = await call_hook(config.transform_context, messages, signal)
-            await self._check_abort()
-        convert = config.convert_to_llm or default_convert_to_llm
-        llm_messages = await call_hook(convert, messages)
-        await self._check_abort()
+            if self.signal._aborted:
+                await self._abort_now()
+        if config.convert_to_llm is None:
+            llm_messages = default_convert_to_llm(messages)  # a new list
+        else:
+            llm_messages = list(await call_hook(config.convert_to_llm, messages))
+            if self.signal._aborted:
+                await self._abort_now()
         base = config.stream_options or StreamOptions()
         api_key = None
         if config.get_api_key is not None:
             api_key = await call_hook(config.get_api_key, self.model.provider)
-            await self._check_abort()
+            if self.signal._aborted:
+                await self._abort_now()
         level = self.thinking_level
         options = msgspec.structs.replace(
             base,
@@ -347,7 +355,8 @@ class LoopRun:
             reasoning=None if level == "off" else level,
         )
         # No request is made once the run was aborted.
-        await self._check_abort()
+        if self.signal._aborted:
+            await self._abort_now()
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         if options.registry is None:
             options = msgspec.structs.replace(options, registry=config.registry or default_registry)
@@ -363,9 +372,7 @@ class LoopRun:
             dispatcher.has_room,
             dispatcher.wait_for_room,
         )
-        final = await stream.run(
-            stream_fn, self.model, Context(messages=list(llm_messages)), options
-        )
+        final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
         self.stream = None
         await self._accept_assistant(final)
         return final
@@ -406,7 +413,7 @@ class LoopRun:
             self.assistant_started = True
             await self.dispatcher.send(MessageStartEvent(message=copy.copy(final)))
         self.assistant_ended = True
-        await self._emit(MessageEndEvent(message=final))
+        await self.dispatcher.emit(MessageEndEvent(message=final))
 
     # ------------------------------------------------------------------ tools
 

@@ -215,6 +215,12 @@ def copy_json(value: Any) -> Any:
     kept); other values are shared."""
     if not isinstance(value, dict | list):
         return value
+    if type(value) is dict:
+        for item in value.values():
+            if isinstance(item, dict | list):
+                break
+        else:
+            return dict(value)  # flat: the common case for tool arguments
     memo: dict[int, Any] = {}
     root = memo[id(value)] = _shallow(value)
     pending = [root]
