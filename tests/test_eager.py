@@ -178,3 +178,31 @@ async def test_a_waiting_call_does_not_delay_the_calls_after_it(autojump_clock: 
         e.message.tool_call_id for e in recorder.of("message_end") if e.message.role == "toolResult"
     ]
     assert results == ["c0", "c1", "c2"]
+
+
+async def test_a_listener_failing_while_parallel_calls_wait_fails_the_run_with_its_message(
+    autojump_clock: Any,
+) -> None:
+    async def waits(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        await trio.sleep(1)
+        return ok(call_id)
+
+    def fragile(event: Any) -> None:
+        if event.type == "tool_execution_update" or (
+            event.type == "tool_execution_end" and event.tool_call_id == "c0"
+        ):
+            raise RuntimeError("listener broke")
+
+    from pi_trio.agent import Agent
+
+    calls = [call("c0", "a", {}), call("c1", "b", {})]
+    agent = Agent(
+        tools=[tool("a", waits), tool("b", waits)],
+        stream_fn=Scripted(asst(calls, "toolUse"), asst("never")),
+    )
+    agent.subscribe(fragile)
+    await agent.prompt("go")
+    assert agent.state.error_message == "listener broke"
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert sorted(r.tool_call_id for r in results) == ["c0", "c1"]
+    assert not agent.state.is_streaming

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
+import anyio.abc
 import msgspec
 
 from ..ai import (
@@ -112,6 +114,7 @@ class ToolBatch:
         config: Any,
         dispatcher: Dispatcher,
         signal: AbortSignal,
+        tool_group: Callable[[], Awaitable[anyio.abc.TaskGroup]] | None = None,
     ) -> None:
         self.message = message
         self.calls = calls
@@ -127,6 +130,7 @@ class ToolBatch:
         self.results_started = [False] * n
         self.results_emitted = [False] * n
         self._failure: BaseException | None = None
+        self._tool_group = tool_group
 
     # ------------------------------------------------------------------ events
 
@@ -219,23 +223,54 @@ class ToolBatch:
     async def _run_parallel(self, jobs: list[tuple[int, _Prepared]]) -> None:
         """Run the jobs concurrently. They start in source order in this task; the first
         one that has to wait keeps this task, and every job not started yet becomes a
-        task of its own right then. Jobs that finish without waiting need no task."""
+        task of its own right then (in the run's tool group, or a group of this batch).
+        Jobs that finish without waiting need no task."""
         limit = self.config.max_concurrent_tools
         limiter = anyio.CapacityLimiter(limit) if limit else None
         waiting = deque(jobs)
-        async with anyio.create_task_group() as task_group:
+        if self._tool_group is None:
+            async with anyio.create_task_group() as group:
+                await self._start_jobs(group, waiting, limiter)
+            return
+        group = await self._tool_group()
+        running = [0]
+        done: list[anyio.Event] = []
 
-            def start_the_rest() -> None:
-                while waiting:
-                    i, prepared = waiting.popleft()
-                    call = self.calls[i]
-                    task_group.start_soon(
-                        self._job, i, prepared, limiter, name=f"tool {call.name} {call.id}"
-                    )
+        async def spawned(i: int, prepared: _Prepared) -> None:
+            try:
+                await self._job(i, prepared, limiter)
+            finally:
+                running[0] -= 1
+                if not running[0] and done:
+                    done[0].set()
 
+        await self._start_jobs(group, waiting, limiter, spawned, running)
+        if running[0]:
+            done.append(anyio.Event())
+            await done[0].wait()
+
+    async def _start_jobs(
+        self,
+        group: anyio.abc.TaskGroup,
+        waiting: deque[tuple[int, _Prepared]],
+        limiter: anyio.CapacityLimiter | None,
+        spawned: Callable[[int, _Prepared], Coroutine[Any, Any, None]] | None = None,
+        running: list[int] | None = None,
+    ) -> None:
+        def start_the_rest() -> None:
             while waiting:
                 i, prepared = waiting.popleft()
-                await Eager(self._job(i, prepared, limiter), start_the_rest)
+                call = self.calls[i]
+                name = f"tool {call.name} {call.id}"
+                if spawned is None:
+                    group.start_soon(self._job, i, prepared, limiter, name=name)
+                else:
+                    assert running is not None
+                    running[0] += 1
+                    group.start_soon(spawned, i, prepared, name=name)
+
+        while waiting:
+            await Eager(self._job(*waiting.popleft(), limiter), start_the_rest)
 
     async def _job(
         self, i: int, prepared: _Prepared, limiter: anyio.CapacityLimiter | None

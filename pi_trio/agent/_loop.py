@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import msgspec
 
@@ -27,6 +28,7 @@ from ..ai import (
     ToolCall,
     ToolResultMessage,
 )
+from ..ai._groups import sole_exception
 from ..ai._inline import InlineStream
 from ..ai._registry import default_registry
 from ..ai._stream import resolve_stream_fn
@@ -76,6 +78,7 @@ class LoopRun:
         self.thinking_level = config.thinking_level
         self.new_messages: list[AgentMessage] = []
         self.scope = anyio.CancelScope()
+        self._tool_group: anyio.abc.TaskGroup | None = None
         # progress, read by the abort outcome
         self.agent_started = False
         self.turn_open = False
@@ -98,7 +101,13 @@ class LoopRun:
             with self.scope:
                 unregister = self.signal.on_abort(self._abort_requested)
                 try:
-                    await self._body(prompts)
+                    try:
+                        await self._body(prompts)
+                    except BaseException as exc:
+                        if not await self._close_tool_group(exc):
+                            raise
+                    else:
+                        await self._close_tool_group(None)
                     return self.new_messages
                 finally:
                     unregister()
@@ -113,6 +122,32 @@ class LoopRun:
             # Cancellation escaped the abort scope: the caller's scope was cancelled
             # (perhaps on top of an abort).
             await self._close_after_external_cancel()
+            raise
+
+    async def tool_group(self) -> anyio.abc.TaskGroup:
+        """The run's task group for tool calls that run concurrently, opened the first
+        time a parallel batch needs it (where nothing else is pending) and closed when
+        the run's body ends, inside the abort scope: one group per run, not per batch."""
+        group = self._tool_group
+        if group is None:
+            group = anyio.create_task_group()
+            await group.__aenter__()
+            self._tool_group = group
+        return group
+
+    async def _close_tool_group(self, exc: BaseException | None) -> bool:
+        """Leave the tool group (if opened) as ``async with`` would; ``True`` when it
+        swallowed ``exc``."""
+        group, self._tool_group = self._tool_group, None
+        if group is None:
+            return False
+        if exc is None:
+            return bool(await group.__aexit__(None, None, None))
+        try:
+            return bool(await group.__aexit__(type(exc), exc, exc.__traceback__))
+        except BaseExceptionGroup as wrapped:
+            if sole_exception(wrapped) is exc:
+                return False  # no tool failed besides: the caller re-raises ``exc`` itself
             raise
 
     def _abort_requested(self) -> None:
@@ -438,6 +473,7 @@ class LoopRun:
             config=self.config,
             dispatcher=self.dispatcher,
             signal=self.signal,
+            tool_group=self.tool_group,
         )
         return self.batch
 
