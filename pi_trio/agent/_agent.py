@@ -164,6 +164,7 @@ class Agent:
         self._follow_up = PendingMessageQueue(follow_up_mode)
         self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
+        self._skip_steering_poll = False
 
         transcript = list(messages or [])
         tool_list = list(tools or [])
@@ -314,14 +315,7 @@ class Agent:
     def _loop_config(self, skip_initial_steering_poll: bool) -> AgentLoopConfig:
         state = self.state
         steering = self._steering
-        skip = [skip_initial_steering_poll]
-
-        def get_steering_messages() -> list[Any]:
-            if skip[0]:
-                skip[0] = False
-                return []
-            return steering.drain()
-
+        self._skip_steering_poll = skip_initial_steering_poll
         prepare_request = self.prepare_request
         request_mark = [steering.enqueued]
         if prepare_request is not None:
@@ -363,7 +357,7 @@ class Agent:
             convert_to_llm=self.convert_to_llm,
             transform_context=self.transform_context,
             get_api_key=self.get_api_key,
-            get_steering_messages=get_steering_messages,
+            get_steering_messages=self._poll_steering,
             get_follow_up_messages=self._follow_up.drain,
             tool_execution=self.tool_execution,
             max_concurrent_tools=self.max_concurrent_tools,
@@ -393,7 +387,9 @@ class Agent:
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
             dispatcher = Dispatcher(self._listeners, state._reduce, signal)
             try:
-                await execute_loop(prompts, context, config, dispatcher, signal, self.stream_fn)
+                await execute_loop(
+                    prompts, context, config, dispatcher, signal, self.stream_fn, owned=True
+                )
             except Exception as exc:
                 await deliver_run_failure(state, self._listeners, exc, signal, self.close_timeout)
         finally:
@@ -402,6 +398,12 @@ class Agent:
             state._finish_run()
             self._active = None
             active.finish()
+
+    def _poll_steering(self) -> list[Any]:
+        if self._skip_steering_poll:
+            self._skip_steering_poll = False
+            return []
+        return self._steering.drain()
 
     def _accept_queued(self, message: Any) -> None:
         """A message reached its ``message_end``: it is no longer reserved by a queue."""

@@ -124,11 +124,13 @@ class ToolBatch:
         self.signal = signal
         n = len(calls)
         self.outcomes: list[_Outcome | None] = [None] * n
-        self.started = [False] * n
-        self.ended = [False] * n
+        # progress flags per call (0/1); bytearrays are not tracked by the garbage
+        # collector, which matters with hundreds of runs in flight
+        self.started = bytearray(n)
+        self.ended = bytearray(n)
         self.results: list[ToolResultMessage | None] = [None] * n
-        self.results_started = [False] * n
-        self.results_emitted = [False] * n
+        self.results_started = bytearray(n)
+        self.results_emitted = bytearray(n)
         self._failure: BaseException | None = None
         self._tool_group = tool_group
 
@@ -136,7 +138,7 @@ class ToolBatch:
 
     async def _emit_start(self, i: int) -> None:
         call = self.calls[i]
-        self.started[i] = True
+        self.started[i] = 1
         await self.dispatcher.emit(
             ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
         )
@@ -145,7 +147,7 @@ class ToolBatch:
         call = self.calls[i]
         outcome = self.outcomes[i]
         assert outcome is not None
-        self.ended[i] = True
+        self.ended[i] = 1
         await self.dispatcher.emit(
             ToolExecutionEndEvent(
                 tool_call_id=call.id,
@@ -171,12 +173,12 @@ class ToolBatch:
             duration_ms=outcome.duration_ms,
         )
         self.results[i] = message
-        self.results_started[i] = True
+        self.results_started[i] = 1
         await self.dispatcher.emit(MessageStartEvent(message=message))
         await self._end_result_message(i)
 
     async def _end_result_message(self, i: int) -> None:
-        self.results_emitted[i] = True
+        self.results_emitted[i] = 1
         await self.dispatcher.emit(MessageEndEvent(message=self.results[i]))
 
     # ------------------------------------------------------------------ running

@@ -68,8 +68,14 @@ class LoopRun:
         dispatcher: Dispatcher,
         signal: AbortSignal,
         stream_fn: Any = None,
+        *,
+        owned: bool = False,
     ) -> None:
-        self.context = AgentContext(messages=context.messages, tools=list(context.tools))
+        # ``owned``: the caller made ``context`` (and its lists) for this run alone.
+        self.owned = owned
+        self.context = (
+            context if owned else AgentContext(messages=context.messages, tools=list(context.tools))
+        )
         self.config = config
         self.dispatcher = dispatcher
         self.signal = signal
@@ -169,7 +175,8 @@ class LoopRun:
     async def _body(self, prompts: list[AgentMessage] | None) -> None:
         context = self.context
         if prompts is not None:
-            context.messages = list(context.messages)  # the caller's list stays as it was
+            if not self.owned:
+                context.messages = list(context.messages)  # the caller's list stays as it was
             initial = self.declarations.declare(context, prompts)
             self.new_messages = list(initial)
             context.messages.extend(initial)

@@ -55,6 +55,8 @@ async def execute_loop(
     dispatcher: Dispatcher,
     signal: AbortSignal,
     stream_fn: Any,
+    *,
+    owned: bool = False,
 ) -> list[AgentMessage]:
     """Run the engine with ``dispatcher`` delivering its events. With an asynchronous
     listener the run is one task group (the dispatcher task and the engine; both finish
@@ -62,7 +64,9 @@ async def execute_loop(
     event itself and no task is started."""
     if not dispatcher.needs_task:
         try:
-            messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(prompts)
+            messages = await LoopRun(
+                context, config, dispatcher, signal, stream_fn, owned=owned
+            ).run(prompts)
             await dispatcher.settle()
         except Exception:
             # Events queued for a listener subscribed mid-run still reach it before
@@ -77,9 +81,9 @@ async def execute_loop(
         async with anyio.create_task_group() as task_group:
             dispatcher.attach(task_group)
             try:
-                messages = await LoopRun(context, config, dispatcher, signal, stream_fn).run(
-                    prompts
-                )
+                messages = await LoopRun(
+                    context, config, dispatcher, signal, stream_fn, owned=owned
+                ).run(prompts)
                 await dispatcher.settle()
             finally:
                 dispatcher.close()

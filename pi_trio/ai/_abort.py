@@ -22,12 +22,20 @@ __all__ = ["AbortController", "AbortSignal"]
 
 
 class _Registration:
-    __slots__ = ("callback", "thread", "token")
+    __slots__ = ("callback", "signal", "thread", "token")
 
-    def __init__(self, callback: Callable[[], object], thread: int, token: Any) -> None:
+    def __init__(
+        self, signal: AbortSignal, callback: Callable[[], object], thread: int, token: Any
+    ) -> None:
+        self.signal = signal
         self.callback = callback
         self.thread = thread
         self.token = token
+
+    def unregister(self) -> None:
+        signal = self.signal
+        with signal._lock, contextlib.suppress(ValueError):
+            signal._registrations.remove(self)
 
 
 class AbortSignal:
@@ -71,7 +79,7 @@ class AbortSignal:
         aborted (right away if it already is). Returns a function that unregisters it.
         Must be called from inside an event loop."""
         registration = _Registration(
-            callback, threading.get_ident(), anyio.lowlevel.current_token()
+            self, callback, threading.get_ident(), anyio.lowlevel.current_token()
         )
         with self._lock:
             already = self._aborted
@@ -80,12 +88,7 @@ class AbortSignal:
         if already:
             callback()
             return _noop
-
-        def unregister() -> None:
-            with self._lock, contextlib.suppress(ValueError):
-                self._registrations.remove(registration)
-
-        return unregister
+        return registration.unregister
 
     def _abort(self, reason: object) -> None:
         with self._lock:
