@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
 from ..ai import (
     AbortController,
@@ -80,6 +81,17 @@ def _user_message(text: str, images: Sequence[ImageContent] | None = None) -> Us
 
 def _as_message(message: Any) -> Any:
     return _user_message(message) if isinstance(message, str) else message
+
+
+# Agent attributes that become request options (``StreamOptions`` fields of the same name).
+_REQUEST_OPTION_FIELDS = (
+    "session_id",
+    "thinking_budgets",
+    "transport",
+    "max_retry_delay_ms",
+    "on_payload",
+    "on_response",
+)
 
 
 class _ActiveRun:
@@ -165,6 +177,7 @@ class Agent:
         self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
         self._skip_steering_poll = False
+        self._options_cache: tuple[tuple[Any, ...], StreamOptions | None] | None = None
 
         transcript = list(messages or [])
         tool_list = list(tools or [])
@@ -317,42 +330,26 @@ class Agent:
         steering = self._steering
         self._skip_steering_poll = skip_initial_steering_poll
         prepare_request = self.prepare_request
-        request_mark = [steering.enqueued]
+        get_request_steering_messages = None
         if prepare_request is not None:
             user_hook = prepare_request
+            request_mark = [steering.enqueued]
 
             async def prepare_request(request: Any, signal: AbortSignal) -> Any:
                 request_mark[0] = steering.enqueued
                 return await call_hook(user_hook, request, signal)
 
-        def get_request_steering_messages() -> list[Any]:
-            # Messages steered while prepare_request ran join that same request.
-            if steering.enqueued == request_mark[0]:
-                return []
-            request_mark[0] = steering.enqueued
-            return steering.drain()
+            def get_request_steering_messages() -> list[Any]:
+                # Messages steered while prepare_request ran join that same request.
+                if steering.enqueued == request_mark[0]:
+                    return []
+                request_mark[0] = steering.enqueued
+                return steering.drain()
 
-        options = self.stream_options or StreamOptions()
-        overrides: dict[str, Any] = {}
-        for field in (
-            "session_id",
-            "thinking_budgets",
-            "transport",
-            "max_retry_delay_ms",
-            "on_payload",
-            "on_response",
-        ):
-            value = getattr(self, field)
-            if value is not None:
-                overrides[field] = value
-        if overrides:
-            import msgspec
-
-            options = msgspec.structs.replace(options, **overrides)
         return AgentLoopConfig(
             model=state.model,
             thinking_level=state.thinking_level,
-            stream_options=options,
+            stream_options=self._request_options(),
             registry=self.registry,
             convert_to_llm=self.convert_to_llm,
             transform_context=self.transform_context,
@@ -365,9 +362,7 @@ class Agent:
             after_tool_call=self.after_tool_call,
             prepare_next_turn=self.prepare_next_turn,
             prepare_request=prepare_request,
-            get_request_steering_messages=(
-                get_request_steering_messages if prepare_request is not None else None
-            ),
+            get_request_steering_messages=get_request_steering_messages,
             finish_turn=self.finish_turn,
             should_stop_after_turn=self.should_stop_after_turn,
             close_timeout=self.close_timeout,
@@ -398,6 +393,32 @@ class Agent:
             state._finish_run()
             self._active = None
             active.finish()
+
+    def _request_options(self) -> StreamOptions | None:
+        """``stream_options`` with the Agent's request options applied; reused while
+        none of them changed (they are read at the start of each run)."""
+        values = (
+            self.stream_options,
+            self.session_id,
+            self.thinking_budgets,
+            self.transport,
+            self.max_retry_delay_ms,
+            self.on_payload,
+            self.on_response,
+        )
+        cached = self._options_cache
+        if cached is not None and all(a is b for a, b in zip(cached[0], values, strict=True)):
+            return cached[1]
+        options = values[0]
+        overrides = {
+            field: value
+            for field, value in zip(_REQUEST_OPTION_FIELDS, values[1:], strict=True)
+            if value is not None
+        }
+        if overrides:
+            options = msgspec.structs.replace(options or StreamOptions(), **overrides)
+        self._options_cache = (values, options)
+        return options
 
     def _poll_steering(self) -> list[Any]:
         if self._skip_steering_poll:

@@ -56,6 +56,8 @@ from ._types import (
 
 __all__ = ["LoopRun"]
 
+_DEFAULT_OPTIONS = StreamOptions()  # never mutated: requests get a replaced copy
+
 
 class LoopRun:
     """One invocation of the loop. ``await run(prompts)`` (``prompts=None`` continues
@@ -383,7 +385,7 @@ class LoopRun:
             llm_messages = list(await call_hook(config.convert_to_llm, messages))
             if self.signal._aborted:
                 await self._abort_now()
-        base = config.stream_options or StreamOptions()
+        base = config.stream_options or _DEFAULT_OPTIONS
         api_key = None
         if config.get_api_key is not None:
             api_key = await call_hook(config.get_api_key, self.model.provider)
@@ -395,13 +397,12 @@ class LoopRun:
             api_key=api_key or base.api_key,
             signal=signal,
             reasoning=None if level == "off" else level,
+            registry=base.registry or config.registry or default_registry,
         )
         # No request is made once the run was aborted.
         if self.signal._aborted:
             await self._abort_now()
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
-        if options.registry is None:
-            options = msgspec.structs.replace(options, registry=config.registry or default_registry)
         dispatcher = self.dispatcher
         self.placeholder = False
         self.assistant = None
