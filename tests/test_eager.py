@@ -206,3 +206,49 @@ async def test_a_listener_failing_while_parallel_calls_wait_fails_the_run_with_i
     results = [m for m in agent.state.messages if m.role == "toolResult"]
     assert sorted(r.tool_call_id for r in results) == ["c0", "c1"]
     assert not agent.state.is_streaming
+
+
+async def test_batches_of_one_run_share_its_tool_group_and_abort_still_reaches_them(
+    autojump_clock: Any,
+) -> None:
+    from pi_trio.agent import Agent
+
+    cleaned: list[str] = []
+
+    async def waits(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        try:
+            await trio.sleep(1 if call_id.startswith("first") else 100)
+        finally:
+            cleaned.append(call_id)
+        return ok(call_id)
+
+    first = [call("first-a", "a", {}), call("first-b", "a", {})]
+    second = [call("second-a", "a", {}), call("second-b", "a", {})]
+    agent = Agent(
+        tools=[tool("a", waits)],
+        stream_fn=Scripted(asst(first, "toolUse"), asst(second, "toolUse"), asst("never")),
+    )
+    recorder = Recorder()
+    agent.subscribe(recorder)
+    counter = TaskCounter()
+    trio.lowlevel.add_instrument(counter)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(agent.prompt, "go")
+            await trio.sleep(5)  # the first batch is done, the second one waits
+            agent.abort()
+    finally:
+        trio.lowlevel.remove_instrument(counter)
+    results = {m.tool_call_id: m for m in agent.state.messages if m.role == "toolResult"}
+    assert not results["first-a"].is_error
+    assert not results["first-b"].is_error
+    assert results["second-a"].content[0].text == "Operation aborted"
+    assert results["second-b"].content[0].text == "Operation aborted"
+    assert sorted(cleaned) == ["first-a", "first-b", "second-a", "second-b"]
+    # one task per waiting call that was not started in the engine's task, no more
+    assert sorted(n for n in counter.spawned if n.startswith("tool")) == [
+        "tool a first-b",
+        "tool a second-b",
+    ]
+    assert recorder.types[-1] == "agent_end"
+    assert not agent.state.is_streaming
