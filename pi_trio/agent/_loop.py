@@ -112,10 +112,11 @@ class LoopRun:
                     try:
                         await self._body(prompts)
                     except BaseException as exc:
-                        if not await self._close_tool_group(exc):
+                        if self._tool_group is None or not await self._close_tool_group(exc):
                             raise
                     else:
-                        await self._close_tool_group(None)
+                        if self._tool_group is not None:
+                            await self._close_tool_group(None)
                     return self.new_messages
                 finally:
                     unregister()
