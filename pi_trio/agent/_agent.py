@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
-import msgspec
 
 from ..ai import (
     AbortController,
@@ -34,10 +33,9 @@ from ..ai import (
     to_tool_declaration,
 )
 from ..ai._errors import PiError
-from ._config import AgentLoopConfig
+from ._agent_config import RequestOptions, build_loop_config
 from ._dispatch import Dispatcher, ListenerSet
 from ._failure import deliver_run_failure
-from ._hooks import call_hook
 from ._queue import PendingMessageQueue, QueueMode
 from ._run import ContinueError, execute_loop
 from ._state import AgentState
@@ -82,17 +80,6 @@ def _user_message(text: str, images: Sequence[ImageContent] | None = None) -> Us
 
 def _as_message(message: Any) -> Any:
     return _user_message(message) if isinstance(message, str) else message
-
-
-# Agent attributes that become request options (``StreamOptions`` fields of the same name).
-_REQUEST_OPTION_FIELDS = (
-    "session_id",
-    "thinking_budgets",
-    "transport",
-    "max_retry_delay_ms",
-    "on_payload",
-    "on_response",
-)
 
 
 class _ActiveRun:
@@ -178,7 +165,7 @@ class Agent:
         self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
         self._skip_steering_poll = False
-        self._options_cache: tuple[tuple[Any, ...], StreamOptions | None] | None = None
+        self._options = RequestOptions()
 
         transcript = list(messages or [])
         tool_list = list(tools or [])
@@ -326,49 +313,6 @@ class Agent:
         self.state._reset([head] if head is not None else [])
         self.clear_all_queues()
 
-    def _loop_config(self, skip_initial_steering_poll: bool) -> AgentLoopConfig:
-        state = self.state
-        steering = self._steering
-        self._skip_steering_poll = skip_initial_steering_poll
-        prepare_request = self.prepare_request
-        get_request_steering_messages = None
-        if prepare_request is not None:
-            user_hook = prepare_request
-            request_mark = [steering.enqueued]
-
-            async def prepare_request(request: Any, signal: AbortSignal) -> Any:
-                request_mark[0] = steering.enqueued
-                return await call_hook(user_hook, request, signal)
-
-            def get_request_steering_messages() -> list[Any]:
-                # Messages steered while prepare_request ran join that same request.
-                if steering.enqueued == request_mark[0]:
-                    return []
-                request_mark[0] = steering.enqueued
-                return steering.drain()
-
-        return AgentLoopConfig(
-            model=state.model,
-            thinking_level=state.thinking_level,
-            stream_options=self._request_options(),
-            registry=self.registry,
-            convert_to_llm=self.convert_to_llm,
-            transform_context=self.transform_context,
-            get_api_key=self.get_api_key,
-            get_steering_messages=self._poll_steering,
-            get_follow_up_messages=self._follow_up.drain,
-            tool_execution=self.tool_execution,
-            max_concurrent_tools=self.max_concurrent_tools,
-            before_tool_call=self.before_tool_call,
-            after_tool_call=self.after_tool_call,
-            prepare_next_turn=self.prepare_next_turn,
-            prepare_request=prepare_request,
-            get_request_steering_messages=get_request_steering_messages,
-            finish_turn=self.finish_turn,
-            should_stop_after_turn=self.should_stop_after_turn,
-            close_timeout=self.close_timeout,
-        )
-
     async def _run(
         self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
     ) -> None:
@@ -379,7 +323,8 @@ class Agent:
         state._start_run()
         signal = active.controller.signal
         try:
-            config = self._loop_config(skip_initial_steering_poll)
+            self._skip_steering_poll = skip_initial_steering_poll
+            config = build_loop_config(self, self._options)
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
             dispatcher = Dispatcher(self._listeners, state._reduce, signal)
             try:
@@ -394,32 +339,6 @@ class Agent:
             state._finish_run()
             self._active = None
             active.finish()
-
-    def _request_options(self) -> StreamOptions | None:
-        """``stream_options`` with the Agent's request options applied; reused while
-        none of them changed (they are read at the start of each run)."""
-        values = (
-            self.stream_options,
-            self.session_id,
-            self.thinking_budgets,
-            self.transport,
-            self.max_retry_delay_ms,
-            self.on_payload,
-            self.on_response,
-        )
-        cached = self._options_cache
-        if cached is not None and all(a is b for a, b in zip(cached[0], values, strict=True)):
-            return cached[1]
-        options = values[0]
-        overrides = {
-            field: value
-            for field, value in zip(_REQUEST_OPTION_FIELDS, values[1:], strict=True)
-            if value is not None
-        }
-        if overrides:
-            options = msgspec.structs.replace(options or StreamOptions(), **overrides)
-        self._options_cache = (values, options)
-        return options
 
     def _poll_steering(self) -> list[Any]:
         if self._skip_steering_poll:

@@ -8,12 +8,10 @@ happens: a call that is cancelled by an abort, or never started because of one, 
 from __future__ import annotations
 
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import Any
 
 import anyio
-import anyio.abc
 import msgspec
 
 from ..ai import (
@@ -25,8 +23,8 @@ from ..ai import (
     validate_tool_arguments,
 )
 from ._dispatch import Dispatcher
-from ._eager import Eager
 from ._hooks import call_hook, coerce_result
+from ._parallel import ToolGroup, run_concurrently
 from ._types import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -114,7 +112,7 @@ class ToolBatch:
         config: Any,
         dispatcher: Dispatcher,
         signal: AbortSignal,
-        tool_group: Callable[[], Awaitable[anyio.abc.TaskGroup]] | None = None,
+        tool_group: ToolGroup | None = None,
     ) -> None:
         self.message = message
         self.calls = calls
@@ -223,56 +221,18 @@ class ToolBatch:
             await self._emit_result_message(i)
 
     async def _run_parallel(self, jobs: list[tuple[int, _Prepared]]) -> None:
-        """Run the jobs concurrently. They start in source order in this task; the first
-        one that has to wait keeps this task, and every job not started yet becomes a
-        task of its own right then (in the run's tool group, or a group of this batch).
-        Jobs that finish without waiting need no task."""
         limit = self.config.max_concurrent_tools
         limiter = anyio.CapacityLimiter(limit) if limit else None
-        waiting = deque(jobs)
-        if self._tool_group is None:
-            async with anyio.create_task_group() as group:
-                await self._start_jobs(group, waiting, limiter)
-            return
-        group = await self._tool_group()
-        running = [0]
-        done: list[anyio.Event] = []
-
-        async def spawned(i: int, prepared: _Prepared) -> None:
-            try:
-                await self._job(i, prepared, limiter)
-            finally:
-                running[0] -= 1
-                if not running[0] and done:
-                    done[0].set()
-
-        await self._start_jobs(group, waiting, limiter, spawned, running)
-        if running[0]:
-            done.append(anyio.Event())
-            await done[0].wait()
-
-    async def _start_jobs(
-        self,
-        group: anyio.abc.TaskGroup,
-        waiting: deque[tuple[int, _Prepared]],
-        limiter: anyio.CapacityLimiter | None,
-        spawned: Callable[[int, _Prepared], Coroutine[Any, Any, None]] | None = None,
-        running: list[int] | None = None,
-    ) -> None:
-        def start_the_rest() -> None:
-            while waiting:
-                i, prepared = waiting.popleft()
-                call = self.calls[i]
-                name = f"tool {call.name} {call.id}"
-                if spawned is None:
-                    group.start_soon(self._job, i, prepared, limiter, name=name)
-                else:
-                    assert running is not None
-                    running[0] += 1
-                    group.start_soon(spawned, i, prepared, name=name)
-
-        while waiting:
-            await Eager(self._job(*waiting.popleft(), limiter), start_the_rest)
+        await run_concurrently(
+            [
+                (
+                    partial(self._job, i, prepared, limiter),
+                    f"tool {self.calls[i].name} {self.calls[i].id}",
+                )
+                for i, prepared in jobs
+            ],
+            self._tool_group,
+        )
 
     async def _job(
         self, i: int, prepared: _Prepared, limiter: anyio.CapacityLimiter | None

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import anyio.abc
 import anyio.lowlevel
 import msgspec
 
@@ -28,7 +27,6 @@ from ..ai import (
     ToolCall,
     ToolResultMessage,
 )
-from ..ai._groups import sole_exception
 from ..ai._inline import InlineStream
 from ..ai._registry import default_registry
 from ..ai._stream import resolve_stream_fn
@@ -36,20 +34,19 @@ from ._batch import ToolBatch
 from ._config import AgentLoopConfig, default_convert_to_llm, turn_decision
 from ._declarations import ToolDeclarations
 from ._dispatch import Dispatcher, checkpoint_if_aborted
-from ._hooks import call_hook, coerce_result, first_parameter_name, positional_arity
+from ._hooks import call_hook
 from ._outcome import write_aborted_outcome
+from ._parallel import ToolGroup
+from ._prepare import prepare_next_turn, prepare_request
 from ._types import (
     AgentContext,
     AgentEndEvent,
-    AgentLoopTurnUpdate,
     AgentMessage,
-    AgentRequestUpdate,
     AgentStartEvent,
     AgentTurnContext,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
-    PrepareRequestContext,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -86,7 +83,8 @@ class LoopRun:
         self.thinking_level = config.thinking_level
         self.new_messages: list[AgentMessage] = []
         self.scope = anyio.CancelScope()
-        self._tool_group: anyio.abc.TaskGroup | None = None
+        # one task group for the run's parallel tool calls, opened when first needed
+        self.tool_group = ToolGroup()
         # progress, read by the abort outcome
         self.agent_started = False
         self.turn_open = False
@@ -112,11 +110,11 @@ class LoopRun:
                     try:
                         await self._body(prompts)
                     except BaseException as exc:
-                        if self._tool_group is None or not await self._close_tool_group(exc):
+                        if not self.tool_group.opened or not await self.tool_group.close(exc):
                             raise
                     else:
-                        if self._tool_group is not None:
-                            await self._close_tool_group(None)
+                        if self.tool_group.opened:
+                            await self.tool_group.close(None)
                     return self.new_messages
                 finally:
                     unregister()
@@ -131,32 +129,6 @@ class LoopRun:
             # Cancellation escaped the abort scope: the caller's scope was cancelled
             # (perhaps on top of an abort).
             await self._close_after_external_cancel()
-            raise
-
-    async def tool_group(self) -> anyio.abc.TaskGroup:
-        """The run's task group for tool calls that run concurrently, opened the first
-        time a parallel batch needs it (where nothing else is pending) and closed when
-        the run's body ends, inside the abort scope: one group per run, not per batch."""
-        group = self._tool_group
-        if group is None:
-            group = anyio.create_task_group()
-            await group.__aenter__()
-            self._tool_group = group
-        return group
-
-    async def _close_tool_group(self, exc: BaseException | None) -> bool:
-        """Leave the tool group (if opened) as ``async with`` would; ``True`` when it
-        swallowed ``exc``."""
-        group, self._tool_group = self._tool_group, None
-        if group is None:
-            return False
-        if exc is None:
-            return bool(await group.__aexit__(None, None, None))
-        try:
-            return bool(await group.__aexit__(type(exc), exc, exc.__traceback__))
-        except BaseExceptionGroup as wrapped:
-            if sole_exception(wrapped) is exc:
-                return False  # no tool failed besides: the caller re-raises ``exc`` itself
             raise
 
     def _abort_requested(self) -> None:
@@ -326,49 +298,14 @@ class LoopRun:
         self.finished = True
         await self.dispatcher.emit(AgentEndEvent(messages=self.new_messages))
 
-    def _apply_update(self, update: AgentLoopTurnUpdate | AgentRequestUpdate) -> None:
-        if update.context is not None:
-            self.context = update.context
-        if update.model is not None:
-            self.model = update.model
-        if update.thinking_level is not None:
-            self.thinking_level = update.thinking_level
-
     async def _prepare_next_turn(self, turn: AgentTurnContext) -> list[AgentMessage]:
-        hook = self.config.prepare_next_turn
-        if hook is None:
+        if self.config.prepare_next_turn is None:
             return []
-        await self.dispatcher.settle()
-        first = first_parameter_name(hook)
-        if first == "signal" or positional_arity(hook) == 0:
-            raw = await call_hook(hook, self.signal)
-        else:
-            raw = await call_hook(hook, turn, self.signal)
-        if self.signal._aborted:
-            await self._abort_now()
-        update = coerce_result(raw, AgentLoopTurnUpdate, "prepare_next_turn")
-        if update is None:
-            return []
-        self._apply_update(update)
-        return list(update.messages or [])
+        return await prepare_next_turn(self, turn)
 
     async def _prepare_request(self) -> None:
-        hook = self.config.prepare_request
-        if hook is None:
-            return
-        await self.dispatcher.settle()
-        request = PrepareRequestContext(
-            context=self.context, model=self.model, thinking_level=self.thinking_level
-        )
-        raw = await call_hook(hook, request, self.signal)
-        if self.signal._aborted:
-            await self._abort_now()
-        update = coerce_result(raw, AgentRequestUpdate, "prepare_request")
-        if update is not None:
-            self._apply_update(update)
-        late = await self._poll(self.config.get_request_steering_messages)
-        if late:
-            await self._accept_input(late)
+        if self.config.prepare_request is not None:
+            await prepare_request(self)
 
     # ------------------------------------------------------------------ one request
 
