@@ -7,6 +7,7 @@ happens: a call that is cancelled by an abort, or never started because of one, 
 
 from __future__ import annotations
 
+import inspect
 import time
 from functools import partial
 from typing import Any
@@ -23,7 +24,7 @@ from ..ai import (
     validate_tool_arguments,
 )
 from ._dispatch import Dispatcher
-from ._hooks import call_hook, coerce_result
+from ._hooks import call_hook, coerce_result, positional_arity
 from ._parallel import ToolGroup, run_concurrently
 from ._types import (
     AfterToolCallContext,
@@ -258,6 +259,13 @@ class ToolBatch:
     # ------------------------------------------------------------------ preflight
 
     async def _preflight(self, i: int) -> _Outcome | _Prepared:
+        prepared = self._check(i)
+        if self.config.before_tool_call is None or not isinstance(prepared, _Prepared):
+            return prepared
+        return await self._before_tool_call(i, prepared)
+
+    def _check(self, i: int) -> _Outcome | _Prepared:
+        """Find the tool and validate the arguments (no hook involved)."""
         call = self.calls[i]
         tool = next((t for t in self.context.tools if t.name == call.name), None)
         if tool is None:
@@ -270,31 +278,36 @@ class ToolBatch:
                 if prepared_args is not arguments:
                     arguments = prepared_args
             args = validate_tool_arguments(tool, arguments)
-            hook = self.config.before_tool_call
-            if hook is not None:
-                raw = await call_hook(
-                    hook,
-                    BeforeToolCallContext(
-                        assistant_message=self.message,
-                        tool_call=call,
-                        args=args,
-                        context=self.context,
-                    ),
-                    self.signal,
-                )
-                decision = coerce_result(raw, BeforeToolCallResult, "before_tool_call")
-                if self.signal.aborted:
-                    return _immediate(ABORTED_TOOL_TEXT)
-                if decision is not None and decision.block:
-                    return _immediate(
-                        decision.reason or "Tool execution was blocked",
-                        terminate=decision.terminate is True,
-                    )
         except Exception as exc:
             return _immediate(str(exc) or type(exc).__name__)
-        if self.signal.aborted:
+        if self.signal._aborted:
             return _immediate(ABORTED_TOOL_TEXT)
         return _Prepared(tool, args)
+
+    async def _before_tool_call(self, i: int, prepared: _Prepared) -> _Outcome | _Prepared:
+        hook = self.config.before_tool_call
+        try:
+            raw = await call_hook(
+                hook,
+                BeforeToolCallContext(
+                    assistant_message=self.message,
+                    tool_call=self.calls[i],
+                    args=prepared.args,
+                    context=self.context,
+                ),
+                self.signal,
+            )
+            decision = coerce_result(raw, BeforeToolCallResult, "before_tool_call")
+        except Exception as exc:
+            return _immediate(str(exc) or type(exc).__name__)
+        if self.signal._aborted:
+            return _immediate(ABORTED_TOOL_TEXT)
+        if decision is not None and decision.block:
+            return _immediate(
+                decision.reason or "Tool execution was blocked",
+                terminate=decision.terminate is True,
+            )
+        return prepared
 
     # ------------------------------------------------------------------ execution
 
@@ -315,19 +328,21 @@ class ToolBatch:
                     )
                 )
 
+        execute = tool.execute
+        arguments = (call.id, prepared.args, self.signal, on_update)[: positional_arity(execute)]
         timeout = getattr(tool, "timeout", None)
         started = time.perf_counter()
         try:
             if timeout is None:
-                value = await call_hook(
-                    tool.execute, call.id, prepared.args, self.signal, on_update
-                )
+                value = execute(*arguments)
+                if inspect.isawaitable(value):
+                    value = await value
                 timed_out = False
             else:
                 with anyio.move_on_after(timeout) as deadline:
-                    value = await call_hook(
-                        tool.execute, call.id, prepared.args, self.signal, on_update
-                    )
+                    value = execute(*arguments)
+                    if inspect.isawaitable(value):
+                        value = await value
                 timed_out = deadline.cancelled_caught
             if timed_out:
                 outcome = _Outcome(

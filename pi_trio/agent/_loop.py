@@ -192,13 +192,16 @@ class LoopRun:
             while has_more_tool_calls or pending:
                 prepared: list[AgentMessage] = []
                 if last_turn is not None:
-                    prepared = await self._prepare_next_turn(last_turn)
+                    if config.prepare_next_turn is not None:
+                        prepared = await prepare_next_turn(self, last_turn)
                     if not pending:
                         pending = await self._poll(config.get_steering_messages)
                     await self._start_turn()
-                await self._accept_input([*prepared, *pending])
+                for incoming in self.declarations.declare(self.context, [*prepared, *pending]):
+                    await self._emit_input(incoming, append=True)
                 pending = []
-                await self._prepare_request()
+                if config.prepare_request is not None:
+                    await prepare_request(self)
 
                 message = await self._stream_response()
                 if message.stop_reason in ("error", "aborted"):
@@ -297,15 +300,6 @@ class LoopRun:
     async def _end_run(self) -> None:
         self.finished = True
         await self.dispatcher.emit(AgentEndEvent(messages=self.new_messages))
-
-    async def _prepare_next_turn(self, turn: AgentTurnContext) -> list[AgentMessage]:
-        if self.config.prepare_next_turn is None:
-            return []
-        return await prepare_next_turn(self, turn)
-
-    async def _prepare_request(self) -> None:
-        if self.config.prepare_request is not None:
-            await prepare_request(self)
 
     # ------------------------------------------------------------------ one request
 
