@@ -68,6 +68,8 @@ class PendingMessageQueue:
 
     def restore(self) -> None:
         """Put every still-reserved message back at the front, in FIFO order."""
+        if not self._reserved:  # only the run's own thread reserves and accepts
+            return
         with self._lock:
             reserved, self._reserved = self._reserved, []
             self._items.extendleft(reversed(reserved))
