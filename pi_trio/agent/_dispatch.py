@@ -1,9 +1,7 @@
 """The dispatcher: delivers a run's events to its listeners, in order, outside abort.
 
 Events go through one bounded queue. Delivery applies the reducer and then awaits each
-listener in subscription order, in a shielded scope, so neither ``abort()`` nor the
-caller's cancellation interrupts a listener (the caller's cancellation only bounds it,
-through ``set_close_deadline``).
+listener in subscription order; ``abort()`` never interrupts a listener.
 
 While the queue is empty and every listener is synchronous, the emitting task delivers
 the event itself (reducer, then listeners): no task switch per event on the common path.
@@ -11,8 +9,9 @@ An event that has to wait (an asynchronous listener, or delivery already busy) i
 so emission order is always kept. Who delivers the queue depends on the run:
 
 - attached to the run's task group (``attach``), a dispatcher task started on the first
-  queued event delivers it, and the engine may run ahead of it by ``DISPATCH_BUFFER``
-  events: the mode for runs that start with an asynchronous listener;
+  queued event delivers it in a shielded scope (the caller's cancellation only bounds it,
+  through ``set_close_deadline``), and the engine may run ahead of it by
+  ``DISPATCH_BUFFER`` events: the mode for runs that start with an asynchronous listener;
 - otherwise (every listener synchronous when the run started, so no task group at all)
   the engine delivers queued events itself whenever it sends, waits for room or
   settles: a listener subscribed mid-run that is asynchronous still gets every event in
