@@ -4,7 +4,6 @@ the events)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -14,7 +13,7 @@ import anyio.abc
 
 from ..ai import AbortController, AbortSignal
 from ..ai._errors import PiError
-from ..ai._groups import sole_exception
+from ..ai._groups import raising_sole_exception
 from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
 from ._loop import LoopRun
@@ -68,16 +67,12 @@ async def execute_loop(
                 context, config, dispatcher, signal, stream_fn, owned=owned
             ).run(prompts)
             await dispatcher.settle()
-        except Exception:
-            # Events queued for a listener subscribed mid-run still reach it before
-            # the failure is reported (as the dispatcher task would deliver them).
-            with contextlib.suppress(Exception):
-                await dispatcher.settle()
-            raise
         finally:
             dispatcher.close()
         return messages
-    try:
+    # The dispatcher never fails (it records listener errors), so a group holds the
+    # engine's own exception: raise that one.
+    with raising_sole_exception():
         async with anyio.create_task_group() as task_group:
             dispatcher.attach(task_group)
             try:
@@ -87,13 +82,6 @@ async def execute_loop(
                 await dispatcher.settle()
             finally:
                 dispatcher.close()
-    except BaseExceptionGroup as group:
-        # The dispatcher never fails (it records listener errors), so the group holds
-        # the engine's own exception: raise that one.
-        sole = sole_exception(group)
-        if sole is None:
-            raise
-        raise sole from sole.__cause__
     return messages
 
 
@@ -173,7 +161,7 @@ async def _open_loop(
                 prompts, context, config, dispatcher, run_signal, stream_fn
             )
 
-    try:
+    with raising_sole_exception():
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(produce, name="agent loop")
             try:
@@ -183,11 +171,6 @@ async def _open_loop(
                     # Leaving before the run finished cancels it.
                     task_group.cancel_scope.cancel()
                 receive.close()
-    except BaseExceptionGroup as group:
-        sole = sole_exception(group)
-        if sole is None:
-            raise
-        raise sole from sole.__cause__
 
 
 def agent_loop(

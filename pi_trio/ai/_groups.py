@@ -7,7 +7,10 @@ with``, the engine of a run), the caller should see the exception it raised, not
 
 from __future__ import annotations
 
-__all__ = ["sole_exception"]
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["raising_sole_exception", "sole_exception"]
 
 
 def sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
@@ -19,3 +22,16 @@ def sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | 
     if isinstance(inner, BaseExceptionGroup):
         return sole_exception(inner)
     return inner
+
+
+@contextmanager
+def raising_sole_exception() -> Iterator[None]:
+    """Around a task group whose other tasks never fail: a group holding one exception
+    is raised as that exception (its cause kept)."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        sole = sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from sole.__cause__

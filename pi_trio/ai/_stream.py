@@ -23,7 +23,7 @@ from ._abort import AbortSignal
 from ._builder import MessageFold, seal_message
 from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent, ErrorEvent
-from ._groups import sole_exception
+from ._groups import raising_sole_exception
 from ._options import StreamFn, StreamOptions
 from ._registry import ProviderRegistry, default_registry
 from ._types import AssistantMessage, Context, Model, Usage, now_ms
@@ -209,7 +209,8 @@ async def _open(
 ) -> AsyncIterator[AssistantMessageStream]:
     send, receive = anyio.create_memory_object_stream[AssistantMessageEvent](STREAM_BUFFER)
     stream = AssistantMessageStream(receive, model, name, options.signal)
-    try:
+    # The driver task never fails, so a group holds the body's own exception.
+    with raising_sole_exception():
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(
                 _drive,
@@ -231,12 +232,6 @@ async def _open(
             finally:
                 task_group.cancel_scope.cancel()
                 receive.close()
-    except BaseExceptionGroup as group:
-        # The driver task never fails, so a group holds the body's own exception.
-        sole = sole_exception(group)
-        if sole is None:
-            raise
-        raise sole from sole.__cause__
 
 
 async def _drive(
