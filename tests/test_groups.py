@@ -40,6 +40,17 @@ async def test_an_error_inside_open_stream_reaches_the_caller_unwrapped() -> Non
         await consume()
 
 
+async def test_an_error_inside_agent_loop_reaches_the_caller_unwrapped() -> None:
+    async def consume() -> None:
+        config = AgentLoopConfig(model=MOCK_MODEL)
+        async with agent_loop([user("hi")], AgentContext(), config, stream_fn=_stream()) as ev:
+            async for _ in ev:
+                raise LookupError("from the body")
+
+    with pytest.raises(LookupError, match="from the body"):
+        await consume()
+
+
 async def test_a_failing_hook_inside_a_run_with_an_async_consumer_is_raised_unwrapped() -> None:
     def convert(messages: list[Any]) -> list[Any]:
         raise LookupError("convert failed")

@@ -76,6 +76,31 @@ async def test_basic_prompt_emits_the_lifecycle_and_returns_user_and_assistant()
     ]
 
 
+async def test_leaving_agent_loop_early_cancels_the_run_without_an_error(autojump_clock) -> None:
+    cancelled: list[bool] = []
+    started = trio.Event()
+
+    async def slow(context: Any, options: Any) -> Any:
+        started.set()
+        try:
+            await trio.sleep(100)
+        except trio.Cancelled:
+            cancelled.append(True)
+            raise
+        return asst("never")
+
+    async with agent_loop(
+        [user("Hello")], AgentContext(), config(), stream_fn=Scripted(slow)
+    ) as ev:
+        async for event in ev:
+            if event.type == "message_end":
+                await started.wait()  # the request is in flight
+                break
+    assert cancelled == [True]
+    with pytest.raises(RuntimeError, match="once the run finished"):
+        ev.result()
+
+
 async def test_provider_context_is_built_only_from_transcript_messages() -> None:
     head = SystemMessage(content="Transcript prompt", tools_added=[], timestamp=1)
     stream = Scripted(asst("ok"))

@@ -154,12 +154,20 @@ async def _open_loop(
     send, receive = anyio.create_memory_object_stream[AgentEvent](AGENT_EVENT_BUFFER)
     stream = AgentEventStream(receive)
 
+    consumer_left = False
+
     async def produce() -> None:
         with send:
             dispatcher = Dispatcher(ListenerSet(send.send), None, run_signal)
-            stream._messages = await execute_loop(
-                prompts, context, config, dispatcher, run_signal, stream_fn
-            )
+            try:
+                stream._messages = await execute_loop(
+                    prompts, context, config, dispatcher, run_signal, stream_fn
+                )
+            except anyio.BrokenResourceError:
+                # The consumer left the block: the run's remaining events (its closing
+                # ones included) have nobody to go to.
+                if not consumer_left:
+                    raise
 
     with raising_sole_exception():
         async with anyio.create_task_group() as task_group:
@@ -167,6 +175,7 @@ async def _open_loop(
             try:
                 yield stream
             finally:
+                consumer_left = True
                 if stream._messages is None:
                     # Leaving before the run finished cancels it.
                     task_group.cancel_scope.cancel()
