@@ -7,13 +7,13 @@ event. The stream-function contract is the same as under ``open_stream``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.lowlevel
 
 from ._abort import AbortSignal
-from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent
 from ._options import StreamFn, StreamOptions
 from ._stream import _StreamState
@@ -51,13 +51,7 @@ class InlineStream(_StreamState):
         self._delivery_error: BaseException | None = None
 
     def _accept(self, event: AssistantMessageEvent) -> None:
-        try:
-            self._fold.apply(event)
-        except StreamProtocolError as exc:
-            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
-            self._fold.result = event.error
-        if self._fold.result is not None:
-            self._done = True
+        event = self._fold_event(event)
         try:
             self._deliver(event)
         except Exception as exc:
@@ -106,10 +100,10 @@ class InlineStream(_StreamState):
             pass
         except Exception as exc:
             self._failure = exc
+        if not self._done and self._delivery_error is None:
+            # the listener's own exception is raised below, not the closed channel's
+            with contextlib.suppress(anyio.BrokenResourceError):
+                self._accept(self._missing_terminal())
         if self._delivery_error is not None:
             raise self._delivery_error
-        if not self._done:
-            self._accept(self._missing_terminal())
-            if self._delivery_error is not None:
-                raise self._delivery_error
         return self.result()
