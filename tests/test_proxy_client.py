@@ -30,6 +30,7 @@ from pi_trio.ai import (
     open_stream,
 )
 from pi_trio.ai._proxy_rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
+from pi_trio.ai._stream import AFTER_TERMINAL_GRACE_S
 
 MODEL = Model(
     id="gpt-5.4",
@@ -688,3 +689,26 @@ async def test_an_agent_runs_its_turns_through_the_proxy() -> None:
     assert msgspec.to_builtins(last.content) == [{"type": "text", "text": "Hi there"}]
     roles = [m["role"] for m in recorder.body["context"]["messages"]]
     assert roles == ["system", "user"]
+
+
+async def test_a_server_keeping_the_body_open_after_the_terminal_event_cannot_hold_up_a_run(
+    autojump_clock: Any,
+) -> None:
+    # The agent awaits the stream function itself, so only the client bounds this.
+    from pi_trio.agent import Agent
+
+    async def open_body() -> AsyncIterator[bytes]:
+        yield sse({"type": "start"}, {"type": "done", "reason": "stop", "usage": USAGE})
+        while True:
+            await anyio.sleep(1)
+            yield b": keep-alive\n\n"
+
+    client = client_for(lambda request: httpx.Response(200, content=open_body()))
+    agent = Agent(
+        model=MODEL, stream_fn=stream_proxy(proxy_url=URL, auth_token=TOKEN, http_client=client)
+    )
+    start = anyio.current_time()
+    with anyio.fail_after(60):
+        await agent.prompt("hi")
+    assert anyio.current_time() - start <= AFTER_TERMINAL_GRACE_S + 1
+    assert agent.state.messages[-1].stop_reason == "stop"

@@ -20,6 +20,7 @@ from ._options import StreamOptions
 from ._proxy_rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
 from ._proxy_wire import encode_request
 from ._registry import default_registry
+from ._stream import AFTER_TERMINAL_GRACE_S
 from ._types import Context, Model
 
 if TYPE_CHECKING:
@@ -80,7 +81,9 @@ async def _relay(
 ) -> None:
     """Send the events of the response body. A protocol violation sends the error outcome
     and stops reading; after the terminal event the rest of the body is read and ignored
-    (as in the original), so the connection can be reused."""
+    (as in the original) so the connection can be reused, but for no longer than
+    ``AFTER_TERMINAL_GRACE_S``: a server that keeps the stream open must not hold up the
+    run."""
     splitter = LineSplitter()
     with anyio.CancelScope() as reading:
         chunks = response.aiter_bytes()
@@ -92,6 +95,8 @@ async def _relay(
                     if await _relay_line(line, rebuilder, send):
                         reading.cancel()
                         break
+                if rebuilder.terminal:
+                    reading.deadline = anyio.current_time() + AFTER_TERMINAL_GRACE_S
     if not rebuilder.terminal:
         for line in splitter.flush():
             await _relay_line(line, rebuilder, send)
