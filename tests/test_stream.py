@@ -14,6 +14,7 @@ from pi_trio.ai import (
     MessageBuilder,
     MessageFold,
     PiError,
+    ProviderNotFoundError,
     ProviderRegistry,
     StartEvent,
     TextDeltaEvent,
@@ -150,8 +151,12 @@ async def test_events_after_the_terminal_event_are_dropped_and_the_producer_stop
 
 async def test_unknown_api_raises_the_upstream_error_text() -> None:
     registry = ProviderRegistry(builtins=False)
-    with pytest.raises(PiError, match="No API provider registered for api: openai-responses"):
+    with pytest.raises(
+        ProviderNotFoundError, match="No API provider registered for api: openai-responses"
+    ) as caught:
         await complete(MOCK_MODEL, CTX, registry=registry)
+    assert isinstance(caught.value, PiError)
+    assert isinstance(caught.value, LookupError)
 
 
 async def test_a_registered_provider_serves_its_api_and_refuses_another_api() -> None:

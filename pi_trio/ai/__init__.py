@@ -9,6 +9,7 @@ from ._env import find_env_keys as find_env_keys
 from ._env import get_env_api_key as get_env_api_key
 from ._errors import PiError as PiError
 from ._errors import ProviderError as ProviderError
+from ._errors import ProviderNotFoundError as ProviderNotFoundError
 from ._errors import StreamProtocolError as StreamProtocolError
 from ._events import AssistantMessageEvent as AssistantMessageEvent
 from ._events import DoneEvent as DoneEvent
@@ -128,6 +129,7 @@ __all__ = [
     "ModelThinkingLevel",
     "PiError",
     "ProviderError",
+    "ProviderNotFoundError",
     "ProviderRegistry",
     "ResolvedTranscriptTools",
     "ResponseInfo",

@@ -18,7 +18,6 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "StartEvent",
-    "TERMINAL_EVENT_TYPES",
     "TextDeltaEvent",
     "TextEndEvent",
     "TextStartEvent",
@@ -131,5 +130,3 @@ AssistantMessageEvent: TypeAlias = (
     | DoneEvent
     | ErrorEvent
 )
-
-TERMINAL_EVENT_TYPES: frozenset[str] = frozenset({"done", "error"})

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import anyio.lowlevel
 import msgspec
 
-from ._errors import PiError
+from ._errors import PiError, ProviderNotFoundError
 from ._events import AssistantMessageEvent
 from ._options import StreamFn, StreamOptions
 from ._types import Context, Model
@@ -108,7 +108,7 @@ class ProviderRegistry:
     def require(self, api: str) -> ApiProvider:
         provider = self.get(api)
         if provider is None:
-            raise PiError(f"No API provider registered for api: {api}")
+            raise ProviderNotFoundError(f"No API provider registered for api: {api}")
         return provider
 
     def apis(self) -> list[str]:

@@ -52,7 +52,6 @@ MAX_ID_LENGTH: Final = 64
 NORMALIZED_PROVIDERS: Final = frozenset({"openai", "openai-codex", "opencode"})
 _PHASES: Final = frozenset({"commentary", "final_answer"})
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
-_M32: Final = 0xFFFFFFFF
 
 
 # --------------------------------------------------------------------------- ids
