@@ -4,7 +4,9 @@ The stream function runs as a child task of ``open_stream``'s task group and sen
 events over a bounded memory channel; ``open_stream`` yields the receiving side. Whatever
 the stream function does — returns without a terminal event, raises, breaks the protocol —
 the consumer sees exactly one terminal event, last, and ``result()`` is the final message.
-Cancellation (the caller's scope, or ``options.signal``) propagates as cancellation.
+The caller's cancellation propagates as cancellation; an abort through ``options.signal``
+ends the stream with an ``error`` event whose reason is ``"aborted"``, keeping the
+content received so far.
 """
 
 from __future__ import annotations

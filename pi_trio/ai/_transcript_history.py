@@ -13,7 +13,12 @@ from typing import Any
 
 import msgspec
 
-from ._transcript import _declaration_key, collapse_system_messages, get_current_tools
+from ._transcript import (
+    _declaration_key,
+    _system_messages,
+    collapse_system_messages,
+    get_current_tools,
+)
 from ._types import Context, SystemMessage, Tool
 
 __all__ = [
@@ -26,10 +31,6 @@ __all__ = [
     "resolve_transcript_tools",
     "without_initial_system_message",
 ]
-
-
-def _system_messages(messages: Sequence[Any]) -> list[SystemMessage]:
-    return [m for m in messages if isinstance(m, SystemMessage)]
 
 
 def get_declared_tools(messages: Sequence[Any]) -> list[Tool]:
