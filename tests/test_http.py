@@ -26,6 +26,7 @@ from pi_trio.ai import (
     is_retryable_assistant_error,
     open_stream,
 )
+from pi_trio.ai.providers import _sse
 from pi_trio.ai.providers._http import (
     ERROR_BODY_LIMIT,
     ProviderRun,
@@ -94,6 +95,40 @@ def parse_all(chunks: list[bytes]) -> list[SSEEvent]:
 def test_sse_parses_data_and_event_names() -> None:
     body = b'event: message_start\ndata: {"a":1}\n\ndata: two\n\n'
     assert parse_all([body]) == [SSEEvent("message_start", '{"a":1}'), SSEEvent("", "two")]
+
+
+@pytest.fixture
+def small_event_limit(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(_sse, "MAX_SSE_EVENT_BYTES", 100)
+    return 100
+
+
+def test_sse_a_line_that_never_ends_is_refused_past_the_event_limit(
+    small_event_limit: int,
+) -> None:
+    parser = SSEParser()
+    parser.feed(b"data: " + b"x" * 90)
+    with pytest.raises(ProviderError, match="MAX_SSE_EVENT_BYTES"):
+        parser.feed(b"x" * 20)
+
+
+def test_sse_an_event_whose_data_lines_never_end_is_refused_past_the_limit(
+    small_event_limit: int,
+) -> None:
+    parser = SSEParser()
+    for _ in range(9):
+        parser.feed(b"data: " + b"y" * 10 + b"\n")
+    with pytest.raises(ProviderError, match="MAX_SSE_EVENT_BYTES"):
+        parser.feed(b"data: " + b"y" * 20 + b"\n")
+
+
+def test_sse_many_events_below_the_limit_pass_whatever_their_total(
+    small_event_limit: int,
+) -> None:
+    body = b"".join(b"data: " + b"z" * 80 + b"\n\n" for _ in range(50))
+    events = parse_all([body[i : i + 7] for i in range(0, len(body), 7)])
+    assert len(events) == 50
+    assert all(e.data == "z" * 80 for e in events)
 
 
 @pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])

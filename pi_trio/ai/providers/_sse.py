@@ -13,16 +13,24 @@ where real providers and proxies are sloppy:
 
 Lines are split on bytes and decoded one complete line at a time, so a multi-byte character
 split between chunks decodes correctly, and feeding costs time proportional to the input.
-Invalid UTF-8 is replaced, never raised.
+Invalid UTF-8 is replaced, never raised. One event (its unfinished line and its ``data``
+lines) may hold at most ``MAX_SSE_EVENT_BYTES``; a body that exceeds it is broken, and the
+parser says so instead of growing without bound.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["SSEEvent", "SSEParser"]
+from .._errors import ProviderError
+
+__all__ = ["MAX_SSE_EVENT_BYTES", "SSEEvent", "SSEParser"]
 
 _BOM = b"\xef\xbb\xbf"
+
+# Larger than any event a provider sends (a whole tool-call argument string arrives in
+# deltas); a stream that holds this much without ending an event is broken.
+MAX_SSE_EVENT_BYTES = 16 * 1024 * 1024
 
 
 class SSEEvent(NamedTuple):
@@ -45,7 +53,16 @@ class SSEParser:
     [SSEEvent(event='', data='[DONE]')]
     """
 
-    __slots__ = ("_closed", "_data", "_event", "_pending", "_skip_lf", "_started")
+    __slots__ = (
+        "_closed",
+        "_data",
+        "_data_bytes",
+        "_event",
+        "_pending",
+        "_pending_bytes",
+        "_skip_lf",
+        "_started",
+    )
 
     def __init__(self) -> None:
         self._pending: list[bytes] = []  # the current, unterminated line
@@ -53,6 +70,8 @@ class SSEParser:
         self._started = False  # the byte-order mark check is done
         self._event = ""
         self._data: list[bytes] = []
+        self._pending_bytes = 0
+        self._data_bytes = 0
         self._closed = False
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
@@ -87,10 +106,18 @@ class SSEParser:
                 pending.append(lines[0])
                 lines[0] = b"".join(pending)
                 pending.clear()
+            self._pending_bytes = 0
             for line in lines:
                 self._line(line, events)
         if tail:
             self._pending.append(tail)
+            self._pending_bytes += len(tail)
+        if self._pending_bytes + self._data_bytes > MAX_SSE_EVENT_BYTES:
+            raise ProviderError(
+                f"The response stream sent more than {MAX_SSE_EVENT_BYTES} bytes without "
+                "ending an event (MAX_SSE_EVENT_BYTES); the stream is broken, so it is not "
+                "read further"
+            )
         return events
 
     def close(self) -> list[SSEEvent]:
@@ -111,7 +138,10 @@ class SSEParser:
     def _line(self, line: bytes, events: list[SSEEvent]) -> None:
         if line.startswith(b"data:"):
             value = line[5:]
-            self._data.append(value[1:] if value[:1] == b" " else value)
+            if value[:1] == b" ":
+                value = value[1:]
+            self._data.append(value)
+            self._data_bytes += len(value)
             return
         if not line or line.isspace():
             data = self._data
@@ -119,6 +149,7 @@ class SSEParser:
                 text = data[0] if len(data) == 1 else b"\n".join(data)
                 events.append(SSEEvent(self._event, text.decode("utf-8", "replace")))
                 data.clear()
+                self._data_bytes = 0
             self._event = ""
             return
         if line[0] == 0x3A:  # ":" starts a comment
