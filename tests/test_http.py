@@ -280,6 +280,21 @@ def test_provider_error_message_shapes(body: str, expected: str | None) -> None:
     assert provider_error_message(body) == expected
 
 
+def test_stream_options_repr_hides_the_key_header_values_and_environment() -> None:
+    options = StreamOptions(
+        api_key="sk-live-secret-1234567890",
+        headers={"Authorization": "Bearer sk-header-secret"},
+        env={"OPENAI_API_KEY": "sk-env-secret"},
+        max_tokens=5,
+    )
+    text = repr(options)
+    assert "secret" not in text
+    assert "max_tokens=5" in text
+    assert "'Authorization': <hidden>" in text
+    assert "'OPENAI_API_KEY': <hidden>" in text
+    assert repr(StreamOptions()) == "StreamOptions()"
+
+
 def test_redact_hides_secrets_but_not_short_strings() -> None:
     assert redact(f"bad key {KEY}!", {KEY, "abc"}) == "bad key [redacted]!"
     assert redact("abc", {"abc"}) == "abc"

@@ -87,6 +87,30 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     # (``registry.http_client()``). Set by the entry points.
     registry: Any = None
 
+    def __repr__(self) -> str:
+        """The fields that differ from their defaults, with secrets hidden: the API key,
+        header values and environment values never reach a log line or a test diff."""
+        shown = []
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value == _DEFAULTS[name]:
+                continue
+            if name == "api_key":
+                value = _HIDDEN
+            elif name in ("headers", "env"):
+                value = {key: _HIDDEN for key in value}
+            shown.append(f"{name}={value!r}")
+        return f"StreamOptions({', '.join(shown)})"
+
+
+class _Hidden:
+    def __repr__(self) -> str:
+        return "<hidden>"
+
+
+_HIDDEN = _Hidden()
+_DEFAULTS = {name: getattr(StreamOptions(), name) for name in StreamOptions.__struct_fields__}
+
 
 class StreamFn(Protocol):
     """``async def stream_fn(model, context, options, send) -> None``.
