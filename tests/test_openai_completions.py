@@ -1307,3 +1307,14 @@ async def test_live_openai_chat_completions() -> None:
     assert message.stop_reason == "stop", message.error_message
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()
     assert message.usage.input > 0
+
+
+def test_a_native_tool_choice_in_extra_wins_over_the_unified_one() -> None:
+    from pi_trio.ai.providers.openai_completions import _native
+
+    both = StreamOptions(tool_choice="auto", extra={"tool_choice": "required"})
+    assert _native(both).tool_choice == "required"
+    assert _native(StreamOptions(extra={"toolChoice": "none"})).tool_choice == "none"
+    assert _native(StreamOptions(tool_choice="auto")).tool_choice == "auto"
+    assert _native(StreamOptions()).tool_choice is None
+    assert "tool_choice" not in body_for(make_model(), [UserMessage(content="q")])

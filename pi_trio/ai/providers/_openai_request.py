@@ -354,7 +354,7 @@ def build_body(
     control = _cache_control(compat, retention)
     if control is not None:
         _apply_cache_control(body, control)
-    if tool_choice:
+    if tool_choice is not None:
         body["tool_choice"] = tool_choice
     if compat.vllm_priority is not None:
         body["priority"] = compat.vllm_priority

@@ -344,9 +344,10 @@ class _Native(msgspec.Struct, kw_only=True):
 def _native(options: StreamOptions) -> _Native:
     extra = options.extra or {}
     effort = extra.get("reasoning_effort", extra.get("reasoningEffort"))
-    choice = options.tool_choice
+    # the provider-native option wins over the unified one, as in the other providers
+    choice = extra.get("tool_choice", extra.get("toolChoice"))
     if choice is None:
-        choice = extra.get("tool_choice", extra.get("toolChoice"))
+        choice = options.tool_choice
     return _Native(reasoning_effort=effort, tool_choice=choice)
 
 
