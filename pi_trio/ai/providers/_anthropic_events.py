@@ -19,6 +19,7 @@ from .._events import AssistantMessageEvent
 from .._json_parse import repair_json
 from .._models import calculate_cost
 from .._types import Model
+from ._common import unparseable_event
 
 __all__ = [
     "AnthropicEventMapper",
@@ -31,8 +32,6 @@ __all__ = [
 ENDED_BEFORE_MESSAGE_STOP: Final = "Anthropic stream ended before message_stop"
 REFUSAL_TEXT: Final = "The model refused to complete the request"
 REDACTED_THINKING_TEXT: Final = "[Reasoning redacted]"
-UNKNOWN_ERROR_TEXT: Final = "An unknown error occurred"
-_DATA_PREVIEW: Final = 500
 
 _STOP_REASONS: Final = {
     "end_turn": "stop",
@@ -70,10 +69,7 @@ def decode_event_data(name: str, data: str) -> Any:
                 return msgspec.json.decode(repaired)
             except msgspec.DecodeError:
                 pass
-        preview = data if len(data) <= _DATA_PREVIEW else data[:_DATA_PREVIEW] + "..."
-        raise ProviderError(
-            f"Could not parse Anthropic SSE event {name}: {exc}; data={preview}"
-        ) from exc
+        raise unparseable_event(f"Anthropic SSE event {name}", data, exc) from exc
 
 
 def _index(payload: dict[str, Any]) -> int | None:

@@ -9,7 +9,6 @@ when ``extra`` has none).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -38,7 +37,7 @@ from .._types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._common import cache_retention
+from ._common import cache_retention, replace_unsafe_id_chars
 
 __all__ = [
     "AnthropicRequest",
@@ -82,7 +81,6 @@ _CLAUDE_CODE_TOOLS: Final = {
         "WebSearch",
     )
 }
-_UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _EMPTY_ID_PLACEHOLDER: Final = "tool_call"
 
 
@@ -117,7 +115,7 @@ def canonical_tool_name(name: str) -> str:
 def normalize_anthropic_tool_call_id(tool_call_id: str, model: Model, source: Any) -> str:
     """Tool-call ids from other providers, made acceptable: ``[a-zA-Z0-9_-]``, 1 to 64
     characters (an empty id, e.g. of a failed call, becomes ``tool_call``)."""
-    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64] or _EMPTY_ID_PLACEHOLDER
+    return replace_unsafe_id_chars(tool_call_id)[:64] or _EMPTY_ID_PLACEHOLDER
 
 
 def _cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None:

@@ -35,6 +35,7 @@ from .._types import (
     ToolResultMessage,
     UserMessage,
 )
+from ._common import replace_unsafe_id_chars
 
 __all__ = [
     "build_google_body",
@@ -53,7 +54,6 @@ _GEMINI_MAJOR: Final = re.compile(r"gemini-(\d+)")
 _FLASH_ALIASES: Final = frozenset({"gemini-flash-latest", "gemini-flash-lite-latest"})
 _GEMMA4: Final = re.compile(r"gemma-?4")
 _BASE64: Final = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _TOOL_CHOICE: Final = {"auto": "AUTO", "none": "NONE", "any": "ANY", "required": "ANY"}
 
 # Thinking budgets per level by model family (ids containing the key; first match wins).
@@ -155,7 +155,7 @@ def _raw_thinking_config(model: Model, options: StreamOptions) -> dict[str, Any]
 
 
 def _normalize_call_id(tool_call_id: str, model: Model, source: Any) -> str:
-    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64]
+    return replace_unsafe_id_chars(tool_call_id)[:64]
 
 
 def _inline(block: ImageContent) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 
 from .._types import AssistantMessage, Model
-from ._common import short_hash
+from ._common import replace_unsafe_id_chars, short_hash
 
 __all__ = [
     "CompletionsCompat",
@@ -211,7 +211,6 @@ def resolve_compat(model: Model) -> CompletionsCompat:
 
 # --------------------------------------------------------------------------- tool-call ids
 
-_UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _NON_ALNUM: Final = re.compile(r"[^a-zA-Z0-9]")
 _MAX_ID_LEN: Final = 40  # OpenAI's limit on tool-call ids
 _MISTRAL_ID_LEN: Final = 9
@@ -231,8 +230,8 @@ def normalize_tool_call_id(tool_call_id: str, model: Model, compat: CompletionsC
         return (short_hash(tool_call_id) + "000000000")[:_MISTRAL_ID_LEN]
     if "|" in tool_call_id:
         call_id, _, item_id = tool_call_id.partition("|")
-        call_id = _UNSAFE_ID_CHARS.sub("_", call_id)
-        item_id = _UNSAFE_ID_CHARS.sub("_", item_id)
+        call_id = replace_unsafe_id_chars(call_id)
+        item_id = replace_unsafe_id_chars(item_id)
         combined = f"{call_id}_{item_id}" if item_id else call_id
         if len(combined) <= _MAX_ID_LEN:
             return combined

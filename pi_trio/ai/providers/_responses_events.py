@@ -19,6 +19,8 @@ from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
 from .._models import calculate_cost
 from .._types import Model, ToolCall
+from ._common import unparseable_event
+from ._http import UNKNOWN_ERROR_TEXT
 from ._responses_shared import encode_text_signature
 
 __all__ = [
@@ -28,8 +30,6 @@ __all__ = [
 ]
 
 ENDED_BEFORE_TERMINAL: Final = "OpenAI Responses stream ended before a terminal response event"
-_DATA_PREVIEW: Final = 500
-UNKNOWN_ERROR_TEXT: Final = "An unknown error occurred"
 
 _STATUS: Final = {
     "completed": "stop",
@@ -98,10 +98,7 @@ class ResponsesEventMapper:
         try:
             event = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:
-            preview = data if len(data) <= _DATA_PREVIEW else data[:_DATA_PREVIEW] + "..."
-            raise ProviderError(
-                f"Could not parse OpenAI Responses SSE event: {exc}; data={preview}"
-            ) from exc
+            raise unparseable_event("OpenAI Responses SSE event", data, exc) from exc
         return self.feed(event)
 
     def feed(self, event: Any) -> list[AssistantMessageEvent]:

@@ -8,7 +8,6 @@ and tool-call ids are composite ``"<call_id>|<item id>"``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -33,7 +32,7 @@ from .._types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._common import cache_retention, short_hash
+from ._common import cache_retention, replace_unsafe_id_chars, short_hash
 
 __all__ = [
     "NO_TOOL_OUTPUT",
@@ -51,14 +50,13 @@ MAX_ID_LENGTH: Final = 64
 # Target providers whose tool-call ids are rewritten into the composite call|item form.
 NORMALIZED_PROVIDERS: Final = frozenset({"openai", "openai-codex", "opencode"})
 _PHASES: Final = frozenset({"commentary", "final_answer"})
-_UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 # --------------------------------------------------------------------------- ids
 
 
 def _sanitize_id(value: str) -> str:
-    return _UNSAFE_ID_CHARS.sub("_", value)
+    return replace_unsafe_id_chars(value)
 
 
 def normalize_responses_tool_call_id(

@@ -13,13 +13,13 @@ from typing import Any, Final
 import anyio.abc
 import msgspec
 
-from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
+from ._common import unparseable_event
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body, google_thinking_config
 from ._http import ProviderRun, run_provider
@@ -33,8 +33,6 @@ __all__ = [
     "stream_simple_google",
 ]
 
-_DATA_PREVIEW: Final = 500
-
 
 def google_url(model: Model) -> str:
     return f"{model.base_url.rstrip('/')}/models/{model.id}:streamGenerateContent?alt=sse"
@@ -44,8 +42,7 @@ def _decode(data: str) -> Any:
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        preview = data if len(data) <= _DATA_PREVIEW else data[:_DATA_PREVIEW] + "..."
-        raise ProviderError(f"Could not parse Google SSE chunk: {exc}; data={preview}") from exc
+        raise unparseable_event("Google SSE chunk", data, exc) from exc
 
 
 async def _stream(run: ProviderRun, context: Context) -> None:
