@@ -629,3 +629,19 @@ def test_after_declaring_the_transcript_replays_exactly_the_executable_set(
     assert sorted(replayed) == sorted(t.name for t in executable)
     assert all(declarations_equal(replayed[t.name], t) for t in executable)
     assert declare_tool_changes([*history, *result], executable, []) == []
+
+
+def test_split_leading_system_prompt_joins_only_the_leading_system_messages() -> None:
+    from pi_trio.ai._transcript import split_leading_system_prompt
+
+    later = SystemMessage(content="later", timestamp=3)
+    messages = [
+        SystemMessage(content="first", timestamp=1),
+        SystemMessage(content="second", timestamp=1),
+        UserMessage(content="hi", timestamp=2),
+        later,
+    ]
+    prompt, rest = split_leading_system_prompt(messages)
+    assert prompt == "first\n\nsecond"
+    assert list(rest) == [messages[2], later]
+    assert split_leading_system_prompt(messages[2:]) == ("", messages[2:])

@@ -14,7 +14,7 @@ rest through untouched.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -35,9 +35,13 @@ __all__ = [
     "get_tool_state_changes",
     "normalize_context",
     "render_system_message_update",
+    "split_leading_system_prompt",
     "system_reminder_text",
     "to_tool_declaration",
 ]
+
+
+_M = TypeVar("_M")
 
 
 class ToolLike(Protocol):
@@ -226,6 +230,15 @@ def get_current_system_prompt(messages: Sequence[object]) -> str:
     """The replayed system prompt of a transcript (``""`` without system messages)."""
     head = get_current_system_message(messages)
     return "" if head is None else get_system_message_text(head)
+
+
+def split_leading_system_prompt(messages: Sequence[_M]) -> tuple[str, Sequence[_M]]:
+    """The prompt of the leading system messages, and the messages after them (where a
+    provider renders any later system message as a reminder)."""
+    lead = 0
+    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
+        lead += 1
+    return get_current_system_prompt(messages[:lead]), messages[lead:]
 
 
 def get_tool_state_changes(

@@ -17,9 +17,9 @@ import msgspec
 from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
 from .._transcript import (
-    get_current_system_prompt,
     get_current_tools,
     render_system_message_update,
+    split_leading_system_prompt,
     system_reminder_text,
 )
 from .._transform import transform_messages
@@ -227,13 +227,10 @@ def convert_anthropic_messages(
     The leading system messages form the prompt; a later system message becomes a user
     turn wrapped in ``<system_reminder>``. Consecutive tool results share one user turn.
     """
-    lead = 0
-    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
-        lead += 1
-    prompt = get_current_system_prompt(messages[:lead])
+    prompt, rest = split_leading_system_prompt(messages)
     wire: list[dict[str, Any]] = []
     tool_turn: list[dict[str, Any]] | None = None  # the open user turn of tool results
-    for message in transform_messages(messages[lead:], model, normalize_anthropic_tool_call_id):
+    for message in transform_messages(rest, model, normalize_anthropic_tool_call_id):
         if isinstance(message, ToolResultMessage):
             if tool_turn is None:
                 tool_turn = []

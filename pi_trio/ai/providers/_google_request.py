@@ -16,9 +16,9 @@ from typing import Any, Final
 from .._options import StreamOptions, ThinkingBudgets
 from .._sanitize import sanitize_surrogates
 from .._transcript import (
-    get_current_system_prompt,
     get_current_tools,
     render_system_message_update,
+    split_leading_system_prompt,
     system_reminder_text,
 )
 from .._transform import transform_messages
@@ -237,10 +237,7 @@ def convert_google_contents(
     models that cannot nest images in a function response, the images follow that turn in
     a user turn of their own. A later system message becomes a ``<system_reminder>`` user
     turn."""
-    lead = 0
-    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
-        lead += 1
-    prompt = get_current_system_prompt(messages[:lead])
+    prompt, rest = split_leading_system_prompt(messages)
     normalizer = _normalize_call_id if _uses_call_ids(model) else None
     contents: list[dict[str, Any]] = []
     result_turn: list[dict[str, Any]] | None = None  # parts of the open tool-result turn
@@ -253,7 +250,7 @@ def convert_google_contents(
             late_images.clear()
         result_turn = None
 
-    for message in transform_messages(messages[lead:], model, normalizer):
+    for message in transform_messages(rest, model, normalizer):
         if isinstance(message, ToolResultMessage):
             if result_turn is None:
                 result_turn = []

@@ -15,8 +15,8 @@ import msgspec
 
 from .._sanitize import sanitize_surrogates
 from .._transcript import (
-    get_current_system_prompt,
     render_system_message_update,
+    split_leading_system_prompt,
 )
 from .._transform import ToolCallIdNormalizer, transform_messages
 from .._types import (
@@ -228,17 +228,12 @@ def convert_responses_input(messages: Sequence[Message], model: Model) -> list[d
     The leading system messages become one instruction message (``developer`` for
     reasoning models unless ``compat.supportsDeveloperRole`` is false, else ``system``);
     later system messages become instruction messages where they stand."""
-    lead = 0
-    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
-        lead += 1
+    prompt, rest = split_leading_system_prompt(messages)
     role = _system_role(model)
     items: list[dict[str, Any]] = []
-    prompt = get_current_system_prompt(messages[:lead])
     if prompt:
         items.append({"role": role, "content": sanitize_surrogates(prompt)})
-    for index, message in enumerate(
-        transform_messages(messages[lead:], model, _id_normalizer(model))
-    ):
+    for index, message in enumerate(transform_messages(rest, model, _id_normalizer(model))):
         if isinstance(message, UserMessage):
             user = _user_item(message)
             if user is not None:
