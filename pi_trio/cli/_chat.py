@@ -18,8 +18,8 @@ import anyio
 from anyio.abc import ObjectSendStream
 
 from ..agent import Agent
-from ._render import Renderer, make_renderer, on_output_closed
-from ._run import EXIT_USAGE, CliError, build_agent, resolve, thinking_level
+from ._render import Renderer, make_renderer
+from ._run import EXIT_USAGE, prepare_agent
 from ._signals import EXIT_INTERRUPTED, Interrupts, run_interruptible
 
 __all__ = ["EXIT_COMMANDS", "LineSource", "chat_command", "chat_loop", "stdin_lines"]
@@ -136,16 +136,12 @@ async def chat_command(
     handle_signals: bool = True,
 ) -> int:
     renderer = make_renderer(out, style=style, show_user_messages=False)
-    try:
-        resolved = resolve(model)
-        level = thinking_level(resolved.model, thinking, renderer.note)
-    except CliError as exc:
-        err.write(f"pi-trio: {exc}\n")
+    agent = prepare_agent(
+        model, thinking=thinking, system_prompt=system_prompt, renderer=renderer, out=out, err=err
+    )
+    if agent is None:
         return EXIT_USAGE
-    agent = build_agent(resolved, system_prompt=system_prompt, level=level)
-    agent.subscribe(renderer.event)
-    on_output_closed(out, agent.abort)
-    renderer.note(f"{resolved.model.provider}/{resolved.model.id} · {HELP}")
+    renderer.note(f"{agent.state.model.provider}/{agent.state.model.id} · {HELP}")
     source = stdin_lines() if next_line is None else next_line
 
     async def body(interrupts: Interrupts) -> int:

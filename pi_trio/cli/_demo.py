@@ -23,7 +23,14 @@ from ..testing import (
     faux_thinking,
     faux_tool_call,
 )
-from ._render import GuardedOutput, Renderer, make_renderer, on_output_closed, usage_summary
+from ._render import (
+    GuardedOutput,
+    Renderer,
+    make_renderer,
+    message_text,
+    on_output_closed,
+    usage_summary,
+)
 from ._signals import EXIT_INTERRUPTED, Interrupts, run_interruptible
 
 __all__ = ["DEMO_TOKENS_PER_SECOND", "run_demo"]
@@ -97,10 +104,7 @@ def demo_tools(clock: _Clock) -> list[AgentTool]:
 def _last_user_text(context: Context) -> str:
     for message in reversed(context.messages):
         if message.role == "user":
-            content = message.content
-            if isinstance(content, str):
-                return content
-            return "".join(block.text for block in content if block.type == "text")
+            return message_text(message)
     return ""
 
 

@@ -32,7 +32,14 @@ from ..testing import (
     faux_thinking,
     faux_tool_call,
 )
-from ._render import JsonRenderer, Renderer, make_renderer, on_output_closed, usage_summary
+from ._render import (
+    JsonRenderer,
+    Renderer,
+    make_renderer,
+    message_text,
+    on_output_closed,
+    usage_summary,
+)
 from ._signals import EXIT_INTERRUPTED, run_interruptible
 from ._tools import builtin_tools
 
@@ -74,13 +81,6 @@ class Resolved:
         self.stream_fn = stream_fn
 
 
-def _text_of(message: Any) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(block.text for block in content if block.type == "text")
-
-
 def offline_provider() -> FauxProvider:
     """A scripted faux model for ``faux/faux-1``: it answers a user message by calling the
     calculator and the clock in parallel, then reports the results."""
@@ -90,8 +90,12 @@ def offline_provider() -> FauxProvider:
         faux.append_responses([respond])
         last = context.messages[-1] if context.messages else None
         if last is not None and last.role == "toolResult":
-            results = {m.tool_name: _text_of(m) for m in context.messages if m.role == "toolResult"}
-            user = next((_text_of(m) for m in reversed(context.messages) if m.role == "user"), "")
+            results = {
+                m.tool_name: message_text(m) for m in context.messages if m.role == "toolResult"
+            }
+            user = next(
+                (message_text(m) for m in reversed(context.messages) if m.role == "user"), ""
+            )
             return faux_assistant_message(
                 f"Offline faux model here. 6 * 7 = {results.get('calculator', '?')}; the "
                 f"clock says {results.get('current_time', '?')}. You said: {user}"
@@ -171,8 +175,25 @@ def exit_code(messages: Sequence[Any], interrupted: bool) -> int:
     return 0
 
 
-def build_agent(resolved: Resolved, *, system_prompt: str | None, level: str) -> Agent:
-    return Agent(
+def prepare_agent(
+    model: str,
+    *,
+    thinking: str | None,
+    system_prompt: str | None,
+    renderer: Renderer,
+    out: TextIO,
+    err: TextIO,
+) -> Agent | None:
+    """The agent of ``run`` and ``chat``: the model resolved, its thinking level checked,
+    the renderer subscribed, and an abort when the output goes away. ``None`` after
+    reporting a usage error on ``err``."""
+    try:
+        resolved = resolve(model)
+        level = thinking_level(resolved.model, thinking, renderer.note)
+    except CliError as exc:
+        err.write(f"pi-trio: {exc}\n")
+        return None
+    agent = Agent(
         model=resolved.model,
         system_prompt=system_prompt or DEFAULT_SYSTEM_PROMPT,
         tools=builtin_tools(),
@@ -180,6 +201,9 @@ def build_agent(resolved: Resolved, *, system_prompt: str | None, level: str) ->
         thinking_level=level,
         close_timeout=2.0,
     )
+    agent.subscribe(renderer.event)
+    on_output_closed(out, agent.abort)
+    return agent
 
 
 async def run_command(
@@ -200,15 +224,11 @@ async def run_command(
         renderer = JsonRenderer(out, err)
     else:
         renderer = make_renderer(out, style=style, show_user_messages=False)
-    try:
-        resolved = resolve(model)
-        level = thinking_level(resolved.model, thinking, renderer.note)
-    except CliError as exc:
-        err.write(f"pi-trio: {exc}\n")
+    agent = prepare_agent(
+        model, thinking=thinking, system_prompt=system_prompt, renderer=renderer, out=out, err=err
+    )
+    if agent is None:
         return EXIT_USAGE
-    agent = build_agent(resolved, system_prompt=system_prompt, level=level)
-    agent.subscribe(renderer.event)
-    on_output_closed(out, agent.abort)
 
     async def body(interrupts: Any) -> int:
         interrupts.attach(agent)
