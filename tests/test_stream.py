@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import anyio
 import anyio.lowlevel
 import pytest
@@ -172,6 +174,25 @@ async def test_a_registered_provider_serves_its_api_and_refuses_another_api() ->
     other.api = "elsewhere"
     with pytest.raises(PiError, match="Mismatched api: elsewhere expected openai-responses"):
         await provider.stream(other, CTX, None, None)
+
+
+async def test_a_decorated_stream_function_is_still_guarded_against_another_api() -> None:
+    async def answer(model, context, options, send) -> None:
+        await send.send(terminal(asst("from registry")))
+
+    @functools.wraps(answer)
+    async def logged(model, context, options, send) -> None:
+        await answer(model, context, options, send)
+
+    registry = ProviderRegistry(builtins=False)
+    registry.register(ApiProvider(api="openai-responses", stream=logged, stream_simple=logged))
+    provider = registry.require("openai-responses")
+    other = MOCK_MODEL.__copy__()
+    other.api = "elsewhere"
+    with pytest.raises(PiError, match="Mismatched api: elsewhere expected openai-responses"):
+        await provider.stream(other, CTX, None, None)
+    with pytest.raises(PiError, match="Mismatched api: elsewhere expected openai-responses"):
+        await provider.stream_simple(other, CTX, None, None)
 
 
 async def test_cancelling_the_caller_cancels_the_stream_function_and_propagates(

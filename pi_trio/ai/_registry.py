@@ -159,10 +159,14 @@ def _checked(provider: ApiProvider) -> ApiProvider:
             return fn(model, context, options, send)
 
         guarded.__wrapped__ = fn  # type: ignore[attr-defined]
+        guarded._pi_guarded_api = api  # type: ignore[attr-defined]
         return guarded
 
-    if getattr(provider.stream, "__wrapped__", None) is not None:
-        return provider
+    if (
+        getattr(provider.stream, "_pi_guarded_api", None) == api
+        and getattr(provider.stream_simple, "_pi_guarded_api", None) == api
+    ):
+        return provider  # already checked (registered again)
     return ApiProvider(
         api=api, stream=guard(provider.stream), stream_simple=guard(provider.stream_simple)
     )
