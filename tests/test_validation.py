@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import msgspec
@@ -461,6 +462,18 @@ def test_a_schema_that_cannot_be_used_leaves_the_arguments_unvalidated(schema: A
     result = validate_tool_arguments(tool(schema), arguments)
     assert result == arguments
     assert result is not arguments
+
+
+def test_an_unusable_schema_is_reported_once_not_on_every_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    broken = tool({"type": "object", "properties": {"a": {"type": 7}}}, name="warned_once")
+    with caplog.at_level(logging.WARNING, logger="pi_trio"):
+        for _ in range(3):
+            validate_tool_arguments(broken, {"a": 1})
+    warnings = [r.getMessage() for r in caplog.records if "warned_once" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "passed through unvalidated" in warnings[0]
 
 
 def test_the_schema_draft_follows_dollar_schema_and_defaults_to_2020_12() -> None:

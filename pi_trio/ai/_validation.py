@@ -26,6 +26,7 @@ unvalidated, as upstream does when its compiler fails, and logs a warning on the
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -135,7 +136,9 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
     )
 
 
+@functools.lru_cache(maxsize=256)
 def _warn_unvalidated(tool_name: str, reason: str) -> None:
+    """Log once per tool and reason, not on every call of that tool."""
     _logger.warning(
         'Schema compilation failed for tool "%s": %s; its arguments are passed through unvalidated',
         tool_name,
