@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..ai import AbortSignal, AssistantMessage, ToolCall, Usage, now_ms
+from ..ai import AbortSignal, AssistantMessage, ToolCall
+from ..ai._builder import empty_message
 from ..ai._stream import ABORTED_TEXT
 from ._types import AgentEndEvent, AgentStartEvent, MessageEndEvent, TurnEndEvent
 
@@ -64,17 +65,7 @@ async def write_aborted_outcome(run: LoopRun) -> None:
 
 
 def _synthetic_aborted(run: LoopRun) -> AssistantMessage:
-    model = run.model
-    return AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        usage=Usage(),
-        stop_reason="aborted",
-        error_message=_abort_text(run.signal),
-        timestamp=now_ms(),
-    )
+    return empty_message(run.model, "aborted", error_message=_abort_text(run.signal))
 
 
 def _abort_text(signal: AbortSignal) -> str:

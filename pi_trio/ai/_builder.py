@@ -44,7 +44,7 @@ from ._types import (
     now_ms,
 )
 
-__all__ = ["MessageBuilder", "MessageFold", "seal_message"]
+__all__ = ["MessageBuilder", "MessageFold", "empty_message", "seal_message"]
 
 _TEXT_SLOT: Any = TextContent.__dict__["text"]
 _THINKING_SLOT: Any = ThinkingContent.__dict__["thinking"]
@@ -189,6 +189,26 @@ def _open_block(content: list[Any], index: int, kind: type, action: str) -> Any:
 # --------------------------------------------------------------------------- producer
 
 
+def empty_message(
+    model: Model,
+    stop_reason: Any,
+    *,
+    error_message: str | None = None,
+    timestamp: int | None = None,
+) -> AssistantMessage:
+    """An assistant message of ``model`` with no content and zero usage."""
+    return AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason=stop_reason,
+        error_message=error_message,
+        timestamp=now_ms() if timestamp is None else timestamp,
+    )
+
+
 class MessageBuilder:
     """Builds one assistant message and the events that describe it.
 
@@ -201,15 +221,7 @@ class MessageBuilder:
     __slots__ = ("message",)
 
     def __init__(self, model: Model, *, timestamp: int | None = None) -> None:
-        self.message = AssistantMessage(
-            content=[],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            usage=Usage(),
-            stop_reason="pending",
-            timestamp=now_ms() if timestamp is None else timestamp,
-        )
+        self.message = empty_message(model, "pending", timestamp=timestamp)
 
     @property
     def usage(self) -> Usage:

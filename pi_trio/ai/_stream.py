@@ -22,13 +22,13 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._abort import AbortSignal
-from ._builder import MessageFold, seal_message
+from ._builder import MessageFold, empty_message, seal_message
 from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent, ErrorEvent
 from ._groups import raising_sole_exception
 from ._options import StreamFn, StreamOptions
 from ._registry import ProviderRegistry, default_registry
-from ._types import AssistantMessage, Context, Model, Usage, now_ms
+from ._types import AssistantMessage, Context, Model
 
 __all__ = [
     "ABORTED_TEXT",
@@ -118,16 +118,7 @@ class _StreamState:
     def _outcome(self, reason: Any, text: str) -> AssistantMessage:
         partial = self._fold.message
         if partial is None:
-            model = self._model
-            message = AssistantMessage(
-                content=[],
-                api=model.api,
-                provider=model.provider,
-                model=model.id,
-                usage=Usage(),
-                stop_reason=reason,
-                timestamp=now_ms(),
-            )
+            message = empty_message(self._model, reason)
         else:
             message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
             message.stop_reason = reason
