@@ -206,15 +206,7 @@ class Dispatcher:
         if not listeners.all_sync:
             self._enqueue(event)
             return
-        if self._reduce is not None:
-            self._reduce(event)
-        signal = self.signal
-        for listener in listeners.entries:
-            if listener.active:
-                if listener.takes_signal:
-                    listener.fn(event, signal)
-                else:
-                    listener.fn(event)
+        self._deliver_sync(event, listeners.entries)
 
     def has_room(self) -> bool:
         if self._task_group is None:
@@ -264,16 +256,7 @@ class Dispatcher:
             if self._queue or self._delivering:
                 await self.settle()
         else:
-            # the common path, inline: no coroutine per event
-            if self._reduce is not None:
-                self._reduce(event)
-            signal = self.signal
-            for listener in listeners.entries:
-                if listener.active:
-                    if listener.takes_signal:
-                        listener.fn(event, signal)
-                    else:
-                        listener.fn(event)
+            self._deliver_sync(event, listeners.entries)  # the common path, inline
         signal = self.signal
         if signal is not None and signal._aborted and self.checkpoint_on_abort:
             await anyio.lowlevel.checkpoint()

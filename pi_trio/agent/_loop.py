@@ -197,8 +197,7 @@ class LoopRun:
                     if not pending:
                         pending = await self._poll(config.get_steering_messages)
                     await self._start_turn()
-                for incoming in self.declarations.declare(self.context, [*prepared, *pending]):
-                    await self._emit_input(incoming, append=True)
+                await self._accept_input([*prepared, *pending])
                 pending = []
                 if config.prepare_request is not None:
                     await prepare_request(self)
