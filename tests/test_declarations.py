@@ -12,6 +12,7 @@ from pi_trio.agent._declarations import ToolDeclarations
 from pi_trio.ai import (
     SystemMessage,
     Tool,
+    ToolRef,
     UserMessage,
     create_initial_system_message,
     declare_tool_changes,
@@ -93,3 +94,79 @@ def test_a_malformed_tool_is_still_reported_with_its_teaching_error() -> None:
     context = declared_context([], [Executable("a", "A", {"x": object()})])
     with pytest.raises(TypeError, match="JSON"):
         ToolDeclarations().declare(context, prompt())
+
+
+def declared_names(messages: list[Any]) -> list[str]:
+    return [t.name for t in get_current_tools(messages)]
+
+
+def test_one_instance_follows_a_growing_transcript_and_tools_changed_in_place() -> None:
+    a = Executable("a", "A", schema("x"))
+    b = Executable("b", "B", schema("y"))
+    tools = [a]
+    context = declared_context(tools, tools)
+    declarations_ = ToolDeclarations()
+    pending = prompt()
+    assert declarations_.declare(context, pending) is pending
+    context.messages.extend(pending)
+
+    tools.append(b)  # the same list, one tool longer
+    added = declarations_.declare(context, [])
+    assert declarations(added) == declarations(declare_tool_changes(context.messages, tools, []))
+    context.messages.extend(added)
+    assert declared_names(context.messages) == ["a", "b"]
+    assert declarations_.declare(context, []) == []  # in sync again
+
+    # a system message appended to the transcript removes a tool: declared again
+    removal = SystemMessage(content="", tools_removed=[ToolRef(name="b")], timestamp=3)
+    context.messages.append(removal)
+    again = declarations_.declare(context, [])
+    context.messages.extend(again)
+    assert declared_names(context.messages) == ["a", "b"]
+
+
+def test_one_instance_notices_a_replaced_or_shortened_transcript() -> None:
+    a = Executable("a", "A", schema("x"))
+    b = Executable("b", "B", schema("y"))
+    tools = [a, b]
+    context = declared_context(tools, tools)
+    declarations_ = ToolDeclarations()
+    assert declarations_.declare(context, prompt()) == prompt()
+
+    context.messages = [create_initial_system_message("prompt", [a])]  # replaced
+    replaced = declarations_.declare(context, [])
+    assert declared_names([*context.messages, *replaced]) == ["a", "b"]
+
+    head = create_initial_system_message("prompt", [a, b])
+    context.messages = [head, *prompt()]
+    assert declarations_.declare(context, []) == []
+    del context.messages[1:]  # the same list, shorter
+    context.messages[0] = create_initial_system_message("prompt", [a])
+    shortened = declarations_.declare(context, [])
+    assert declared_names([*context.messages, *shortened]) == ["a", "b"]
+
+
+async def test_tools_changed_by_prepare_next_turn_are_declared_in_the_next_request() -> None:
+    from pi_trio.agent import AgentLoopConfig, AgentLoopTurnUpdate, run_agent_loop
+
+    from .helpers import MOCK_MODEL, Scripted, asst, call, echo_tool
+
+    extra = Executable("extra", "added mid-run", schema("z"))
+
+    def prepare(turn: Any) -> AgentLoopTurnUpdate:
+        context = turn.context
+        return AgentLoopTurnUpdate(
+            context=AgentContext(messages=context.messages, tools=[*context.tools, extra])
+        )
+
+    stream = Scripted(asst([call("c1", "echo", {"value": "v"})], "toolUse"), asst("done"))
+    await run_agent_loop(
+        prompt(),
+        AgentContext(tools=[echo_tool()]),
+        AgentLoopConfig(model=MOCK_MODEL, prepare_next_turn=prepare),
+        lambda event: None,
+        stream_fn=stream,
+    )
+    first, second = (c.messages for c in stream.contexts())
+    assert declared_names(first) == ["echo"]
+    assert declared_names(second) == ["echo", "extra"]

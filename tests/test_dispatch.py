@@ -45,10 +45,15 @@ async def test_an_async_listener_subscribed_mid_run_gets_every_later_event_in_or
     agent = Agent(model=faux.get_model(), stream_fn=faux)
     everything = Recorder()
     late: list[tuple[str, int]] = []
+    reduced_first: list[bool] = []
 
     async def slow(event: Any) -> None:
         # The reducer applied the event before this listener sees it.
         late.append((event.type, len(agent.state.messages)))
+        if event.type == "message_end":
+            reduced_first.append(agent.state.messages[-1] is event.message)
+        elif event.type == "message_update":
+            reduced_first.append(agent.state.streaming_message is event.message)
         await trio.sleep(0.01)
 
     def subscribe_on_start(event: Any) -> None:
@@ -61,6 +66,8 @@ async def test_an_async_listener_subscribed_mid_run_gets_every_later_event_in_or
     start = everything.types.index("message_start", 3)
     assert [kind for kind, _ in late] == everything.types[start + 1 :]
     assert late[-1] == ("agent_end", len(agent.state.messages))
+    assert reduced_first
+    assert all(reduced_first)
     assert agent.state.messages[-1].content[0].text == "one two three four five six"
     assert not agent.state.is_streaming
 

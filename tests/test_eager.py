@@ -37,8 +37,17 @@ async def test_a_coroutine_that_never_waits_runs_to_its_value_without_on_suspend
 
 async def test_on_suspend_runs_once_before_the_first_wait_reaches_the_event_loop() -> None:
     log: list[str] = []
-    assert await Eager(waits_then_returns(log), lambda: log.append("suspended")) == "done"
-    assert log == ["before", "suspended", "after"]
+
+    async def waits_twice() -> str:
+        log.append("before")
+        await anyio.lowlevel.checkpoint()
+        log.append("mid")
+        await anyio.lowlevel.checkpoint()
+        log.append("after")
+        return "done"
+
+    assert await Eager(waits_twice(), lambda: log.append("suspended")) == "done"
+    assert log == ["before", "suspended", "mid", "after"]
 
 
 async def test_exceptions_from_the_coroutine_propagate_unchanged() -> None:
