@@ -123,14 +123,20 @@ async def test_custom_roles_are_filtered_out_by_convert_to_llm() -> None:
         seen.append(kept)
         return kept
 
+    stream = Scripted(asst("ok"))
     await run(
         [user("hi")],
         AgentContext(messages=[Notification()]),
         config(convert_to_llm=convert),
-        Scripted(asst("ok")),
+        stream,
     )
     assert len(seen[0]) == 1
     assert seen[0][0].role == "user"
+    assert stream.count == 1
+    sent = stream.calls[0][1].messages
+    assert sent == seen[0]
+    assert [m.role for m in sent] == ["user"]
+    assert all(m.role != "notification" for m in sent)
 
 
 async def test_transform_context_runs_before_convert_to_llm() -> None:
@@ -541,14 +547,19 @@ async def test_prepare_request_runs_after_pending_input_and_replaces_request_sta
     replacement.id = replacement.name = "replacement"
     canonical = user("canonical projection")
     called = {"n": 0}
+    # Assertions inside the hooks would only turn the run into an error outcome, so the
+    # hooks record what they saw and the checks run after the loop.
+    prepared_saw: list[tuple[bool, bool]] = []
+    stream_saw: list[tuple[list[Any], Any]] = []
 
     def steering() -> list[Any]:
         return [served.pop()] if served else []
 
     def prepare(request: Any, signal: Any) -> AgentRequestUpdate:
         called["n"] += 1
-        assert steering_message in ended
-        assert steering_message in request.context.messages
+        prepared_saw.append(
+            (steering_message in ended, steering_message in request.context.messages)
+        )
         return AgentRequestUpdate(
             context=AgentContext(messages=[canonical], tools=request.context.tools),
             model=replacement,
@@ -556,8 +567,7 @@ async def test_prepare_request_runs_after_pending_input_and_replaces_request_sta
         )
 
     def stream_check(context: Any, options: Any) -> Any:
-        assert context.messages == [canonical]
-        assert options.reasoning == "high"
+        stream_saw.append((list(context.messages), options.reasoning))
         return asst("ok")
 
     stream = Scripted(stream_check)
@@ -566,7 +576,7 @@ async def test_prepare_request_runs_after_pending_input_and_replaces_request_sta
         if event.type == "message_end":
             ended.append(event.message)
 
-    await run_agent_loop(
+    messages = await run_agent_loop(
         [user("x")],
         AgentContext(),
         config(get_steering_messages=steering, prepare_request=prepare),
@@ -576,6 +586,16 @@ async def test_prepare_request_runs_after_pending_input_and_replaces_request_sta
     )
     assert called["n"] == 1
     assert stream.calls[0][0].id == "replacement"
+    assert prepared_saw == [(True, True)]
+    assert len(stream_saw) == 1
+    seen_messages, seen_reasoning = stream_saw[0]
+    assert seen_messages == [canonical]
+    assert seen_reasoning == "high"
+    final = messages[-1]
+    assert final.role == "assistant"
+    assert final.error_message is None
+    assert final.stop_reason != "error"
+    assert user_text(final) == "ok"
 
 
 async def test_no_steering_poll_happens_after_prepare_request() -> None:
@@ -915,12 +935,17 @@ async def test_a_throwing_after_tool_call_gives_an_error_result_and_keeps_the_du
         asst([call("t1", "echo", {"value": "a"}), call("t2", "echo", {"value": "b"})], "toolUse"),
         asst("done"),
     )
-    _, messages = await run(
+    rec, messages = await run(
         [user("x")], AgentContext(tools=[echo_tool()]), config(after_tool_call=after), stream
     )
     results = [m for m in messages if m.role == "toolResult"]
     assert [r.content[0].text for r in results] == ["after failed", "after failed"]
     assert all(r.duration_ms is not None for r in results)
+    assert [r.is_error for r in results] == [True, True]
+    ends = rec.of("tool_execution_end")
+    assert sorted(e.tool_call_id for e in ends) == ["t1", "t2"]
+    assert [e.is_error for e in ends] == [True, True]
+    assert [e.result.content[0].text for e in ends] == ["after failed", "after failed"]
 
 
 async def test_hooks_returning_the_wrong_type_give_an_error_result_that_says_so() -> None:
