@@ -29,6 +29,7 @@ from pi_trio.ai import (
     complete,
     open_stream,
 )
+from pi_trio.ai._proxy_client import ERROR_BODY_LIMIT
 from pi_trio.ai._proxy_rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 from pi_trio.ai._stream import AFTER_TERMINAL_GRACE_S
 
@@ -712,3 +713,21 @@ async def test_a_server_keeping_the_body_open_after_the_terminal_event_cannot_ho
         await agent.prompt("hi")
     assert anyio.current_time() - start <= AFTER_TERMINAL_GRACE_S + 1
     assert agent.state.messages[-1].stop_reason == "stop"
+
+
+async def test_an_error_body_past_the_limit_is_not_read_to_its_end() -> None:
+    chunks_read = [0]
+
+    async def endless_error_body() -> AsyncIterator[bytes]:
+        yield b'{"error": "'
+        while True:  # like a network body: each chunk waits for the socket
+            await anyio.lowlevel.checkpoint()
+            chunks_read[0] += 1
+            yield b"x" * 16384
+
+    client = client_for(lambda request: httpx.Response(500, content=endless_error_body()))
+    with anyio.fail_after(10):
+        events, result = await run(client)
+    assert types(events) == ["error"]
+    assert result.error_message == "Proxy error: 500 Internal Server Error"
+    assert chunks_read[0] * 16384 <= ERROR_BODY_LIMIT + 2 * 16384
