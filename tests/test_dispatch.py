@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import trio
+import trio.testing
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import TextContent
@@ -173,3 +175,74 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
     assert trio.current_time() - start <= 5 + 2.0 + 0.01
     assert not agent.state.is_streaming
     assert recorder.events  # it was delivered to, and then cut off
+
+
+async def test_a_blocked_async_listener_holds_the_provider_to_the_dispatch_buffer() -> None:
+    from pi_trio.agent._dispatch import DISPATCH_BUFFER
+    from pi_trio.ai import MessageBuilder
+
+    sent = [0]
+    release = trio.Event()
+
+    async def many_deltas(model: Any, context: Any, options: Any, send: Any) -> None:
+        builder = MessageBuilder(model)
+        await send.send(builder.start())
+        await send.send(builder.text_start())
+        for _ in range(10 * DISPATCH_BUFFER):
+            await send.send(builder.text_delta(0, "x"))
+            sent[0] += 1
+        await send.send(builder.text_end(0))
+        await send.send(builder.done())
+
+    async def blocked(event: Any) -> None:
+        if event.type == "message_update":
+            await release.wait()
+
+    agent = Agent(stream_fn=many_deltas)
+    agent.subscribe(blocked)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.prompt, "go")
+        await trio.testing.wait_all_tasks_blocked()
+        assert sent[0] <= DISPATCH_BUFFER + 2
+        release.set()
+    assert sent[0] == 10 * DISPATCH_BUFFER
+    assert agent.state.messages[-1].content[0].text == "x" * (10 * DISPATCH_BUFFER)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+async def test_a_listener_unsubscribed_by_an_earlier_one_misses_that_event(
+    asynchronous: bool,
+) -> None:
+    seen: list[str] = []
+    unsubscribe: list[Any] = []
+
+    def first(event: Any) -> None:
+        if event.type == "turn_end":
+            unsubscribe[0]()
+
+    def second_sync(event: Any) -> None:
+        seen.append(event.type)
+
+    async def second_async(event: Any) -> None:
+        seen.append(event.type)
+
+    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent.subscribe(first)
+    unsubscribe.append(agent.subscribe(second_async if asynchronous else second_sync))
+    await agent.prompt("hi")
+    assert "message_end" in seen
+    assert "turn_end" not in seen
+    assert "agent_end" not in seen
+
+
+async def test_subscribing_the_same_listener_twice_delivers_each_event_once() -> None:
+    recorder = Recorder()
+    agent = Agent(stream_fn=Scripted(asst("ok")))
+    first = agent.subscribe(recorder)
+    agent.subscribe(recorder)
+    await agent.prompt("hi")
+    assert recorder.types.count("agent_end") == 1
+    assert recorder.types.count("agent_start") == 1
+    first()
+    await agent.prompt("again")
+    assert recorder.types.count("agent_end") == 1  # one unsubscribe removed it
