@@ -26,7 +26,7 @@ from pi_trio.testing import (
     faux_tool_call,
 )
 
-from .helpers import Recorder, Scripted, asst, call
+from .helpers import Recorder, Scripted, asst, call, user_text
 
 
 class AbortAt(trio.abc.Instrument):
@@ -166,17 +166,32 @@ async def run_with_abort_at(k: int) -> tuple[bool, Agent, list[Any]]:
 async def test_abort_at_every_checkpoint_leaves_a_consistent_run() -> None:
     k = 1
     aborted_runs = 0
+    ended_aborted = 0
+    aborted_tool_results = 0
     while True:
         fired, agent, events = await run_with_abort_at(k)
         if not fired:
             break
         aborted_runs += 1
+        # count aborts that happened, not just steps reached: the run ends with an
+        # aborted assistant message, or its tools got "Operation aborted" results
+        last = agent.state.messages[-1]
+        if last.role == "assistant" and last.stop_reason == "aborted":
+            ended_aborted += 1
+        if any(
+            m.role == "toolResult" and [b.text for b in m.content] == ["Operation aborted"]
+            for m in agent.state.messages
+        ):
+            aborted_tool_results += 1
         # the agent is idle and works again
         agent.stream_fn = Scripted(asst("again"))
         await agent.prompt("next")
         assert agent.state.messages[-1].content[0].text == "again"
         k += 1
     assert aborted_runs > 20
+    # the abort really happened (not just a step reached): most runs end aborted
+    assert ended_aborted > 20, ended_aborted
+    assert aborted_tool_results > 20, aborted_tool_results
     assert events[-2].type == "turn_end"
     assert agent.state.messages[-1].role == "assistant"
 
@@ -211,7 +226,10 @@ async def test_abort_during_parallel_tools_gives_every_call_one_result(autojump_
 async def test_abort_during_a_sequential_batch_completes_the_never_started_calls(
     autojump_clock,
 ) -> None:
+    executed: list[str] = []
+
     async def slow(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        executed.append(tool_call_id)
         await trio.sleep(100)
 
     work = AgentTool(
@@ -223,7 +241,9 @@ async def test_abort_during_a_sequential_batch_completes_the_never_started_calls
     )
     agent = Agent(
         tools=[work],
-        stream_fn=Scripted(asst([call("one", "work", {}), call("two", "work", {})], "toolUse")),
+        stream_fn=Scripted(
+            asst([call("one", "work", {}), call("two", "work", {})], "toolUse"), asst("never")
+        ),
     )
     rec = Recorder()
     agent.subscribe(rec)
@@ -239,6 +259,68 @@ async def test_abort_during_a_sequential_batch_completes_the_never_started_calls
         ("tool_execution_end", "two"),
     ]
     assert all(e.is_error for e in rec.of("tool_execution_end"))
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert [r.tool_call_id for r in results] == ["one", "two"]
+    assert [[b.text for b in r.content] for r in results] == [
+        ["Operation aborted"],
+        ["Operation aborted"],
+    ]
+    # the second call never started executing
+    assert executed == ["one"]
+
+
+@pytest.mark.parametrize("where", ["before_tool_call", "prepare_arguments"])
+async def test_an_abort_requested_synchronously_in_preflight_never_executes_the_tool(
+    where: str,
+) -> None:
+    executed: list[str] = []
+    signals: list[Any] = []
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        executed.append(tool_call_id)
+        return "ran"
+
+    def prepare_arguments(raw: Any) -> Any:
+        signals.append(agent.signal)
+        agent.abort()
+        return raw
+
+    def before_tool_call(context: Any, signal: Any) -> None:
+        signals.append(signal)
+        agent.abort()
+
+    work = AgentTool(
+        name="work",
+        description="w",
+        parameters={"type": "object"},
+        execute=execute,
+        prepare_arguments=prepare_arguments if where == "prepare_arguments" else None,
+    )
+    stream = Scripted(asst([call("c", "work", {})], "toolUse"), asst("never"))
+    agent = Agent(
+        tools=[work],
+        stream_fn=stream,
+        before_tool_call=before_tool_call if where == "before_tool_call" else None,
+    )
+    rec = Recorder()
+    agent.subscribe(rec)
+    await agent.prompt("go")
+    assert executed == []
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert [r.tool_call_id for r in results] == ["c"]
+    assert [b.text for b in results[0].content] == ["Operation aborted"]
+    assert results[0].is_error
+    assert [(e.type, e.tool_call_id) for e in rec.events if e.type.startswith("tool_")] == [
+        ("tool_execution_start", "c"),
+        ("tool_execution_end", "c"),
+    ]
+    # the run was aborted: its signal says so and the provider is not asked again
+    assert len(signals) == 1
+    assert signals[0].aborted
+    assert stream.count == 1
+    assert rec.types[-2:] == ["turn_end", "agent_end"]
+    assert not agent.state.is_streaming
+    assert agent.state.pending_tool_calls == frozenset()
 
 
 async def test_abort_never_interrupts_a_listener(autojump_clock) -> None:
@@ -295,6 +377,8 @@ async def test_external_cancellation_bounds_closing_listeners_by_close_timeout(
     with trio.move_on_after(1):
         await agent.prompt("go")
     assert trio.current_time() - start < 10
+    # cancelled at 1 s, then the stuck listener gets exactly close_timeout (2 s, not 5)
+    assert trio.current_time() - start == pytest.approx(1 + 2)
     assert not agent.state.is_streaming
 
 
@@ -311,6 +395,12 @@ async def test_steer_follow_up_and_abort_from_another_thread(autojump_clock) -> 
         await anyio.to_thread.run_sync(agent.abort)
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert agent.has_queued_messages()
+    # steering is delivered first, so peek shows it; with it cleared, the follow-up shows
+    assert [user_text(m) for m in agent.peek_queued_messages()] == ["from a thread"]
+    agent.clear_steering_queue()
+    assert [user_text(m) for m in agent.peek_queued_messages()] == ["also from a thread"]
+    agent.clear_follow_up_queue()
+    assert not agent.has_queued_messages()
 
 
 async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(

@@ -270,24 +270,48 @@ async def test_messages_drained_before_an_aborted_next_turn_preparation_go_back_
 ) -> None:
     stream = Scripted(asst("done"))
 
+    seen: list[Any] = []
+    queued: list[str] = []
+
     def listener(event: Any) -> None:
-        if event.type == "turn_end" and event.message.stop_reason == "stop":
+        if event.type == "turn_end" and event.message.stop_reason == "stop" and not queued:
+            queued.append(kind)
             getattr(agent, kind)(user("DO NOT LOSE"))
 
     async def prepare(turn: Any, signal: Any) -> None:
-        assert not agent.has_queued_messages()
+        # recorded, not asserted here: a failing assert in a hook only becomes a run error
+        seen.append(("queued", agent.has_queued_messages()))
         await trio.lowlevel.checkpoint()
         agent.abort()
+        seen.append(("aborted", signal.aborted))
 
     agent = Agent(stream_fn=stream, prepare_next_turn=prepare)
     rec = Recorder()
     agent.subscribe(listener)
     agent.subscribe(rec)
     await agent.prompt("start")
+    # the hook ran once, saw the message already drained, and its abort took effect
+    assert seen == [("queued", False), ("aborted", True)]
     assert "DO NOT LOSE" not in texts_of(agent.state.messages)
     assert agent.has_queued_messages()
     assert stream.count == 1
     assert rec.types[-1] == "agent_end"
+    # the drained message is back at the front of its queue, nothing else is
+    assert [user_text(m) for m in agent.peek_queued_messages()] == ["DO NOT LOSE"]
+    # the abort stopped the run before another request (no aborted tail under the #9340
+    # rule, scenarios Q15/Q16): the last answer is the completed one, and no error was set
+    last = agent.state.messages[-1]
+    assert last.role == "assistant"
+    assert last.stop_reason == "stop"
+    assert last.error_message is None
+    assert agent.state.error_message is None
+    assert rec.types.count("turn_start") == 1
+    # ... and in the queue it came from
+    if kind == "steer":
+        agent.clear_steering_queue()
+    else:
+        agent.clear_follow_up_queue()
+    assert not agent.has_queued_messages()
 
 
 @pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
