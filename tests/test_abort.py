@@ -524,3 +524,33 @@ async def test_a_failed_run_whose_caller_is_cancelled_bounds_its_closing_listene
     assert agent.state.error_message == "listener broke"
     assert agent.state.messages[-1].error_message == "listener broke"
     assert not agent.state.is_streaming
+
+
+@pytest.mark.parametrize("at", ["agent_start", "turn_start"])
+async def test_an_abort_before_the_prompt_was_announced_still_records_the_prompt(at: str) -> None:
+    events: list[Any] = []
+
+    async def aborting(event: Any) -> None:
+        events.append(event)
+        if event.type == at:
+            agent.abort()
+
+    stream = Scripted(asst("never"))
+    agent = Agent(stream_fn=stream)
+    agent.subscribe(aborting)
+    await agent.prompt("keep me")
+    roles = [m.role for m in agent.state.messages]
+    assert roles == ["user", "assistant"]
+    assert user_text(agent.state.messages[0]) == "keep me"
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert [e.type for e in events] == [
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    assert stream.count == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -96,6 +97,8 @@ class LoopRun:
         self.batch: ToolBatch | None = None
         self.turn_results: list[ToolResultMessage] = []
         self.open_input: tuple[AgentMessage, bool] | None = None
+        # prompt messages appended to the transcript whose events were not emitted yet
+        self.unannounced: deque[AgentMessage] = deque()
         self.declarations = ToolDeclarations()
         self.batch_committed = False
         self.finished = False
@@ -155,18 +158,24 @@ class LoopRun:
             initial = self.declarations.declare(context, prompts)
             self.new_messages = list(initial)
             context.messages.extend(initial)
+            self.unannounced.extend(initial)
             self.agent_started = True
             await self.dispatcher.emit(AgentStartEvent())
             self.turn_open = True
             await self.dispatcher.emit(TurnStartEvent())
-            for message in initial:
-                await self._emit_input(message, append=False)
+            await self._announce_prompts()
         else:
             self.agent_started = True
             await self.dispatcher.emit(AgentStartEvent())
             self.turn_open = True
             await self.dispatcher.emit(TurnStartEvent())
         await self._loop()
+
+    async def _announce_prompts(self) -> None:
+        """Emit the prompt messages (already in the transcript) not emitted yet."""
+        unannounced = self.unannounced
+        while unannounced:
+            await self._emit_input(unannounced.popleft(), append=False)
 
     # ------------------------------------------------------------------ the turn loop
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..ai import AbortSignal, AssistantMessage, ToolCall
 from ..ai._builder import empty_message
 from ..ai._stream import ABORTED_TEXT
-from ._types import AgentEndEvent, AgentStartEvent, MessageEndEvent, TurnEndEvent
+from ._types import AgentEndEvent, AgentStartEvent, MessageEndEvent, TurnEndEvent, TurnStartEvent
 
 if TYPE_CHECKING:
     from ._loop import LoopRun
@@ -29,6 +29,13 @@ async def write_aborted_outcome(run: LoopRun) -> None:
         run.agent_started = True
         await emit(AgentStartEvent())
     await run._close_input()
+    if run.unannounced:
+        # A prompt is part of the run once it started: it reaches the transcript (and
+        # the listeners) before the aborted answer to it.
+        if not run.turn_open:
+            run.turn_open = True
+            await emit(TurnStartEvent())
+        await run._announce_prompts()
     stream = run.stream
     if stream is not None:
         run.stream = None
