@@ -61,27 +61,25 @@ async def execute_loop(
     listener the run is one task group (the dispatcher task and the engine; both finish
     before this returns); when every listener is synchronous the engine delivers every
     event itself and no task is started."""
-    if not dispatcher.needs_task:
+
+    async def run_engine() -> list[AgentMessage]:
         try:
             messages = await LoopRun(
                 context, config, dispatcher, signal, stream_fn, owned=owned
             ).run(prompts)
             await dispatcher.settle()
+            return messages
         finally:
             dispatcher.close()
-        return messages
+
+    if not dispatcher.needs_task:
+        return await run_engine()
     # The dispatcher never fails (it records listener errors), so a group holds the
     # engine's own exception: raise that one.
     with raising_sole_exception():
         async with anyio.create_task_group() as task_group:
             dispatcher.attach(task_group)
-            try:
-                messages = await LoopRun(
-                    context, config, dispatcher, signal, stream_fn, owned=owned
-                ).run(prompts)
-                await dispatcher.settle()
-            finally:
-                dispatcher.close()
+            messages = await run_engine()
     return messages
 
 
