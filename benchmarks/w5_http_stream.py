@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import trio
 from pi_trio.agent import Agent
 from pi_trio.ai import (
@@ -182,7 +182,7 @@ class LoopbackServer:
 
 
 async def server_stats(url: str) -> dict[str, Any]:
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         response = await client.get(f"{url}/stats")
         return response.json()  # type: ignore[no-any-return]
 
@@ -235,14 +235,14 @@ def bench_registry() -> tuple[ProviderRegistry, bool]:
         HTTP_READ_TIMEOUT_S,
     )
 
-    transport = httpx.AsyncHTTPTransport(
-        limits=httpx.Limits(
+    transport = httpx2.AsyncHTTPTransport(
+        limits=httpx2.Limits(
             max_connections=HTTP_MAX_CONNECTIONS, max_keepalive_connections=HTTP_MAX_KEEPALIVE
         )
     )
     del first, second
     patched = registry_with_transport(transport)
-    patched.http_client().timeout = httpx.Timeout(
+    patched.http_client().timeout = httpx2.Timeout(
         HTTP_READ_TIMEOUT_S, connect=HTTP_CONNECT_TIMEOUT_S
     )
     return patched, True

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 import pytest
 
@@ -63,8 +63,8 @@ from .provider_support import (
 # its end (an error event, a reset, an abort) leaves the inner ones to the garbage collector,
 # which trio reports. The response itself is closed (see the closed-response assertions).
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore.*:ResourceWarning",
-    "ignore:Async generator 'httpx.*:ResourceWarning",
+    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
+    "ignore:Async generator 'httpx2.*:ResourceWarning",
     "ignore:Async generator 'pi_trio.testing._replay.*:ResourceWarning",
 )
 
@@ -1120,7 +1120,7 @@ async def test_connection_reset_mid_stream_is_an_error_with_the_content_so_far()
     events, _ = await replay(
         SONNET,
         ctx(UserMessage(content="hi")),
-        ReplayResponse([body], error=httpx.ReadError("connection reset")),
+        ReplayResponse([body], error=httpx2.ReadError("connection reset")),
     )
     assert events[-1].type == "error"
     assert events[-1].error.content == [TextContent(text="Half an ans")]

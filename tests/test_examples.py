@@ -1,5 +1,5 @@
 """Every example in ``examples/`` runs, on the faux provider: the trio service (virtual
-time), the asyncio SSE app (read with httpx-sse over loopback) and the benchmark harness
+time), the asyncio SSE app (read with httpx2's EventSource over loopback) and the benchmark harness
 (resumed from its own output)."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
-from httpx_sse import aconnect_sse
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -65,7 +64,7 @@ async def _serve_and(module: ModuleType, client_body: Any, argv: list[str]) -> A
     server = asyncio.create_task(module.main(argv, started=ready.set_result, stop=stop))
     try:
         url = await ready
-        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        async with httpx2.AsyncClient(base_url=url, timeout=10) as client:
             return await client_body(client)
     finally:
         stop.set()
@@ -75,16 +74,16 @@ async def _serve_and(module: ModuleType, client_body: Any, argv: list[str]) -> A
 def test_asyncio_app_streams_agent_events_to_the_browser_over_sse(capsys):
     app = load("asyncio_sse_app")
 
-    async def client_body(client: httpx.AsyncClient) -> list[tuple[str, Any]]:
+    async def client_body(client: httpx2.AsyncClient) -> list[tuple[str, Any]]:
         page = await client.get("/")
         assert page.status_code == 200
         assert "new EventSource" in page.text
         missing = await client.get("/nope")
         assert missing.status_code == 404
         events = []
-        async with aconnect_sse(client, "GET", "/events", params={"prompt": "6 times 7?"}) as sse:
-            assert sse.response.headers["content-type"] == "text/event-stream"
-            async for message in sse.aiter_sse():
+        async with client.stream("GET", "/events", params={"prompt": "6 times 7?"}) as response:
+            assert response.headers["content-type"] == "text/event-stream"
+            async for message in httpx2.EventSource(response):
                 events.append((message.event, json.loads(message.data)))
         return events
 
@@ -122,10 +121,10 @@ def test_asyncio_app_aborts_the_run_when_the_browser_goes_away():
         )
         url = await ready
         async with (
-            httpx.AsyncClient(base_url=url, timeout=10) as client,
-            aconnect_sse(client, "GET", "/events", params={"prompt": "hi"}) as sse,
+            httpx2.AsyncClient(base_url=url, timeout=10) as client,
+            client.stream("GET", "/events", params={"prompt": "hi"}) as response,
         ):
-            async for message in sse.aiter_sse():
+            async for message in httpx2.EventSource(response):
                 if message.event == "turn_start":
                     break  # the browser tab closes
         async with asyncio.timeout(10):

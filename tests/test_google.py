@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 import pytest
 
@@ -59,8 +59,8 @@ from .provider_support import (
 # its end (an error chunk, a reset, an abort) leaves the inner ones to the garbage collector,
 # which trio reports. The response itself is closed (see the closed-response assertions).
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore.*:ResourceWarning",
-    "ignore:Async generator 'httpx.*:ResourceWarning",
+    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
+    "ignore:Async generator 'httpx2.*:ResourceWarning",
     "ignore:Async generator 'pi_trio.testing._replay.*:ResourceWarning",
 )
 
@@ -718,7 +718,7 @@ async def test_error_chunk_and_connection_reset_keep_the_partial_content():
     events, _ = await replay(
         FLASH,
         ctx(UserMessage(content="hi")),
-        ReplayResponse([first], error=httpx.ReadError("reset")),
+        ReplayResponse([first], error=httpx2.ReadError("reset")),
     )
     assert events[-1].type == "error"
     assert events[-1].error.content == [TextContent(text="Héllo")]

@@ -8,7 +8,7 @@ import gzip
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import msgspec
 import pytest
 import trio
@@ -59,8 +59,8 @@ KEY = "sk-test-secret-key-123456"
 # collection, which it does with a ResourceWarning. The connection itself is closed by
 # ``response.aclose()`` right away; only the generator objects are collected later.
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore.*:ResourceWarning",
-    "ignore:Async generator 'httpx.*:ResourceWarning",
+    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
+    "ignore:Async generator 'httpx2.*:ResourceWarning",
 )
 
 
@@ -303,25 +303,25 @@ def test_redact_hides_secrets_but_not_short_strings() -> None:
 @pytest.mark.parametrize(
     ("exc", "prefix"),
     [
-        (httpx.ConnectError("[Errno 111] Connection refused"), "Connection error: "),
-        (httpx.ConnectTimeout("timed out"), "Request timed out while connecting"),
-        (httpx.ReadTimeout(""), "Request timed out while waiting for data (ReadTimeout)"),
-        (httpx.PoolTimeout("x"), "Request timed out while waiting for a free connection"),
-        (httpx.ReadError("connection reset"), "Network error: connection reset"),
+        (httpx2.ConnectError("[Errno 111] Connection refused"), "Connection error: "),
+        (httpx2.ConnectTimeout("timed out"), "Request timed out while connecting"),
+        (httpx2.ReadTimeout(""), "Request timed out while waiting for data (ReadTimeout)"),
+        (httpx2.PoolTimeout("x"), "Request timed out while waiting for a free connection"),
+        (httpx2.ReadError("connection reset"), "Network error: connection reset"),
         (
-            httpx.RemoteProtocolError("peer closed"),
+            httpx2.RemoteProtocolError("peer closed"),
             "Network error: the server closed the connection mid-response",
         ),
-        (httpx.DecodingError("bad gzip"), "Request failed: bad gzip"),
+        (httpx2.DecodingError("bad gzip"), "Request failed: bad gzip"),
     ],
 )
 def test_transport_errors_map_to_texts_the_retry_classifier_recognises(
-    exc: httpx.RequestError, prefix: str
+    exc: httpx2.RequestError, prefix: str
 ) -> None:
     error = transport_error(exc)
     assert str(error).startswith(prefix)
     assert error.retryable
-    if not isinstance(exc, httpx.DecodingError):
+    if not isinstance(exc, httpx2.DecodingError):
         message = AssistantMessage(
             content=[],
             api="a",
@@ -516,7 +516,7 @@ async def test_server_errors_are_retried_with_backoff_before_the_first_byte(
 ) -> None:
     transport = ReplayTransport(
         ReplayResponse(b'{"error":{"message":"overloaded"}}', status=503),
-        httpx.ConnectError("refused"),
+        httpx2.ConnectError("refused"),
         ReplayResponse(OK_BODY),
     )
     start = trio.current_time()
@@ -605,7 +605,9 @@ async def test_x_should_retry_header_overrides_the_status(autojump_clock: trio.a
 
 async def test_a_transport_error_mid_body_is_not_retried_and_keeps_the_partial() -> None:
     transport = ReplayTransport(
-        ReplayResponse([b"data: a\n\n", b"data: b\n\n"], error=httpx.ReadError("Connection reset")),
+        ReplayResponse(
+            [b"data: a\n\n", b"data: b\n\n"], error=httpx2.ReadError("Connection reset")
+        ),
         ReplayResponse(OK_BODY),
     )
     events, message = await run_demo(transport, max_retries=3)
@@ -617,7 +619,7 @@ async def test_a_transport_error_mid_body_is_not_retried_and_keeps_the_partial()
 
 
 async def test_a_connect_error_without_retries_is_an_error_event() -> None:
-    transport = ReplayTransport(httpx.ConnectError("[Errno 111] Connection refused"))
+    transport = ReplayTransport(httpx2.ConnectError("[Errno 111] Connection refused"))
     events, message = await run_demo(transport)
     assert [e.type for e in events] == ["error"]
     assert message.error_message == "Connection error: [Errno 111] Connection refused"
@@ -714,10 +716,10 @@ async def test_serve_sse_counts_connections_resets_and_client_closes() -> None:
             SSEReply(b"data: 3\n\n", hold_open=True),
         ]
     ) as server:
-        async with httpx.AsyncClient() as client:
+        async with httpx2.AsyncClient() as client:
             response = await client.post(f"{server.url}/a", content=b"{}")
             assert response.text == "data: 1\n\n"
-            with pytest.raises(httpx.TransportError):
+            with pytest.raises(httpx2.TransportError):
                 await client.post(f"{server.url}/b", content=b"{}")
             async with client.stream("POST", f"{server.url}/c", content=b"{}") as streamed:
                 async for chunk in streamed.aiter_bytes():

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 import pytest
 import trio
@@ -62,8 +62,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openai_completions"
 # abort, an error chunk) leaves the inner ones for trio to finalize at garbage collection,
 # with a ResourceWarning. The connection is closed by ``response.aclose()`` right away.
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore.*:ResourceWarning",
-    "ignore:Async generator 'httpx.*:ResourceWarning",
+    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
+    "ignore:Async generator 'httpx2.*:ResourceWarning",
 )
 
 
@@ -134,7 +134,7 @@ def as_json(message: AssistantMessage) -> Any:
 def loopback_registry() -> ProviderRegistry:
     """A registry whose one HTTP client talks real HTTP (see the xfail test below for why
     not ``ProviderRegistry()`` yet)."""
-    return registry_with_transport(httpx.AsyncHTTPTransport())
+    return registry_with_transport(httpx2.AsyncHTTPTransport())
 
 
 # --------------------------------------------------------------------------- replays

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 import pytest
 
@@ -66,8 +66,8 @@ from .provider_support import (
 # its end (an error event, a reset, an abort) leaves the inner ones to the garbage collector,
 # which trio reports. The response itself is closed (see the closed-response assertions).
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore.*:ResourceWarning",
-    "ignore:Async generator 'httpx.*:ResourceWarning",
+    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
+    "ignore:Async generator 'httpx2.*:ResourceWarning",
     "ignore:Async generator 'pi_trio.testing._replay.*:ResourceWarning",
 )
 
@@ -904,7 +904,7 @@ async def test_error_event_and_connection_reset_keep_the_partial_content():
     events, _ = await replay(
         GPT54,
         ctx(UserMessage(content="hi")),
-        ReplayResponse([body[:cut]], error=httpx.ReadError("reset")),
+        ReplayResponse([body[:cut]], error=httpx2.ReadError("reset")),
     )
     assert events[-1].type == "error"
     assert events[-1].error.content == [TextContent(text="Héllo wörld 🌍!")]

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import msgspec
 import pytest
 
@@ -61,19 +61,19 @@ def sse(*events: dict[str, Any]) -> bytes:
     return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
 
 
-Handler = Callable[[httpx.Request], Any]
+Handler = Callable[[httpx2.Request], Any]
 
 
-def client_for(handler: Handler) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+def client_for(handler: Handler) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
 
-def replay(body: bytes, status: int = 200, **kwargs: Any) -> httpx.AsyncClient:
-    return client_for(lambda request: httpx.Response(status, content=body, **kwargs))
+def replay(body: bytes, status: int = 200, **kwargs: Any) -> httpx2.AsyncClient:
+    return client_for(lambda request: httpx2.Response(status, content=body, **kwargs))
 
 
 async def run(
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
     context: Context | None = None,
     **options: Any,
 ) -> tuple[list[Any], AssistantMessage]:
@@ -93,11 +93,11 @@ def types(events: list[Any]) -> list[str]:
 
 
 class Recorder:
-    def __init__(self, response: httpx.Response | None = None) -> None:
-        self.requests: list[httpx.Request] = []
-        self.response = response or httpx.Response(500, text="proxy failed")
+    def __init__(self, response: httpx2.Response | None = None) -> None:
+        self.requests: list[httpx2.Request] = []
+        self.response = response or httpx2.Response(500, text="proxy failed")
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         return self.response
 
@@ -221,7 +221,7 @@ async def test_without_an_http_client_the_registry_shared_client_is_used() -> No
     recorder = Recorder()
 
     class Registry(ProviderRegistry):
-        def http_client(self) -> httpx.AsyncClient:
+        def http_client(self) -> httpx2.AsyncClient:
             return client_for(recorder)
 
     fn = stream_proxy(proxy_url=URL + "/", auth_token=TOKEN)
@@ -483,12 +483,12 @@ async def test_chunk_boundaries_anywhere_give_the_same_message() -> None:
         {"type": "done", "reason": "stop", "usage": USAGE},
     )
 
-    def chunked(cut: int) -> httpx.AsyncClient:
+    def chunked(cut: int) -> httpx2.AsyncClient:
         async def parts() -> AsyncIterator[bytes]:
             yield body[:cut]
             yield body[cut:]
 
-        return client_for(lambda request: httpx.Response(200, content=parts()))
+        return client_for(lambda request: httpx2.Response(200, content=parts()))
 
     for cut in range(0, len(body), 7):
         _, result = await run(chunked(cut))
@@ -600,7 +600,7 @@ async def test_abort_while_reading_yields_aborted_without_diagnostics() -> None:
         finally:
             closed.set()
 
-    client = client_for(lambda request: httpx.Response(200, content=open_body()))
+    client = client_for(lambda request: httpx2.Response(200, content=open_body()))
     controller = AbortController()
     events = []
     fn = stream_proxy(proxy_url=URL, auth_token=TOKEN, http_client=client)
@@ -638,8 +638,8 @@ async def test_http_errors_become_error_outcomes_with_the_original_text(
 
 
 async def test_a_transport_failure_is_an_error_outcome_without_the_token() -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("connection refused", request=request)
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
 
     events, result = await run(client_for(refuse))
     assert types(events) == ["error"]
@@ -654,9 +654,9 @@ async def test_a_connection_lost_mid_stream_keeps_the_content_so_far() -> None:
     async def broken() -> AsyncIterator[bytes]:
         yield sse({"type": "start"}, {"type": "text_start", "contentIndex": 0},
                   {"type": "text_delta", "contentIndex": 0, "delta": "half"})  # fmt: skip
-        raise httpx.ReadError("connection reset")
+        raise httpx2.ReadError("connection reset")
 
-    events, result = await run(client_for(lambda request: httpx.Response(200, content=broken())))
+    events, result = await run(client_for(lambda request: httpx2.Response(200, content=broken())))
     assert types(events)[-1] == "error"
     assert result.error_message is not None
     assert result.error_message.endswith("ReadError: connection reset")
@@ -668,7 +668,7 @@ async def test_a_connection_lost_mid_stream_keeps_the_content_so_far() -> None:
 
 async def test_an_agent_runs_its_turns_through_the_proxy() -> None:
     recorder = Recorder(
-        httpx.Response(
+        httpx2.Response(
             200,
             content=sse(
                 {"type": "start"},
@@ -704,7 +704,7 @@ async def test_a_server_keeping_the_body_open_after_the_terminal_event_cannot_ho
             await anyio.sleep(1)
             yield b": keep-alive\n\n"
 
-    client = client_for(lambda request: httpx.Response(200, content=open_body()))
+    client = client_for(lambda request: httpx2.Response(200, content=open_body()))
     agent = Agent(
         model=MODEL, stream_fn=stream_proxy(proxy_url=URL, auth_token=TOKEN, http_client=client)
     )
@@ -725,7 +725,7 @@ async def test_an_error_body_past_the_limit_is_not_read_to_its_end() -> None:
             chunks_read[0] += 1
             yield b"x" * 16384
 
-    client = client_for(lambda request: httpx.Response(500, content=endless_error_body()))
+    client = client_for(lambda request: httpx2.Response(500, content=endless_error_body()))
     with anyio.fail_after(10):
         events, result = await run(client)
     assert types(events) == ["error"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import msgspec
 import pytest
 import trio
@@ -102,14 +102,14 @@ def hello() -> Context:
 async def ask(
     url: str, model: Model, context: Context | None = None, token: str = TOKEN, **options: Any
 ) -> AssistantMessage:
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         fn = stream_proxy(proxy_url=url, auth_token=token, http_client=http)
         return await complete(model, context or hello(), stream_fn=fn, **options)
 
 
-async def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+async def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> httpx2.Response:
     headers = {"Authorization": f"Bearer {TOKEN}", **(headers or {})}
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         return await http.post(f"{url}/api/stream", content=body, headers=headers)
 
 
@@ -171,7 +171,7 @@ async def test_thinking_text_and_tool_calls_arrive_as_the_provider_sent_them(
     upstream.faux.set_responses([faux_assistant_message(content, stop_reason="toolUse")])
     url, _ = await start(nursery, upstream)
     events: list[Any] = []
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
         async with open_stream(upstream.model, hello(), stream_fn=fn) as stream:
             async for event in stream:
@@ -258,7 +258,7 @@ async def test_abort_mid_stream_cancels_the_upstream_stream(nursery: trio.Nurser
     url, app = await start(nursery, upstream)
     controller = AbortController()
     seen = []
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
         async with open_stream(
             upstream.model, hello(), stream_fn=fn, signal=controller.signal
@@ -280,7 +280,7 @@ async def test_a_client_that_disconnects_cancels_the_upstream_stream(
     upstream = Upstream(tokens_per_second=HELD_APART)
     upstream.faux.set_responses([faux_assistant_message("never finished " * 50)])
     url, app = await start(nursery, upstream)
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         body = request_body(upstream.model)
         async with http.stream("POST", f"{url}/api/stream", content=body, headers=headers) as r:
@@ -308,7 +308,7 @@ async def test_a_wrong_token_is_refused_without_detail(
         assert response.status_code == 401
         assert response.json() == {"error": "Unauthorized"}
         assert response.headers["www-authenticate"] == "Bearer"
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         response = await http.post(f"{url}/api/stream", content=request_body(upstream.model))
     assert response.status_code == 401
     assert upstream.faux.call_count == 0
@@ -379,7 +379,7 @@ async def test_streams_beyond_the_cap_are_refused_with_429(nursery: trio.Nursery
     async def hold(task_status: trio.TaskStatus[trio.CancelScope]) -> None:
         with trio.CancelScope() as scope:
             task_status.started(scope)
-            async with httpx.AsyncClient() as http:
+            async with httpx2.AsyncClient() as http:
                 fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
                 async with open_stream(upstream.model, hello(), stream_fn=fn) as stream:
                     async for event in stream:
@@ -420,7 +420,7 @@ async def test_other_paths_and_methods_are_refused(
     nursery: trio.Nursery, upstream: Upstream
 ) -> None:
     url, _ = await start(nursery, upstream)
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         missing = await http.post(f"{url}/api/other")
         wrong = await http.get(f"{url}/api/stream")
     assert missing.status_code == 404

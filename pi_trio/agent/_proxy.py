@@ -16,7 +16,7 @@ import msgspec
 from ..ai import AssistantMessageEvent, Context, Model, StreamOptions
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
     from anyio.abc import ObjectSendStream
 
 __all__ = ["AuthToken", "ProxyStreamFn", "stream_proxy"]
@@ -36,7 +36,7 @@ class ProxyStreamFn:
         self,
         proxy_url: str,
         auth_token: AuthToken,
-        http_client: httpx.AsyncClient | None,
+        http_client: httpx2.AsyncClient | None,
         overrides: dict[str, Any],
     ) -> None:
         if not isinstance(proxy_url, str) or not proxy_url.startswith(("http://", "https://")):
@@ -103,7 +103,7 @@ def stream_proxy(
     *args: Any,
     proxy_url: str,
     auth_token: AuthToken,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     **overrides: Any,
 ) -> Any:
     """A stream function that proxies through a Pi proxy server:

@@ -1,4 +1,4 @@
-"""The I/O shell of the proxy client: one ``POST <proxy_url>/api/stream`` over httpx.
+"""The I/O shell of the proxy client: one ``POST <proxy_url>/api/stream`` over httpx2.
 
 The protocol itself is sans-IO: the body in ``_proxy_wire``, the lines and the rebuilt
 message in ``_proxy_rebuild``.
@@ -24,7 +24,7 @@ from ._stream import AFTER_TERMINAL_GRACE_S
 from ._types import Context, Model
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
     from anyio.abc import ObjectSendStream
 
 __all__ = ["ERROR_BODY_LIMIT", "stream_via_proxy"]
@@ -42,11 +42,11 @@ async def stream_via_proxy(
     *,
     proxy_url: str,
     auth_token: str,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
 ) -> None:
     """Stream one LLM call through a proxy server (a stream function once the proxy
     arguments are bound). Uses ``http_client``, else the registry's shared client."""
-    import httpx
+    import httpx2
 
     rebuilder = ProxyRebuilder(model)
     if http_client is None:
@@ -60,7 +60,7 @@ async def stream_via_proxy(
                 await send.send(rebuilder.error(await _error_text(response)))
                 return
             await _relay(response, rebuilder, send)
-    except (httpx.HTTPError, httpx.StreamError) as exc:
+    except (httpx2.HTTPError, httpx2.StreamError) as exc:
         if rebuilder.terminal:
             return
         await send.send(rebuilder.error(f"Proxy request to {url} failed: {_describe(exc)}"))
@@ -70,12 +70,12 @@ async def stream_via_proxy(
 
 
 # Reading stops early through a cancel scope, not ``break``: the cancellation unwinds
-# httpx's stack of async generators at its checkpoint, where a ``break`` would leave the
+# httpx2's stack of async generators at its checkpoint, where a ``break`` would leave the
 # inner ones to the garbage collector.
 
 
 async def _relay(
-    response: httpx.Response,
+    response: httpx2.Response,
     rebuilder: ProxyRebuilder,
     send: ObjectSendStream[AssistantMessageEvent],
 ) -> None:
@@ -87,7 +87,7 @@ async def _relay(
     splitter = LineSplitter()
     with anyio.CancelScope() as reading:
         chunks = response.aiter_bytes()
-        async with aclosing(chunks):  # type: ignore[type-var]
+        async with aclosing(chunks):
             async for chunk in chunks:
                 if rebuilder.terminal:
                     continue
@@ -116,7 +116,7 @@ async def _relay_line(
     return False
 
 
-async def _error_text(response: httpx.Response) -> str:
+async def _error_text(response: httpx2.Response) -> str:
     """``Proxy error: <status> <statusText>``, or ``Proxy error: <error>`` when the body is
     JSON with an ``error`` field (the original's texts)."""
     text = f"Proxy error: {response.status_code} {response.reason_phrase}"
@@ -124,7 +124,7 @@ async def _error_text(response: httpx.Response) -> str:
     size = 0
     with anyio.CancelScope() as reading:
         chunks = response.aiter_bytes()
-        async with aclosing(chunks):  # type: ignore[type-var]
+        async with aclosing(chunks):
             async for chunk in chunks:
                 size += len(chunk)
                 if size > ERROR_BODY_LIMIT:

@@ -20,7 +20,7 @@ from ._options import StreamFn, StreamOptions
 from ._types import Context, Model
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
     from anyio.abc import ObjectSendStream
 
 __all__ = [
@@ -64,7 +64,7 @@ class ApiProvider(msgspec.Struct, frozen=True):
 class ProviderRegistry:
     """Providers keyed by api; registering an api again replaces it (last wins).
 
-    Also owns the shared ``httpx.AsyncClient`` its providers use (HTTP/1.1 keep-alive,
+    Also owns the shared ``httpx2.AsyncClient`` its providers use (HTTP/1.1 keep-alive,
     bounded pool). A client belongs to one event loop; ``http_client()`` makes a new one
     when called from another loop. ``await aclose()`` closes it.
     """
@@ -72,7 +72,7 @@ class ProviderRegistry:
     def __init__(self, *, builtins: bool = True) -> None:
         self._providers: dict[str, tuple[ApiProvider, str | None]] = {}
         self._builtins = dict(BUILTIN_PROVIDER_MODULES) if builtins else {}
-        self._client: httpx.AsyncClient | None = None
+        self._client: httpx2.AsyncClient | None = None
         self._client_token: object = None
 
     def register(self, provider: ApiProvider, source_id: str | None = None) -> None:
@@ -118,16 +118,16 @@ class ProviderRegistry:
     def providers(self) -> list[ApiProvider]:
         return [self.require(api) for api in self.apis()]
 
-    def http_client(self) -> httpx.AsyncClient:
+    def http_client(self) -> httpx2.AsyncClient:
         """The shared HTTP client for the running event loop."""
         token = anyio.lowlevel.current_token()
         # anyio hands out a new (equal) token object per call: compare by value
         if self._client is None or self._client_token != token or self._client.is_closed:
-            import httpx
+            import httpx2
 
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(HTTP_READ_TIMEOUT_S, connect=HTTP_CONNECT_TIMEOUT_S),
-                limits=httpx.Limits(
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(HTTP_READ_TIMEOUT_S, connect=HTTP_CONNECT_TIMEOUT_S),
+                limits=httpx2.Limits(
                     max_connections=HTTP_MAX_CONNECTIONS,
                     max_keepalive_connections=HTTP_MAX_KEEPALIVE,
                 ),

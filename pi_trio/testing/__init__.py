@@ -1,5 +1,5 @@
 """Test helpers: the scripted faux provider and its response builders, recorded HTTP
-responses replayed through httpx, and a loopback SSE server."""
+responses replayed through httpx2, and a loopback SSE server."""
 
 from ._faux import FauxModel as FauxModel
 from ._faux import FauxProvider as FauxProvider

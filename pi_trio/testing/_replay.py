@@ -1,6 +1,6 @@
-"""Replaying recorded HTTP responses through httpx, with no network.
+"""Replaying recorded HTTP responses through httpx2, with no network.
 
-``ReplayTransport`` is an ``httpx.AsyncBaseTransport`` that answers each request with the
+``ReplayTransport`` is an ``httpx2.AsyncBaseTransport`` that answers each request with the
 next scripted ``ReplayResponse`` (recorded SSE bytes, optionally split into chunks, with a
 status, headers, and optionally a transport error after the last chunk) and records the
 requests it saw. ``registry_with_transport`` gives a ``ProviderRegistry`` whose shared HTTP
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anyio.lowlevel
-import httpx
+import httpx2
 import msgspec
 
 from pi_trio.ai import ProviderRegistry
@@ -80,7 +80,7 @@ def split_bytes(body: bytes, size: int) -> list[bytes]:
 
 class ReplayResponse:
     """One scripted answer. ``body`` is the whole body or a list of chunks delivered one
-    network read each; ``error`` (an exception such as ``httpx.ReadError``) is raised after
+    network read each; ``error`` (an exception such as ``httpx2.ReadError``) is raised after
     the last chunk, like a connection reset mid-stream. SSE bodies get a
     ``text/event-stream`` content type unless ``headers`` name one."""
 
@@ -115,7 +115,7 @@ class RecordedRequest(msgspec.Struct, frozen=True):
         return json.loads(self.content)
 
 
-class _Body(httpx.AsyncByteStream):
+class _Body(httpx2.AsyncByteStream):
     """The scripted chunks, one per read (an iterator object, not an async generator, so
     a body left early needs no finalizing)."""
 
@@ -147,11 +147,11 @@ class _Body(httpx.AsyncByteStream):
 Reply = ReplayResponse | Exception | Callable[[RecordedRequest], "ReplayResponse | Exception"]
 
 
-class ReplayTransport(httpx.AsyncBaseTransport):
+class ReplayTransport(httpx2.AsyncBaseTransport):
     """Answers requests with scripted replies, first in first out.
 
     A reply is a ``ReplayResponse``, an exception to raise instead of answering (e.g.
-    ``httpx.ConnectError``), or a function of the ``RecordedRequest`` returning either.
+    ``httpx2.ConnectError``), or a function of the ``RecordedRequest`` returning either.
     ``requests`` lists what was asked; ``closed_responses`` counts response bodies closed
     by the client (every answered request should be closed once the caller is done)."""
 
@@ -168,7 +168,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         """Replies not used yet."""
         return len(self._replies)
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         content = await request.aread()
         recorded = RecordedRequest(
             method=request.method,
@@ -188,21 +188,21 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             reply = reply(recorded)
         if isinstance(reply, Exception):
             raise reply
-        return httpx.Response(
+        return httpx2.Response(
             reply.status, headers=reply.headers, stream=_Body(self, reply), request=request
         )
 
 
 class _TransportRegistry(ProviderRegistry):
-    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
+    def __init__(self, transport: httpx2.AsyncBaseTransport) -> None:
         super().__init__()
         self._transport = transport
-        self._replay_client: httpx.AsyncClient | None = None
+        self._replay_client: httpx2.AsyncClient | None = None
 
-    def http_client(self) -> httpx.AsyncClient:
+    def http_client(self) -> httpx2.AsyncClient:
         client = self._replay_client
         if client is None or client.is_closed:
-            client = self._replay_client = httpx.AsyncClient(transport=self._transport)
+            client = self._replay_client = httpx2.AsyncClient(transport=self._transport)
         return client
 
     async def aclose(self) -> None:
@@ -212,7 +212,7 @@ class _TransportRegistry(ProviderRegistry):
         await super().aclose()
 
 
-def registry_with_transport(transport: httpx.AsyncBaseTransport) -> ProviderRegistry:
+def registry_with_transport(transport: httpx2.AsyncBaseTransport) -> ProviderRegistry:
     """A registry with the built-in providers whose shared HTTP client sends every request
-    through ``transport`` (a ``ReplayTransport``, ``httpx.MockTransport``, ...)."""
+    through ``transport`` (a ``ReplayTransport``, ``httpx2.MockTransport``, ...)."""
     return _TransportRegistry(transport)

@@ -52,7 +52,7 @@ from typing import Any, Concatenate, Final, ParamSpec
 
 import anyio
 import anyio.abc
-import httpx
+import httpx2
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
@@ -145,7 +145,7 @@ async def apply_on_payload(payload: Any, model: Model, options: StreamOptions) -
     return payload if replaced is None else replaced
 
 
-async def notify_response(response: httpx.Response, model: Model, options: StreamOptions) -> None:
+async def notify_response(response: httpx2.Response, model: Model, options: StreamOptions) -> None:
     """``options.on_response(ResponseInfo(status, headers), model)``, sync or async; header
     names are lower case."""
     hook = options.on_response
@@ -167,7 +167,7 @@ class SSEStream:
 
     __slots__ = ("_chunks", "_done", "_parser", "response")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx2.Response) -> None:
         self.response = response
         # An identity-encoded body needs no decoder: read it raw (one layer less per chunk).
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
@@ -191,7 +191,7 @@ class SSEStream:
                 if events:
                     return events
                 break
-            except httpx.RequestError as exc:
+            except httpx2.RequestError as exc:
                 self._done = True
                 raise transport_error(exc) from exc
             events = parser.feed(chunk)
@@ -339,9 +339,9 @@ async def run_provider(
         await run.finish()
 
 
-def _client(options: StreamOptions) -> httpx.AsyncClient:
+def _client(options: StreamOptions) -> httpx2.AsyncClient:
     registry = options.registry or default_registry
-    client: httpx.AsyncClient = registry.http_client()
+    client: httpx2.AsyncClient = registry.http_client()
     return client
 
 
@@ -361,7 +361,9 @@ async def _open_sse(
     client = _client(options)
     content = msgspec.json.encode(payload)
     timeout: Any = (
-        httpx.Timeout(options.timeout_ms / 1000) if options.timeout_ms else httpx.USE_CLIENT_DEFAULT
+        httpx2.Timeout(options.timeout_ms / 1000)
+        if options.timeout_ms
+        else httpx2.USE_CLIENT_DEFAULT
     )
     request = client.build_request(
         "POST",
@@ -377,12 +379,12 @@ async def _open_sse(
     attempts = 1 + max(0, options.max_retries)
     attempt = 0
     while True:
-        response: httpx.Response | None = None
+        response: httpx2.Response | None = None
         failure: ProviderError
         retry_headers: Mapping[str, str] | None = None
         try:
             response = await client.send(request, stream=True)
-        except httpx.RequestError as exc:
+        except httpx2.RequestError as exc:
             failure = transport_error(exc)
         else:
             if response.status_code < 400:
@@ -391,7 +393,7 @@ async def _open_sse(
             retry_headers = response.headers
             try:
                 body = (await response.aread()).decode("utf-8", "replace")
-            except httpx.RequestError:
+            except httpx2.RequestError:
                 body = ""
             finally:
                 with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):

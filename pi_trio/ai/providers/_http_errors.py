@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Final
 
-import httpx
+import httpx2
 import msgspec
 
 from .._errors import ProviderError
@@ -92,23 +92,23 @@ def format_http_error(status: int, body: str, message: str | None = None) -> str
     return f"{status} {text}"
 
 
-def transport_error(exc: httpx.RequestError) -> ProviderError:
-    """The one mapping of httpx transport failures to error texts (worded so that the
+def transport_error(exc: httpx2.RequestError) -> ProviderError:
+    """The one mapping of httpx2 transport failures to error texts (worded so that the
     retry and overflow classifiers recognise them)."""
     detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, httpx2.TimeoutException):
         kind = {
-            httpx.ConnectTimeout: "connecting",
-            httpx.ReadTimeout: "waiting for data",
-            httpx.WriteTimeout: "sending the request",
-            httpx.PoolTimeout: "waiting for a free connection",
+            httpx2.ConnectTimeout: "connecting",
+            httpx2.ReadTimeout: "waiting for data",
+            httpx2.WriteTimeout: "sending the request",
+            httpx2.PoolTimeout: "waiting for a free connection",
         }.get(type(exc), "waiting")
         text = f"Request timed out while {kind} ({detail})"
-    elif isinstance(exc, httpx.ConnectError):
+    elif isinstance(exc, httpx2.ConnectError):
         text = f"Connection error: {detail}"
-    elif isinstance(exc, httpx.RemoteProtocolError):
+    elif isinstance(exc, httpx2.RemoteProtocolError):
         text = f"Network error: the server closed the connection mid-response ({detail})"
-    elif isinstance(exc, httpx.TransportError):
+    elif isinstance(exc, httpx2.TransportError):
         text = f"Network error: {detail}"
     else:
         text = f"Request failed: {detail}"

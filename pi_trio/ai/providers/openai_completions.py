@@ -1,5 +1,5 @@
 """The ``openai-completions`` provider: OpenAI Chat Completions and every server that speaks
-it (reference/ai.md §6.3, §7.3), over httpx without a vendor SDK.
+it (reference/ai.md §6.3, §7.3), over httpx2 without a vendor SDK.
 
 The wire mapping is sans-IO: ``CompletionsStreamMapper`` turns decoded SSE chunks into
 assistant-message events. Text, thinking and each tool call keep one open block each (tool
