@@ -55,6 +55,7 @@ from pi_trio.testing import (
     split_bytes,
     sse_body,
 )
+from tests.helpers import applied
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_completions"
 
@@ -380,6 +381,7 @@ def map_chunks(chunks: list[bytes], model: Model) -> tuple[list[Any], Any]:
     for sse in parser.close():
         events.extend(mapper.feed(sse))
     events.extend(mapper.finish())
+    applied(builder, events)
     return shape(events), as_json(events[-1].message)
 
 

@@ -34,11 +34,11 @@ from ..ai import (
 )
 from ..ai._errors import PiError
 from ._agent_config import RequestOptions, build_loop_config
-from ._dispatch import Dispatcher, ListenerSet
-from ._failure import deliver_run_failure
+from ._dispatch import Dispatcher, ListenerSet, deliver_directly
+from ._outcomes import failed_run_events
 from ._queue import PendingMessageQueue, QueueMode
 from ._run import ContinueError, execute_loop
-from ._state import AgentState
+from ._state import AgentState, StateReducer
 from ._types import (
     AgentContext,
     AgentMessage,
@@ -181,7 +181,7 @@ class Agent:
             tools=tool_list,
             messages=transcript,
         )
-        self.state._on_message_end = self._accept_queued
+        self._reducer = StateReducer(self.state, self._accept_queued)
 
     # ------------------------------------------------------------------ options
 
@@ -310,7 +310,7 @@ class Agent:
         if self._active is not None:
             raise AgentBusyError(_RESET_BUSY)
         head = get_current_system_message(self.state.messages)
-        self.state._reset([head] if head is not None else [])
+        self._reducer.reset([head] if head is not None else [])
         self.clear_all_queues()
 
     async def _run(
@@ -320,23 +320,28 @@ class Agent:
             raise AgentBusyError("Agent is already processing.")
         active = self._active = _ActiveRun()
         state = self.state
-        state._start_run()
+        self._reducer.start_run()
         signal = active.controller.signal
         try:
             self._skip_steering_poll = skip_initial_steering_poll
             config = build_loop_config(self, self._options)
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
-            dispatcher = Dispatcher(self._listeners, state._reduce, signal)
+            dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
                 await execute_loop(
                     prompts, context, config, dispatcher, signal, self.stream_fn, owned=True
                 )
             except Exception as exc:
-                await deliver_run_failure(state, self._listeners, exc, signal, self.close_timeout)
+                events = failed_run_events(
+                    state.messages, state.pending_tool_calls, state.model, exc, signal.aborted
+                )
+                await deliver_directly(
+                    events, self._listeners, self._reducer.reduce, signal, self.close_timeout
+                )
         finally:
             self._steering.restore()
             self._follow_up.restore()
-            state._finish_run()
+            self._reducer.finish_run()
             self._active = None
             active.finish()
 

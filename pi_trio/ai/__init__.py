@@ -3,7 +3,7 @@
 from ._abort import AbortController as AbortController
 from ._abort import AbortSignal as AbortSignal
 from ._builder import MessageBuilder as MessageBuilder
-from ._builder import MessageFold as MessageFold
+from ._consume import MessageFold as MessageFold
 from ._env import env_api_key_names as env_api_key_names
 from ._env import find_env_keys as find_env_keys
 from ._env import get_env_api_key as get_env_api_key

@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar, overload
 
 import msgspec
 
-from ._builder import _LIVE
+from ._live import join_open_blocks
 from ._types import AssistantMessage, Message
 
 __all__ = ["from_json", "messages_from_json", "messages_to_json", "to_json"]
@@ -37,16 +37,10 @@ _SURROGATE_ESCAPE: Final = re.compile(
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-_OPEN_FIELD: Final = {"text": "text", "thinking": "thinking", "toolCall": "arguments"}
-
-
 def _sync_open_blocks(value: Any) -> None:
-    """Open streaming blocks join their parts when read; read them before encoding."""
+    """Open streaming blocks join their parts when read; join them before encoding."""
     if isinstance(value, AssistantMessage):
-        for block in value.content:
-            if isinstance(block, _LIVE):
-                # reading the open field joins its parts into the field itself
-                getattr(block, _OPEN_FIELD[block.type])
+        join_open_blocks(value)
         return
     if isinstance(value, (list, tuple)):
         for item in value:

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ._builder import MessageBuilder, seal_message
+from ._builder import MessageBuilder
 from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
 from ._proxy_wire import (
@@ -160,11 +160,9 @@ class ProxyRebuilder:
                 self.terminal = True
                 return builder.done(wire.reason)
             case WireError():
-                message = self._finish(wire)
-                message.stop_reason = wire.reason
-                message.error_message = wire.error_message
+                self._finish(wire)
                 self.terminal = True
-                return ErrorEvent(reason=wire.reason, error=message)
+                return builder.error(wire.error_message, reason=wire.reason)
         raise TypeError(f"not a proxy event: {wire!r}")  # pragma: no cover
 
     def error(self, text: str, *, diagnostics: list[Any] | None = None) -> ErrorEvent:
@@ -176,7 +174,7 @@ class ProxyRebuilder:
         return self._builder.error(text)
 
     def _finish(self, wire: WireDone | WireError) -> Any:
-        message = seal_message(self._builder.message)
+        message = self._builder.message
         if wire.usage is not None:
             message.usage = wire.usage
         if wire.provider_thinking_level is not None:
@@ -186,7 +184,7 @@ class ProxyRebuilder:
         return message
 
     def _check_next(self, index: int, action: str) -> None:
-        expected = len(self._builder.message.content)
+        expected = self._builder.block_count
         if index != expected:
             raise StreamProtocolError(
                 f"Proxy sent {action} for content index {index}, expected {expected}: "
@@ -194,13 +192,11 @@ class ProxyRebuilder:
             )
 
     def _require(self, index: int, kind: type, text: str) -> None:
-        content = self._builder.message.content
-        if not (0 <= index < len(content) and isinstance(content[index], kind)):
+        if not isinstance(self._builder.started_block(index), kind):
             raise StreamProtocolError(text)
 
     def _toolcall_end(self, index: int, server_call: ToolCall | None) -> ToolCallEndEvent | None:
-        content = self._builder.message.content
-        if not (0 <= index < len(content) and isinstance(content[index], ToolCall)):
+        if not isinstance(self._builder.started_block(index), ToolCall):
             return None  # the original ignores a toolcall_end for another block type
         if server_call is None:
             return self._builder.toolcall_end(index)

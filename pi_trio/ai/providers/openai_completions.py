@@ -21,7 +21,7 @@ from .._models import calculate_cost, clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
 from .._transcript import normalize_context
-from .._types import Context, Model, ToolCall, Usage
+from .._types import Context, Model, Usage
 from ._http import ProviderRun, SSEEvent, run_provider
 from ._openai_compat import CompletionsCompat, resolve_compat
 from ._openai_request import build_body
@@ -294,13 +294,12 @@ class CompletionsStreamMapper:
         builder = self._builder
         message = builder.message
         if self._thinking is not None and self._details is not None:
-            block: Any = message.content[self._thinking]
+            block: Any = builder.started_block(self._thinking)
             block.thinking_signature = msgspec.json.encode(self._details).decode()
         out = builder.end_open_blocks()
         compat = self._compat
         if not self._finished and not compat.supports_finish_reason:
-            has_calls = any(isinstance(b, ToolCall) for b in message.content)
-            message.stop_reason = "toolUse" if has_calls else "stop"
+            message.stop_reason = "toolUse" if builder.tool_call_count else "stop"
         if message.stop_reason == "error":
             out.append(builder.error(message.error_message or ERROR_STOP_TEXT))
         elif (compat.supports_finish_reason and not self._finished) or (

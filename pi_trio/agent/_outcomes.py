@@ -1,31 +1,29 @@
-"""A failed run: the events that close it when the engine raised (a hook or a listener
-failed, a stream function broke), delivered through the reducer to every listener.
+"""How a run ends badly: the text and message of an abort, and the events of a failed run.
 
-The failure becomes an assistant message with ``stop_reason`` ``"error"`` (``"aborted"``
-when the run's signal was aborted) and the error's text, as the original runtime does.
-Tool calls of the last response that have no result get an error result first, and a tool
-execution still open is ended, so the transcript never keeps a dangling call.
+An aborted response keeps what was received and says why (``aborted_text``: the reason
+given to ``abort()``, else ``Request was aborted``). A run whose engine raised (a hook or
+a listener failed) ends, as in the original runtime, with an assistant message whose
+``stop_reason`` is ``"error"`` (``"aborted"`` when the run's signal was aborted) and the
+error's text; tool calls of the last response that have no result get an error result
+first, and a tool execution still open is ended, so the transcript never keeps a dangling
+call (``failed_run_events``).
 """
 
 from __future__ import annotations
 
-import inspect
-import math
 from typing import Any
-
-import anyio
 
 from ..ai import (
     AbortSignal,
     AssistantMessage,
+    Model,
     TextContent,
     ToolCall,
     ToolResultMessage,
     Usage,
     now_ms,
 )
-from ._dispatch import ListenerSet
-from ._state import AgentState
+from ..ai._consume import ABORTED_TEXT
 from ._types import (
     AgentEndEvent,
     AgentToolResult,
@@ -35,7 +33,17 @@ from ._types import (
     TurnEndEvent,
 )
 
-__all__ = ["deliver_run_failure"]
+__all__ = ["aborted_text", "failed_run_events"]
+
+
+def aborted_text(signal: AbortSignal) -> str:
+    """The error message of an aborted response: the abort's reason, if it has one."""
+    reason = signal.reason
+    if isinstance(reason, str) and reason:
+        return reason
+    if isinstance(reason, BaseException) and str(reason):
+        return str(reason)
+    return ABORTED_TEXT
 
 
 def _dangling_tool_results(messages: list[Any], text: str) -> list[ToolResultMessage]:
@@ -62,8 +70,14 @@ def _dangling_tool_results(messages: list[Any], text: str) -> list[ToolResultMes
     return []
 
 
-def _failure_events(state: AgentState, error: Exception, signal: AbortSignal) -> list[Any]:
-    model = state.model
+def failed_run_events(
+    messages: list[Any],
+    pending_tool_calls: frozenset[str],
+    model: Model,
+    error: Exception,
+    aborted: bool,
+) -> list[Any]:
+    """The events that close a run whose engine raised ``error``."""
     text = str(error) or type(error).__name__
     failure = AssistantMessage(
         content=[TextContent(text="")],
@@ -71,13 +85,13 @@ def _failure_events(state: AgentState, error: Exception, signal: AbortSignal) ->
         provider=model.provider,
         model=model.id,
         usage=Usage(),
-        stop_reason="aborted" if signal.aborted else "error",
+        stop_reason="aborted" if aborted else "error",
         error_message=text,
         timestamp=now_ms(),
     )
     events: list[Any] = []
-    for result in _dangling_tool_results(state.messages, text):
-        if result.tool_call_id in state.pending_tool_calls:
+    for result in _dangling_tool_results(messages, text):
+        if result.tool_call_id in pending_tool_calls:
             events.append(
                 ToolExecutionEndEvent(
                     tool_call_id=result.tool_call_id,
@@ -94,32 +108,3 @@ def _failure_events(state: AgentState, error: Exception, signal: AbortSignal) ->
         TurnEndEvent(message=failure, tool_results=[]),
         AgentEndEvent(messages=[failure]),
     ]
-
-
-async def deliver_run_failure(
-    state: AgentState,
-    listeners: ListenerSet,
-    error: Exception,
-    signal: AbortSignal,
-    close_timeout: float,
-) -> None:
-    """Reduce and deliver the failure events. Every event reaches every listener; the
-    first listener error is raised afterwards. Delivery is shielded; once the caller's
-    scope is cancelled, what remains is bounded by ``close_timeout``."""
-    first_error: Exception | None = None
-    deadline = math.inf
-    for event in _failure_events(state, error, signal):
-        if deadline == math.inf and anyio.current_effective_deadline() == -math.inf:
-            deadline = anyio.current_time() + close_timeout
-        with anyio.CancelScope(shield=True, deadline=deadline):
-            state._reduce(event)
-            for listener in listeners.entries:
-                if listener.active:
-                    try:
-                        result = listener.call(event, signal)
-                        if inspect.isawaitable(result):
-                            await result
-                    except Exception as exc:
-                        first_error = first_error or exc
-    if first_error is not None:
-        raise first_error
