@@ -5,7 +5,19 @@ from ..ai import AbortSignal as AbortSignal
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
 from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._config import AfterToolCallHook as AfterToolCallHook
+from ._config import AgentHooks as AgentHooks
 from ._config import AgentLoopConfig as AgentLoopConfig
+from ._config import BeforeToolCallHook as BeforeToolCallHook
+from ._config import ConvertToLlmHook as ConvertToLlmHook
+from ._config import FinishTurnHook as FinishTurnHook
+from ._config import GetApiKeyHook as GetApiKeyHook
+from ._config import MessagePoll as MessagePoll
+from ._config import PrepareNextTurnHook as PrepareNextTurnHook
+from ._config import PrepareRequestHook as PrepareRequestHook
+from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
+from ._config import SignalHook as SignalHook
+from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
 from ._proxy import stream_proxy as stream_proxy
@@ -51,6 +63,7 @@ __all__ = [
     "AbortController",
     "AbortSignal",
     "AfterToolCallContext",
+    "AfterToolCallHook",
     "AfterToolCallResult",
     "Agent",
     "AgentBusyError",
@@ -58,6 +71,7 @@ __all__ = [
     "AgentEndEvent",
     "AgentEvent",
     "AgentEventStream",
+    "AgentHooks",
     "AgentLoopConfig",
     "AgentLoopTurnUpdate",
     "AgentMessage",
@@ -69,18 +83,28 @@ __all__ = [
     "AgentTurnContext",
     "AgentTurnDecision",
     "BeforeToolCallContext",
+    "BeforeToolCallHook",
     "BeforeToolCallResult",
     "ContinueError",
+    "ConvertToLlmHook",
     "DISPATCH_BUFFER",
+    "FinishTurnHook",
+    "GetApiKeyHook",
     "MessageEndEvent",
+    "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "PrepareNextTurnHook",
     "PrepareRequestContext",
+    "PrepareRequestHook",
     "QueueMode",
+    "ShouldStopAfterTurnHook",
+    "SignalHook",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolUpdateCallback",
+    "TransformContextHook",
     "TurnEndEvent",
     "TurnStartEvent",
     "agent_loop",

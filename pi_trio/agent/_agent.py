@@ -11,7 +11,7 @@ listener; then ``state.is_streaming`` is false and the agent is ready for the ne
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio
 import anyio.lowlevel
@@ -23,9 +23,9 @@ from ..ai import (
     Model,
     ModelCost,
     ProviderRegistry,
+    StreamFn,
     StreamOptions,
     TextContent,
-    ThinkingBudgets,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
@@ -33,8 +33,10 @@ from ..ai import (
     to_tool_declaration,
 )
 from ..ai._errors import PiError
-from ._agent_config import RequestOptions, build_loop_config
+from ._config import AgentHooks, AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
+from ._hooks import call_hook
+from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
 from ._outcomes import failed_run_events
 from ._queue import PendingMessageQueue, QueueMode
 from ._run import ContinueError, execute_loop
@@ -103,8 +105,12 @@ class Agent:
     """A conversation with a model, with tools, queues and listeners.
 
     Keyword arguments: the initial state (``model``, ``system_prompt``, ``tools``,
-    ``messages``, ``thinking_level``) and the options (``stream_fn``, hooks, modes, …),
-    which are public attributes read at the start of each run.
+    ``messages``, ``thinking_level``), the hooks (``hooks=AgentHooks(...)``, or each hook
+    as its own keyword), the request options (``stream_options=StreamOptions(...)``, or
+    ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
+    ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
+    ``stream_options`` and the settings are public attributes, read at the start of each
+    run.
     """
 
     def __init__(
@@ -115,57 +121,30 @@ class Agent:
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
         thinking_level: str = "off",
-        stream_fn: Any = None,
+        stream_fn: StreamFn | None = None,
         registry: ProviderRegistry | None = None,
-        convert_to_llm: Callable[..., Any] | None = None,
-        transform_context: Callable[..., Any] | None = None,
-        get_api_key: Callable[..., Any] | None = None,
-        before_tool_call: Callable[..., Any] | None = None,
-        after_tool_call: Callable[..., Any] | None = None,
-        finish_turn: Callable[..., Any] | None = None,
-        prepare_request: Callable[..., Any] | None = None,
-        prepare_next_turn: Callable[..., Any] | None = None,
-        should_stop_after_turn: Callable[..., Any] | None = None,
+        hooks: AgentHooks | None = None,
+        stream_options: StreamOptions | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: Literal["sequential", "parallel"] = "parallel",
         max_concurrent_tools: int | None = None,
-        session_id: str | None = None,
-        thinking_budgets: ThinkingBudgets | None = None,
-        transport: Literal["sse", "websocket", "auto"] | None = "auto",
-        max_retry_delay_ms: int | None = None,
-        on_payload: Callable[..., Any] | None = None,
-        on_response: Callable[..., Any] | None = None,
-        stream_options: StreamOptions | None = None,
         close_timeout: float = 5.0,
+        **options: Unpack[AgentOptionKeywords],
     ) -> None:
         self.stream_fn = stream_fn
         self.registry = registry
-        self.convert_to_llm = convert_to_llm
-        self.transform_context = transform_context
-        self.get_api_key = get_api_key
-        self.before_tool_call = before_tool_call
-        self.after_tool_call = after_tool_call
-        self.finish_turn = finish_turn
-        self.prepare_request = prepare_request
-        self.prepare_next_turn = prepare_next_turn
-        self.should_stop_after_turn = should_stop_after_turn
+        self.hooks, self.stream_options = split_option_keywords(
+            hooks or AgentHooks(), stream_options, options
+        )
         self.tool_execution = tool_execution
         self.max_concurrent_tools = max_concurrent_tools
-        self.session_id = session_id
-        self.thinking_budgets = thinking_budgets
-        self.transport = transport
-        self.max_retry_delay_ms = max_retry_delay_ms
-        self.on_payload = on_payload
-        self.on_response = on_response
-        self.stream_options = stream_options
         self.close_timeout = close_timeout
         self._steering = PendingMessageQueue(steering_mode)
         self._follow_up = PendingMessageQueue(follow_up_mode)
         self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
         self._skip_steering_poll = False
-        self._options = RequestOptions()
 
         transcript = list(messages or [])
         tool_list = list(tools or [])
@@ -182,6 +161,16 @@ class Agent:
             messages=transcript,
         )
         self._reducer = StateReducer(self.state, self._accept_queued)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: point old spellings to their new home
+        raise AttributeError(moved_option_text(name) or f"'Agent' has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        moved = moved_option_text(name)
+        if moved is not None:
+            raise AttributeError(moved)
+        object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ options
 
@@ -324,7 +313,7 @@ class Agent:
         signal = active.controller.signal
         try:
             self._skip_steering_poll = skip_initial_steering_poll
-            config = build_loop_config(self, self._options)
+            config = self._loop_config()
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
             dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
@@ -344,6 +333,50 @@ class Agent:
             self._reducer.finish_run()
             self._active = None
             active.finish()
+
+    def _loop_config(self) -> AgentLoopConfig:
+        """The loop configuration of one run. Messages steered while the
+        ``prepare_request`` hook runs join that same request."""
+        hooks = self.hooks
+        steering = self._steering
+        prepare_request = hooks.prepare_request
+        get_request_steering_messages = None
+        if prepare_request is not None:
+            user_hook = prepare_request
+            request_mark = [steering.enqueued]
+
+            async def prepare_request(request: Any, signal: AbortSignal) -> Any:
+                request_mark[0] = steering.enqueued
+                return await call_hook(user_hook, request, signal)
+
+            def get_request_steering_messages() -> list[Any]:
+                if steering.enqueued == request_mark[0]:
+                    return []
+                request_mark[0] = steering.enqueued
+                return steering.drain()
+
+        state = self.state
+        return AgentLoopConfig(
+            model=state.model,
+            thinking_level=state.thinking_level,
+            stream_options=self.stream_options,
+            registry=self.registry,
+            convert_to_llm=hooks.convert_to_llm,
+            transform_context=hooks.transform_context,
+            get_api_key=hooks.get_api_key,
+            get_steering_messages=self._poll_steering,
+            get_follow_up_messages=self._follow_up.drain,
+            tool_execution=self.tool_execution,
+            max_concurrent_tools=self.max_concurrent_tools,
+            before_tool_call=hooks.before_tool_call,
+            after_tool_call=hooks.after_tool_call,
+            prepare_next_turn=hooks.prepare_next_turn,
+            prepare_request=prepare_request,
+            get_request_steering_messages=get_request_steering_messages,
+            finish_turn=hooks.finish_turn,
+            should_stop_after_turn=hooks.should_stop_after_turn,
+            close_timeout=self.close_timeout,
+        )
 
     def _poll_steering(self) -> list[Any]:
         if self._skip_steering_poll:

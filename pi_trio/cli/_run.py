@@ -36,11 +36,10 @@ from ._render import (
     JsonRenderer,
     Renderer,
     make_renderer,
-    message_text,
     on_output_closed,
-    usage_summary,
 )
 from ._signals import EXIT_INTERRUPTED, run_interruptible
+from ._text import message_text, usage_summary
 from ._tools import builtin_tools
 
 __all__ = [
