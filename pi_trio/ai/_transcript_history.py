@@ -14,10 +14,10 @@ from typing import Any
 import msgspec
 
 from ._transcript import (
-    declaration_key,
-    system_messages,
     collapse_system_messages,
+    declaration_key,
     get_current_tools,
+    system_messages,
 )
 from ._types import Context, SystemMessage, Tool
 
