@@ -30,9 +30,9 @@ from pi_trio.ai import (
     complete,
     open_stream,
 )
-from pi_trio.ai._proxy_client import ERROR_BODY_LIMIT
-from pi_trio.ai._proxy_rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 from pi_trio.ai._stream import AFTER_TERMINAL_GRACE_S
+from pi_trio.proxy._client import ERROR_BODY_LIMIT
+from pi_trio.proxy._rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 
 MODEL = Model(
     id="gpt-5.4",

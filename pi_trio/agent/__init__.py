@@ -2,6 +2,7 @@
 
 from ..ai import AbortController as AbortController
 from ..ai import AbortSignal as AbortSignal
+from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
 from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
@@ -20,7 +21,6 @@ from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
-from ._proxy import stream_proxy as stream_proxy
 from ._queue import QueueMode as QueueMode
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream

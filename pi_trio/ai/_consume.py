@@ -34,7 +34,12 @@ __all__ = ["ABORTED_TEXT", "InlineStream", "MessageFold", "StreamConsumer"]
 
 ABORTED_TEXT = "Request was aborted"
 
-_DELTAS = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
+# the open block each delta event extends
+_DELTA_BLOCK: dict[str, type] = {
+    "text_delta": LiveText,
+    "toolcall_delta": LiveToolCall,
+    "thinking_delta": LiveThinking,
+}
 _STARTS = frozenset({"text_start", "thinking_start", "toolcall_start"})
 
 
@@ -61,23 +66,18 @@ class MessageFold:
             )
         t = event.type
         message = self.message
-        if t in _DELTAS:
+        kind = _DELTA_BLOCK.get(t)
+        if kind is not None:
             if message is None:
                 return  # block events before ``start`` are ignored, as upstream does
             content = message.content
             index: int = event.content_index  # type: ignore[union-attr]
             if 0 <= index < len(content):
                 block = content[index]
-                kind = type(block)
-                if (
-                    (kind is LiveText and t == "text_delta")
-                    or (kind is LiveToolCall and t == "toolcall_delta")
-                    or (kind is LiveThinking and t == "thinking_delta")
-                ):
+                if type(block) is kind:
                     block.add_part(event.delta)  # type: ignore[union-attr]
                     return
-            _KIND = {"text_delta": LiveText, "thinking_delta": LiveThinking}
-            open_block(content, index, _KIND.get(t, LiveToolCall), t)
+            open_block(content, index, kind, t)
             return
         if t == "start":
             if isinstance(event, BuilderStartEvent):

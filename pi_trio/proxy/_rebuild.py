@@ -14,10 +14,11 @@ from typing import Any
 
 import msgspec
 
-from ._builder import MessageBuilder
-from ._errors import StreamProtocolError
-from ._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
-from ._proxy_wire import (
+from ..ai._builder import MessageBuilder
+from ..ai._errors import StreamProtocolError
+from ..ai._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
+from ..ai._types import Model, TextContent, ThinkingContent, ToolCall
+from ._wire import (
     KNOWN_EVENT_TYPES,
     ProxyEvent,
     WireDone,
@@ -34,7 +35,6 @@ from ._proxy_wire import (
     WireToolCallStart,
     decode_json,
 )
-from ._types import Model, TextContent, ThinkingContent, ToolCall
 
 __all__ = ["EOF_DIAGNOSTICS", "EOF_TEXT", "LineSplitter", "ProxyRebuilder"]
 

@@ -3,7 +3,7 @@
 A proxy client POSTs ``{model, context: {messages}, options}`` to ``<proxy_url>/api/stream``;
 the server answers with Server-Sent Events whose ``data: `` payloads are assistant events
 without ``partial``. This module holds the shapes (``ProxyRequest``, ``ProxyEvent``) and the
-server's encoder (``encode_event``); ``_proxy_rebuild`` holds the client's decoder.
+server's encoder (``encode_event``); ``_rebuild`` holds the client's decoder.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 import msgspec
 
-from ._events import (
+from ..ai._events import (
     AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
@@ -28,9 +28,9 @@ from ._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ._options import StreamOptions, ThinkingBudgets
-from ._transcript import normalize_context
-from ._types import (
+from ..ai._options import StreamOptions, ThinkingBudgets
+from ..ai._transcript import normalize_context
+from ..ai._types import (
     AssistantMessage,
     CacheRetention,
     Context,

@@ -1,7 +1,7 @@
 """The I/O shell of the proxy client: one ``POST <proxy_url>/api/stream`` over httpx2.
 
-The protocol itself is sans-IO: the body in ``_proxy_wire``, the lines and the rebuilt
-message in ``_proxy_rebuild``.
+The protocol itself is sans-IO: the body in ``_wire``, the lines and the rebuilt
+message in ``_rebuild``.
 Failures become one terminal ``error`` event; cancellation propagates and closes the
 request (the consumer that owns the cancel scope writes the aborted outcome).
 """
@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ._errors import StreamProtocolError
-from ._events import AssistantMessageEvent
-from ._options import StreamOptions
-from ._proxy_rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
-from ._proxy_wire import encode_request
-from ._registry import default_registry
-from ._stream import AFTER_TERMINAL_GRACE_S
-from ._types import Context, Model
+from ..ai._errors import StreamProtocolError
+from ..ai._events import AssistantMessageEvent
+from ..ai._options import StreamOptions
+from ..ai._registry import default_registry
+from ..ai._stream import AFTER_TERMINAL_GRACE_S
+from ..ai._types import Context, Model
+from ._rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
+from ._wire import encode_request
 
 if TYPE_CHECKING:
     import httpx2

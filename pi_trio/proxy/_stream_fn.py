@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import msgspec
 
 from ..ai import AssistantMessageEvent, Context, Model, StreamOptions
+from ._client import stream_via_proxy
 
 if TYPE_CHECKING:
     import httpx2
@@ -74,8 +75,6 @@ class ProxyStreamFn:
         send: ObjectSendStream[AssistantMessageEvent],
         /,
     ) -> None:
-        from ..ai._proxy_client import stream_via_proxy
-
         if options is None:
             options = StreamOptions(**self._overrides)
         elif self._overrides:
