@@ -91,6 +91,10 @@ from ._types import ImageContent as ImageContent
 from ._types import Message as Message
 from ._types import Model as Model
 from ._types import ModelCost as ModelCost
+from ._types import ModelImageInputLimits as ModelImageInputLimits
+from ._types import ModelImageResizeOptions as ModelImageResizeOptions
+from ._types import ModelInputLimits as ModelInputLimits
+from ._types import ModelPromptCache as ModelPromptCache
 from ._types import ModelThinkingLevel as ModelThinkingLevel
 from ._types import StopReason as StopReason
 from ._types import SystemMessage as SystemMessage
@@ -126,6 +130,10 @@ __all__ = [
     "MessageFold",
     "Model",
     "ModelCost",
+    "ModelImageInputLimits",
+    "ModelImageResizeOptions",
+    "ModelInputLimits",
+    "ModelPromptCache",
     "ModelThinkingLevel",
     "PiError",
     "ProviderError",
