@@ -167,7 +167,7 @@ def test_run_without_a_key_prints_one_line_naming_the_variable_and_exits_2(
     ("model", "expected"),
     [
         ("claude", "--model takes provider/model-id"),
-        ("nope/x", "unknown provider 'nope'; known providers: anthropic"),
+        ("nope/x", "unknown provider 'nope'; known providers: amazon-bedrock, ant-ling"),
         ("anthropic/claude-9", "unknown model 'claude-9' for anthropic"),
         ("faux/other", "the offline provider has one model, faux/faux-1"),
     ],

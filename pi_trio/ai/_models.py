@@ -1,14 +1,15 @@
 """Catalog look-ups, cost accounting and thinking-level support of a model.
 
-Every look-up returns fresh ``Model`` structs decoded from the catalog's canonical JSON, so
-a caller may adjust the model it got (say, point ``base_url`` at a local server) without
-changing what the next caller sees.
+The catalog is the original's (``_catalog``), read on the first look-up. Every look-up
+returns fresh ``Model`` structs decoded from the catalog's JSON, so a caller may adjust
+the model it got (say, point ``base_url`` at a local server) without changing what the
+next caller sees. ``get_model`` answers ``None`` for a name it does not know, as in the
+original.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
@@ -41,61 +42,20 @@ _OPT_IN_LEVELS: Final = frozenset({"xhigh", "max"})
 _MODEL_DECODER: Final = msgspec.json.Decoder(Model)
 
 
-def _wire_entry(provider: str, row: _catalog.Row) -> dict[str, Any]:
-    model_id, name, reasoning, image, inp, out, cache_read, cache_write, context, max_out = row
-    api, base_url = _catalog.PROVIDERS[provider]
-    extras = dict(_catalog.EXTRAS.get((provider, model_id), {}))
-    cost: dict[str, Any] = {
-        "input": inp,
-        "output": out,
-        "cacheRead": cache_read,
-        "cacheWrite": cache_write,
-    }
-    if "tiers" in extras:
-        cost["tiers"] = extras.pop("tiers")
-    return {
-        "id": model_id,
-        "name": name,
-        "api": api,
-        "provider": provider,
-        "baseUrl": base_url,
-        "reasoning": reasoning,
-        "input": ["text", "image"] if image else ["text"],
-        "cost": cost,
-        "contextWindow": context,
-        "maxTokens": max_out,
-        **extras,
-    }
-
-
-@functools.cache
-def _catalog_json() -> dict[str, dict[str, bytes]]:
-    """The catalog as canonical JSON per model, validated against ``Model`` once."""
-    table: dict[str, dict[str, bytes]] = {}
-    for provider, rows in _catalog.MODELS.items():
-        entries = table.setdefault(provider, {})
-        for row in rows:
-            raw = msgspec.json.encode(_wire_entry(provider, row))
-            # Decoding checks the entry against the Model schema; re-encoding yields the
-            # struct's own canonical JSON (defaults omitted, field order fixed).
-            entries[row[0]] = msgspec.json.encode(_MODEL_DECODER.decode(raw))
-    return table
-
-
 def get_model(provider: str, model_id: str) -> Model | None:
-    """The catalog model ``model_id`` of ``provider``, or ``None`` if the catalog has none."""
-    raw = _catalog_json().get(provider, {}).get(model_id)
+    """The catalog's chat model ``model_id`` of ``provider``, or ``None`` if it has none."""
+    raw = _catalog.chat_entries(provider).get(model_id)
     return None if raw is None else _MODEL_DECODER.decode(raw)
 
 
 def get_models(provider: str) -> list[Model]:
-    """Every catalog model of ``provider`` in catalog order; ``[]`` for an unknown provider."""
-    return [_MODEL_DECODER.decode(raw) for raw in _catalog_json().get(provider, {}).values()]
+    """Every chat model of ``provider`` in catalog order; ``[]`` for an unknown provider."""
+    return [_MODEL_DECODER.decode(raw) for raw in _catalog.chat_entries(provider).values()]
 
 
 def get_providers() -> list[str]:
-    """The provider ids of the catalog."""
-    return list(_catalog_json())
+    """The provider ids of the catalog, in alphabetical order."""
+    return _catalog.provider_ids()
 
 
 def models_are_equal(a: Model | None, b: Model | None) -> bool:
