@@ -1,5 +1,5 @@
 """The generated model catalog: its size, the shipped data file and its generator, lazy
-loading.
+loading, and look-ups by name (``resolve_model``, ``Agent(model="provider/id")``).
 
 The generator tests need the npm package ``@earendil-works/pi-ai`` (``make catalog``
 installs it into ``.cache/pi-ai``; ``PI_AI_DIR`` points at another copy) and are skipped
@@ -11,6 +11,7 @@ import importlib.resources
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,12 +21,15 @@ from types import ModuleType
 import msgspec
 import pytest
 
+from pi_trio.agent import Agent
 from pi_trio.ai import (
     Model,
+    UnknownModelError,
     _catalog,
     get_model,
     get_models,
     get_providers,
+    resolve_model,
     to_json,
 )
 
@@ -271,7 +275,7 @@ def test_generator_stops_on_a_field_the_model_type_lacks(
     data = tmp_path / "dist" / "providers" / "data"
     data.mkdir(parents=True)
     (tmp_path / "package.json").write_text('{"name": "@earendil-works/pi-ai", "version": "9.9.9"}')
-    entry = json.loads(to_json(get_model("groq", "openai/gpt-oss-20b")))
+    entry = json.loads(to_json(resolve_model("groq/openai/gpt-oss-20b")))
     entry["futureField"] = {"x": 1}
     group = {"openai-completions": {f"chat:{entry['id']}": entry}}
     (data / "groq.json").write_text(json.dumps(group))
@@ -340,3 +344,67 @@ def test_the_data_file_is_small() -> None:
     inflated = sum(len(msgspec.json.encode(block)) for block in blocks.values())
     assert len(SHIPPED) < 150_000
     assert inflated > 10 * len(SHIPPED)
+
+
+# --------------------------------------------------------------------------- look-ups by name
+
+
+def test_resolve_model_takes_provider_slash_id_or_two_strings() -> None:
+    haiku = get_model("anthropic", "claude-haiku-4-5")
+    assert resolve_model("anthropic/claude-haiku-4-5") == haiku
+    assert resolve_model("anthropic", "claude-haiku-4-5") == haiku
+    # the id keeps its own slashes
+    assert resolve_model("openrouter/openai/gpt-5").id == "openai/gpt-5"
+    assert resolve_model("openrouter/openai/gpt-5") is not resolve_model("openrouter/openai/gpt-5")
+
+
+def test_get_model_keeps_none_for_an_unknown_id_and_resolve_model_names_the_closest() -> None:
+    assert get_model("anthropic", "claude-hiku-4-5") is None
+    with pytest.raises(UnknownModelError) as caught:
+        resolve_model("anthropic/claude-hiku-4-5")
+    assert str(caught.value) == (
+        "unknown model 'claude-hiku-4-5' for provider 'anthropic'; "
+        "did you mean 'claude-haiku-4-5', 'claude-haiku-5-5' or 'claude-opus-4-5'?"
+    )
+    assert isinstance(caught.value, LookupError)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("antropic/claude-haiku-4-5", "^unknown provider 'antropic' in .*; did you mean 'anthropic'\\?$"),
+        ("nobody/x", "^unknown provider 'nobody' in 'nobody/x'; get_providers\\(\\) lists"),
+        ("claude-haiku-4-5", "^'claude-haiku-4-5' names no provider: .* e.g. 'anthropic/claude-haiku-4-5'"),
+        ("anthropic/gpt-5", "^unknown model 'gpt-5' for provider 'anthropic'; other providers have it: 'azure/gpt-5'"),
+        ("openrouter/black-forest-labs/flux-3-image", "it is a image model, and pi_trio runs chat models only$"),
+        ("anthropic/", "^'anthropic/' names no model: write 'provider/model-id'"),
+        ("/claude-haiku-4-5", "^'/claude-haiku-4-5' names no provider"),
+        ("ANTHROPIC/claude-haiku-4-5", "did you mean 'anthropic'\\?$"),
+        ("anthropic/xyzzy-qqq", "^unknown model 'xyzzy-qqq' for provider 'anthropic'; get_models\\('anthropic'\\) lists its 18 models$"),
+    ],
+)  # fmt: skip
+def test_resolve_model_errors_teach(spec: str, message: str) -> None:
+    with pytest.raises(UnknownModelError, match=message):
+        resolve_model(spec)
+
+
+def test_resolve_model_rejects_what_is_not_a_string() -> None:
+    with pytest.raises(TypeError, match=r"^resolve_model takes 'provider/model-id'"):
+        resolve_model(get_model("anthropic", "claude-haiku-4-5"))  # type: ignore[arg-type]
+
+
+def test_agent_accepts_a_provider_slash_id_string() -> None:
+    agent = Agent(model="anthropic/claude-haiku-4-5")
+    assert agent.state.model == get_model("anthropic", "claude-haiku-4-5")
+
+
+def test_agent_rejects_an_unresolvable_model_naming_the_argument() -> None:
+    with pytest.raises(UnknownModelError) as caught:
+        Agent(model="anthropic/claude-hiku-4-5")
+    text = str(caught.value)
+    assert text.startswith("Agent(model='anthropic/claude-hiku-4-5'): unknown model")
+    assert "did you mean 'claude-haiku-4-5'" in text
+    assert "\n" not in text
+    expected = "Agent(model=...) takes a Model or 'provider/model-id', got 42"
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        Agent(model=42)  # type: ignore[arg-type]

@@ -167,8 +167,9 @@ def test_run_without_a_key_prints_one_line_naming_the_variable_and_exits_2(
     ("model", "expected"),
     [
         ("claude", "--model takes provider/model-id"),
-        ("nope/x", "unknown provider 'nope'; known providers: amazon-bedrock, ant-ling"),
-        ("anthropic/claude-9", "unknown model 'claude-9' for anthropic"),
+        ("nope/x", "unknown provider 'nope' in 'nope/x'"),
+        ("antropic/claude-haiku-4-5", "did you mean 'anthropic'?"),
+        ("anthropic/claude-hiku-4-5", "did you mean 'claude-haiku-4-5'"),
         ("faux/other", "the offline provider has one model, faux/faux-1"),
     ],
 )

@@ -26,10 +26,12 @@ from ..ai import (
     StreamOptions,
     TextContent,
     ThinkingBudgets,
+    UnknownModelError,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
     now_ms,
+    resolve_model,
     to_tool_declaration,
 )
 from ..ai._errors import PiError
@@ -104,13 +106,14 @@ class Agent:
 
     Keyword arguments: the initial state (``model``, ``system_prompt``, ``tools``,
     ``messages``, ``thinking_level``) and the options (``stream_fn``, hooks, modes, …),
-    which are public attributes read at the start of each run.
+    which are public attributes read at the start of each run. ``model`` is a ``Model`` or
+    a catalog name, ``"provider/model-id"``.
     """
 
     def __init__(
         self,
         *,
-        model: Model | None = None,
+        model: Model | str | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
@@ -139,6 +142,13 @@ class Agent:
         stream_options: StreamOptions | None = None,
         close_timeout: float = 5.0,
     ) -> None:
+        if isinstance(model, str):
+            try:
+                model = resolve_model(model)
+            except UnknownModelError as exc:
+                raise UnknownModelError(f"Agent(model={model!r}): {exc}") from exc
+        elif model is not None and not isinstance(model, Model):
+            raise TypeError(f"Agent(model=...) takes a Model or 'provider/model-id', got {model!r}")
         self.stream_fn = stream_fn
         self.registry = registry
         self.convert_to_llm = convert_to_llm

@@ -4,16 +4,19 @@ The catalog is the original's (``_catalog``), read on the first look-up. Every l
 returns fresh ``Model`` structs decoded from the catalog's JSON, so a caller may adjust
 the model it got (say, point ``base_url`` at a local server) without changing what the
 next caller sees. ``get_model`` answers ``None`` for a name it does not know, as in the
-original.
+original; ``resolve_model`` raises an error that names the closest matches instead.
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Final
 
 import msgspec
 
 from . import _catalog
+from ._errors import UnknownModelError
 from ._types import Cost, CostTier, Model, ModelCost, ModelThinkingLevel, Number, Usage
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "get_providers",
     "get_supported_thinking_levels",
     "models_are_equal",
+    "resolve_model",
 ]
 
 THINKING_LEVELS: Final[tuple[ModelThinkingLevel, ...]] = (
@@ -40,6 +44,8 @@ THINKING_LEVELS: Final[tuple[ModelThinkingLevel, ...]] = (
 _OPT_IN_LEVELS: Final = frozenset({"xhigh", "max"})
 
 _MODEL_DECODER: Final = msgspec.json.Decoder(Model)
+# How many close matches an unknown name's error suggests.
+_SUGGESTIONS: Final = 3
 
 
 def get_model(provider: str, model_id: str) -> Model | None:
@@ -56,6 +62,81 @@ def get_models(provider: str) -> list[Model]:
 def get_providers() -> list[str]:
     """The provider ids of the catalog, in alphabetical order."""
     return _catalog.provider_ids()
+
+
+def resolve_model(spec: str, model_id: str | None = None) -> Model:
+    """The catalog model named ``"provider/model-id"`` (or by ``provider``, ``model_id``).
+
+    Everything after the first ``/`` is the model id, so ``"openrouter/openai/gpt-5"`` is
+    OpenRouter's ``openai/gpt-5``. Raises ``UnknownModelError`` (a ``LookupError``) with
+    the closest known names when the provider or the model is not in the catalog.
+    """
+    if not isinstance(spec, str) or not (model_id is None or isinstance(model_id, str)):
+        raise TypeError(
+            "resolve_model takes 'provider/model-id' or (provider, model_id) as strings, "
+            f"got {spec!r}" + ("" if model_id is None else f", {model_id!r}")
+        )
+    if model_id is None:
+        provider, slash, model_id = spec.partition("/")
+        if not slash or not provider:
+            raise UnknownModelError(_no_provider_message(spec))
+        if not model_id:
+            raise UnknownModelError(
+                f"{spec!r} names no model: write 'provider/model-id'; "
+                f"get_models({provider!r}) lists them"
+            )
+    else:
+        provider = spec
+    model = get_model(provider, model_id)
+    if model is not None:
+        return model
+    providers = get_providers()
+    if provider not in providers:
+        text = f"unknown provider {provider!r} in {provider + '/' + model_id!r}"
+        close = _closest(provider, providers)
+        if close:
+            raise UnknownModelError(f"{text}; did you mean {_either(close)}?")
+        raise UnknownModelError(f"{text}; get_providers() lists the known ones")
+    raise UnknownModelError(_unknown_model_message(provider, model_id))
+
+
+def _no_provider_message(spec: str) -> str:
+    text = f"{spec!r} names no provider: write 'provider/model-id'"
+    having = [p for p in get_providers() if spec and spec in _catalog.chat_entries(p)]
+    if having:
+        examples = ", ".join(repr(f"{p}/{spec}") for p in having[:_SUGGESTIONS])
+        return f"{text}, e.g. {examples}"
+    return f"{text}, e.g. 'anthropic/claude-haiku-4-5'"
+
+
+def _unknown_model_message(provider: str, model_id: str) -> str:
+    text = f"unknown model {model_id!r} for provider {provider!r}"
+    for kind in _catalog.KINDS[1:]:
+        if model_id in _catalog.entries(provider, kind):
+            return f"{text}: it is a {kind} model, and pi_trio runs chat models only"
+    ids = list(_catalog.chat_entries(provider))
+    close = _closest(model_id, ids)
+    if close:
+        return f"{text}; did you mean {_either(close)}?"
+    elsewhere = [p for p in get_providers() if model_id in _catalog.chat_entries(p)]
+    if elsewhere:
+        found = ", ".join(repr(f"{p}/{model_id}") for p in elsewhere[:_SUGGESTIONS])
+        return f"{text}; other providers have it: {found}"
+    return f"{text}; get_models({provider!r}) lists its {len(ids)} models"
+
+
+def _closest(name: str, candidates: Iterable[str]) -> list[str]:
+    """The candidates closest to ``name``, best first, ignoring case."""
+    by_folded: dict[str, str] = {}
+    for candidate in candidates:
+        by_folded.setdefault(candidate.casefold(), candidate)
+    close = difflib.get_close_matches(name.casefold(), by_folded, n=_SUGGESTIONS)
+    return [by_folded[c] for c in close]
+
+
+def _either(names: list[str]) -> str:
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def models_are_equal(a: Model | None, b: Model | None) -> bool:
