@@ -30,7 +30,14 @@ from ..ai import (
 from ._render import rich_available
 from ._run import EXIT_USAGE, FAUX_PROVIDER_NAME, offline_provider
 
-__all__ = ["COLUMNS", "ModelFilter", "format_tokens", "model_row", "models_command"]
+__all__ = [
+    "COLUMNS",
+    "UNSERVED_MARK",
+    "ModelFilter",
+    "format_tokens",
+    "model_row",
+    "models_command",
+]
 
 # No name column: it mostly repeats the id, and the table must fit a terminal (search
 # words still match names).
@@ -114,24 +121,25 @@ def _key_status(provider: str) -> str:
     return f"key not set: export {names[0]}=..."
 
 
-def _groups(providers: Sequence[str], keep: ModelFilter) -> list[tuple[str, int, list[Model]]]:
-    """``(provider, models it has, models kept)`` for every provider with a kept model."""
+def _groups(
+    providers: Sequence[str], keep: ModelFilter
+) -> tuple[list[tuple[str, int, list[Model]]], int]:
+    """``(provider, models it has, models kept)`` for every provider with a kept model,
+    and how many models the providers have in all."""
     groups = []
+    listed = 0
     for provider in providers:
         models = _faux_models() if provider == FAUX_PROVIDER_NAME else get_models(provider)
+        listed += len(models)
         kept = [m for m in models if keep(m)]
         if kept:
             groups.append((provider, len(models), kept))
-    return groups
+    return groups, listed
 
 
 def _faux_models() -> list[Model]:
     """The offline models, their api shown as ``faux`` (the real one is made per run)."""
     return [msgspec.structs.replace(m, api=FAUX_PROVIDER_NAME) for m in offline_provider().models]
-
-
-def _provider_size(provider: str) -> int:
-    return len(_faux_models() if provider == FAUX_PROVIDER_NAME else get_models(provider))
 
 
 def _count(n: int, noun: str) -> str:
@@ -160,11 +168,10 @@ def models_command(
             return EXIT_USAGE
         providers = [provider]
     keep = ModelFilter(tuple(words), reasoning, images)
-    groups = _groups(providers, keep)
+    groups, listed = _groups(providers, keep)
     shown = sum(len(kept) for _, _, kept in groups)
     criteria = keep.describe()
     if criteria:
-        listed = sum(_provider_size(p) for p in providers)
         summary = f"{shown:,} of {_count(listed, 'model')} match {criteria}"
     else:
         summary = _count(shown, "model")
