@@ -688,7 +688,22 @@ def test_a_closed_pipe_stops_output_and_calls_back_once():
     out = GuardedOutput(Closed())
     out.on_broken(lambda: calls.append("abort"))
     out.write("a")
-    out.write("b")
+    out.writelines(["b", "c"])
     out.flush()
     assert out.broken
     assert calls == ["abort"]
+
+
+def test_models_into_a_pipe_closed_early_exits_quietly(monkeypatch):
+    class Head(io.StringIO):
+        """A reader that goes away after a few lines, like ``| head``."""
+
+        def write(self, text: str) -> int:
+            if self.getvalue().count("\n") >= 5:
+                raise BrokenPipeError
+            return super().write(text)
+
+    reader = Head()
+    monkeypatch.setattr(sys, "stdout", reader)
+    assert main(["models"]) == 0
+    assert reader.getvalue().count("\n") == 5
