@@ -707,3 +707,22 @@ def test_models_into_a_pipe_closed_early_exits_quietly(monkeypatch):
     monkeypatch.setattr(sys, "stdout", reader)
     assert main(["models"]) == 0
     assert reader.getvalue().count("\n") == 5
+
+
+def test_models_rich_style_keeps_the_plain_layout_and_dims_unserved_rows(monkeypatch):
+    from pi_trio.cli._models import models_command
+
+    for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+
+    plain, rich = io.StringIO(), io.StringIO()
+    args = {"err": io.StringIO(), "provider": "mistral"}
+    assert models_command(out=plain, style="plain", **args) == 0
+    assert models_command(out=rich, style="rich", **args) == 0
+    assert rich.getvalue() == plain.getvalue()  # no terminal: no escape codes
+
+    styled = _TTY()
+    models_command(out=styled, style="rich", **args)
+    assert "\x1b[2m  mistral/" in styled.getvalue()  # dim: api not callable yet
+    assert "\x1b[1mmistral · " in styled.getvalue()
