@@ -80,3 +80,12 @@ def test_paired_mode_is_skipped_with_a_reason_without_node(
     folder, message = _ts.prepare(tmp_path)
     assert folder is None
     assert message == "paired mode skipped: node and npm not found on PATH"
+
+
+def test_catalog_load_probe_reports_every_figure_from_a_fresh_process() -> None:
+    from benchmarks import catalog_load
+
+    out = catalog_load.run_probe(catalog_load.ROOT)
+    assert out["models"] >= 1500
+    assert out["providers"] >= 35
+    assert all(out[key] is not None and out[key] > 0 for key in catalog_load.FIGURES)

@@ -98,3 +98,18 @@ def test_the_design_names_are_public() -> None:
         "faux_assistant_message",
     ]:
         assert hasattr(testing, n), n
+
+
+def test_the_catalog_look_up_by_name_is_public() -> None:
+    ai = importlib.import_module("pi_trio.ai")
+    for n in [
+        "resolve_model",
+        "UnknownModelError",
+        "ModelPromptCache",
+        "ModelInputLimits",
+        "ModelImageInputLimits",
+        "ModelImageResizeOptions",
+    ]:
+        assert n in ai.__all__, n
+    assert issubclass(ai.UnknownModelError, LookupError)
+    assert issubclass(ai.UnknownModelError, ai.PiError)

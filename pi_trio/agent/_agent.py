@@ -26,10 +26,12 @@ from ..ai import (
     StreamFn,
     StreamOptions,
     TextContent,
+    UnknownModelError,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
     now_ms,
+    resolve_model,
     to_tool_declaration,
 )
 from ..ai._errors import PiError
@@ -110,13 +112,13 @@ class Agent:
     ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
     ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
     ``stream_options`` and the settings are public attributes, read at the start of each
-    run.
+    run. ``model`` is a ``Model`` or a catalog name, ``"provider/model-id"``.
     """
 
     def __init__(
         self,
         *,
-        model: Model | None = None,
+        model: Model | str | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
@@ -132,6 +134,13 @@ class Agent:
         close_timeout: float = 5.0,
         **options: Unpack[AgentOptionKeywords],
     ) -> None:
+        if isinstance(model, str):
+            try:
+                model = resolve_model(model)
+            except UnknownModelError as exc:
+                raise UnknownModelError(f"Agent(model={model!r}): {exc}") from exc
+        elif model is not None and not isinstance(model, Model):
+            raise TypeError(f"Agent(model=...) takes a Model or 'provider/model-id', got {model!r}")
         self.stream_fn = stream_fn
         self.registry = registry
         self.hooks, self.stream_options = split_option_keywords(

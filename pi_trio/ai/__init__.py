@@ -11,6 +11,7 @@ from ._errors import PiError as PiError
 from ._errors import ProviderError as ProviderError
 from ._errors import ProviderNotFoundError as ProviderNotFoundError
 from ._errors import StreamProtocolError as StreamProtocolError
+from ._errors import UnknownModelError as UnknownModelError
 from ._events import AssistantMessageEvent as AssistantMessageEvent
 from ._events import DoneEvent as DoneEvent
 from ._events import ErrorEvent as ErrorEvent
@@ -38,6 +39,7 @@ from ._models import get_models as get_models
 from ._models import get_providers as get_providers
 from ._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._models import models_are_equal as models_are_equal
+from ._models import resolve_model as resolve_model
 from ._options import ResponseInfo as ResponseInfo
 from ._options import StreamFn as StreamFn
 from ._options import StreamOptions as StreamOptions
@@ -91,6 +93,10 @@ from ._types import ImageContent as ImageContent
 from ._types import Message as Message
 from ._types import Model as Model
 from ._types import ModelCost as ModelCost
+from ._types import ModelImageInputLimits as ModelImageInputLimits
+from ._types import ModelImageResizeOptions as ModelImageResizeOptions
+from ._types import ModelInputLimits as ModelInputLimits
+from ._types import ModelPromptCache as ModelPromptCache
 from ._types import ModelThinkingLevel as ModelThinkingLevel
 from ._types import StopReason as StopReason
 from ._types import SystemMessage as SystemMessage
@@ -126,6 +132,10 @@ __all__ = [
     "MessageFold",
     "Model",
     "ModelCost",
+    "ModelImageInputLimits",
+    "ModelImageResizeOptions",
+    "ModelInputLimits",
+    "ModelPromptCache",
     "ModelThinkingLevel",
     "PiError",
     "ProviderError",
@@ -159,6 +169,7 @@ __all__ = [
     "ToolRef",
     "ToolResultMessage",
     "ToolStateChanges",
+    "UnknownModelError",
     "Usage",
     "UserMessage",
     "calculate_cost",
@@ -205,6 +216,7 @@ __all__ = [
     "register_api_provider",
     "render_system_message_update",
     "repair_json",
+    "resolve_model",
     "resolve_transcript",
     "resolve_transcript_tools",
     "sanitize_surrogates",

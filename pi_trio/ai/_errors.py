@@ -3,7 +3,13 @@ misuse, protocol violations and the provider layer's internal plumbing."""
 
 from __future__ import annotations
 
-__all__ = ["PiError", "ProviderError", "ProviderNotFoundError", "StreamProtocolError"]
+__all__ = [
+    "PiError",
+    "ProviderError",
+    "ProviderNotFoundError",
+    "StreamProtocolError",
+    "UnknownModelError",
+]
 
 
 class PiError(Exception):
@@ -12,6 +18,10 @@ class PiError(Exception):
 
 class ProviderNotFoundError(PiError, LookupError):
     """No provider is registered for a model's ``api``."""
+
+
+class UnknownModelError(PiError, LookupError):
+    """The catalog has no model by that name; the message names the closest ones."""
 
 
 class ProviderError(PiError):

@@ -28,6 +28,10 @@ __all__ = [
     "Message",
     "Model",
     "ModelCost",
+    "ModelImageInputLimits",
+    "ModelImageResizeOptions",
+    "ModelInputLimits",
+    "ModelPromptCache",
     "ModelThinkingLevel",
     "Number",
     "StopReason",
@@ -245,7 +249,7 @@ class Context(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
 # --------------------------------------------------------------------------- models
 
 
-class CostTier(_Wire, kw_only=True):
+class CostTier(_Wire, kw_only=True, forbid_unknown_fields=False):
     """Request-wide prices that apply when the prompt is above ``input_tokens_above``."""
 
     input_tokens_above: int
@@ -255,7 +259,7 @@ class CostTier(_Wire, kw_only=True):
     cache_write: Number
 
 
-class ModelCost(_Wire, kw_only=True):
+class ModelCost(_Wire, kw_only=True, forbid_unknown_fields=False):
     """Dollars per million tokens."""
 
     input: Number
@@ -265,12 +269,50 @@ class ModelCost(_Wire, kw_only=True):
     tiers: list[CostTier] | None = None
 
 
-class Model(_Wire, kw_only=True):
-    """A model of a provider, with what the runtime needs to call and bill it.
+class ModelPromptCache(_Wire, kw_only=True, forbid_unknown_fields=False):
+    """How long the provider keeps a cached prompt, in seconds, per retention tier."""
+
+    short: int | None = None
+    long: int | None = None
+
+
+class ModelImageResizeOptions(_Wire, kw_only=True, forbid_unknown_fields=False):
+    """The size an image is brought down to before it is sent (pixels, bytes, 1-100)."""
+
+    max_width: int | None = None
+    max_height: int | None = None
+    max_bytes: int | None = None
+    jpeg_quality: int | None = None
+
+
+class ModelImageInputLimits(_Wire, kw_only=True, forbid_unknown_fields=False):
+    """How many images a message or request may carry, and how they are resized."""
+
+    resize: ModelImageResizeOptions | None = None
+    max_per_message: int | None = None
+    max_per_request: int | None = None
+
+
+class ModelInputLimits(_Wire, kw_only=True, forbid_unknown_fields=False):
+    """What the provider accepts in one request: its size in bytes, and images."""
+
+    max_request_bytes: int | None = None
+    images: ModelImageInputLimits | None = None
+
+
+class Model(_Wire, kw_only=True, forbid_unknown_fields=False):
+    """A chat model of a provider, with what the runtime needs to call and bill it.
 
     ``max_tokens`` is the maximum *output* tokens. ``thinking_level_map`` maps a level to
     the provider-native value (``None``: level unsupported; missing: provider default).
-    ``compat`` holds the api-specific quirks table."""
+    ``compat`` holds the api-specific quirks table with the original's camelCase keys
+    (``forceAdaptiveThinking``, ``supportsStrictMode``, ``thinkingFormat``...); its shape
+    depends on ``api``, so it stays a plain dict and keeps every key, known or not.
+    ``prompt_cache`` and ``input_limits`` describe the provider's cache lifetimes and
+    request limits; ``type`` is ``"chat"`` in the catalog and may be left out.
+
+    Decoding ignores fields this version does not know (a newer catalog still loads).
+    """
 
     id: str
     name: str
@@ -286,3 +328,7 @@ class Model(_Wire, kw_only=True):
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
     sampling_params: dict[str, Any] | None = None
+    sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
+    prompt_cache: ModelPromptCache | None = None
+    input_limits: ModelInputLimits | None = None
+    type: Literal["chat"] | None = None

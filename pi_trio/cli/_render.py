@@ -10,6 +10,7 @@ JSON. ``make_renderer`` picks one.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any, Protocol, TextIO
 
 from ..ai import to_json
@@ -65,6 +66,10 @@ class GuardedOutput:
             except BrokenPipeError:
                 self._failed()
         return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
 
     def flush(self) -> None:
         if not self.broken:
