@@ -6,7 +6,13 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.testing", "pi_trio.mcp"]
+PUBLIC_MODULES = [
+    "pi_trio.ai",
+    "pi_trio.agent",
+    "pi_trio.testing",
+    "pi_trio.mcp",
+    "pi_trio.session",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
