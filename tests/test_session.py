@@ -159,6 +159,22 @@ def test_a_process_killed_mid_run_keeps_every_finished_message_and_resumes(
     assert to_json(load_messages(path)) == to_json(agent.state.messages)
 
 
+def test_recording_and_resuming_work_on_asyncio(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+
+    async def turn(text: str) -> Agent:
+        store = FileSessionStore(path)
+        agent, _ = faux_agent(store, faux_assistant_message(f"Noted: {text}"))
+        record_session(agent, store)
+        await agent.prompt(text)
+        return agent
+
+    anyio.run(turn, "one", backend="asyncio")
+    agent = anyio.run(turn, "two", backend="asyncio")
+    assert roles(agent.state.messages) == ["system", "user", "assistant", "user", "assistant"]
+    assert path.read_bytes() == messages_to_jsonl(agent.state.messages)
+
+
 def test_a_line_cut_short_by_a_crash_is_left_out_and_replaced_by_the_next_append(
     tmp_path: Path,
 ) -> None:
