@@ -103,12 +103,15 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-# who may import whom: cli -> agent -> ai; proxy and testing sit on the public layers
+# who may import whom: cli -> agent -> ai; proxy, testing, session and mcp sit on the
+# public layers
 ALLOWED = {
     "ai": {"ai"},
     "agent": {"ai", "agent", "proxy"},
-    "proxy": {"ai", "agent", "proxy"},
+    "proxy": {"ai", "proxy"},
     "testing": {"ai", "agent", "testing"},
+    "session": {"ai", "agent", "session"},
+    "mcp": {"ai", "agent", "mcp"},
     "cli": {"ai", "agent", "proxy", "testing", "cli"},
 }
 

@@ -6,7 +6,14 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.proxy", "pi_trio.testing"]
+PUBLIC_MODULES = [
+    "pi_trio.ai",
+    "pi_trio.agent",
+    "pi_trio.proxy",
+    "pi_trio.testing",
+    "pi_trio.mcp",
+    "pi_trio.session",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

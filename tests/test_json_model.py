@@ -20,8 +20,11 @@ from pi_trio.ai import (
     Cost,
     ImageContent,
     Message,
+    MessageDecodeError,
+    MessageValidationError,
     Model,
     ModelCost,
+    PiError,
     SystemMessage,
     TextContent,
     ThinkingContent,
@@ -34,7 +37,9 @@ from pi_trio.ai import (
     calculate_cost,
     from_json,
     messages_from_json,
+    messages_from_jsonl,
     messages_to_json,
+    messages_to_jsonl,
     sanitize_surrogates,
     to_json,
 )
@@ -673,3 +678,27 @@ def test_16_mib_tool_arguments_survive_a_round_trip_in_a_transcript() -> None:
     ]
     wire = messages_to_json(transcript)
     assert messages_from_json(wire) == transcript
+
+
+def test_decoding_errors_are_pi_errors_that_say_where() -> None:
+    with pytest.raises(MessageValidationError, match=r"^Invalid value 'bot' - at `\$\[1\]\.role`$"):
+        messages_from_json(b'[{"role":"user","content":"x","timestamp":1},{"role":"bot"}]')
+    with pytest.raises(MessageDecodeError, match=r"^line 1, column 2: JSON is malformed"):
+        from_json(b"{x")
+    with pytest.raises(MessageValidationError, match=r"^mem, line 2: Expected `object`"):
+        messages_from_jsonl(b'{"role":"user","content":"x","timestamp":1}\n5\n', source="mem")
+    with pytest.raises(MessageValidationError) as caught:
+        messages_from_jsonl(b"\n\n[]\n", source="chat.jsonl")
+    error = caught.value
+    assert isinstance(error, PiError)
+    assert (error.source, error.line, error.column, error.path) == ("chat.jsonl", 3, None, "$")
+    assert error.reason == "Expected `object`, got `array`"
+    assert str(error) == "chat.jsonl, line 3: Expected `object`, got `array`"
+
+
+def test_messages_to_jsonl_writes_one_line_per_message_that_reads_back() -> None:
+    messages = [UserMessage(content="a", timestamp=1), UserMessage(content="b\nc", timestamp=2)]
+    data = messages_to_jsonl(messages)
+    assert data.count(b"\n") == 2
+    assert to_json(messages_from_jsonl(data)) == to_json(messages)
+    assert messages_from_jsonl(b"") == []

@@ -7,6 +7,8 @@ from ._consume import MessageFold as MessageFold
 from ._env import env_api_key_names as env_api_key_names
 from ._env import find_env_keys as find_env_keys
 from ._env import get_env_api_key as get_env_api_key
+from ._errors import MessageDecodeError as MessageDecodeError
+from ._errors import MessageValidationError as MessageValidationError
 from ._errors import PiError as PiError
 from ._errors import ProviderError as ProviderError
 from ._errors import ProviderNotFoundError as ProviderNotFoundError
@@ -27,7 +29,9 @@ from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
 from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
+from ._json import messages_from_jsonl as messages_from_jsonl
 from ._json import messages_to_json as messages_to_json
+from ._json import messages_to_jsonl as messages_to_jsonl
 from ._json import to_json as to_json
 from ._json_parse import StreamingJsonParser as StreamingJsonParser
 from ._json_parse import parse_streaming_json as parse_streaming_json
@@ -129,7 +133,9 @@ __all__ = [
     "ImageContent",
     "Message",
     "MessageBuilder",
+    "MessageDecodeError",
     "MessageFold",
+    "MessageValidationError",
     "Model",
     "ModelCost",
     "ModelImageInputLimits",
@@ -206,7 +212,9 @@ __all__ = [
     "is_recoverable_length",
     "is_retryable_assistant_error",
     "messages_from_json",
+    "messages_from_jsonl",
     "messages_to_json",
+    "messages_to_jsonl",
     "models_are_equal",
     "normalize_context",
     "now_ms",

@@ -1,7 +1,10 @@
 """JSON in the original runtime's format: ``to_json`` / ``from_json`` and list helpers.
 
 Decoding is strict: an unknown field, an unknown content ``type`` or message ``role``, or a
-wrong type raises ``msgspec.ValidationError`` naming the path (``$.content[0].type``).
+wrong type raises ``MessageValidationError`` naming the path (``$.content[0].type``);
+malformed JSON raises ``MessageDecodeError`` naming the line and column. Both are
+``PiError``s and msgspec ``DecodeError``s; given a ``source`` (a file name) they name it too,
+and for JSON Lines the line of the message.
 
 Unpaired UTF-16 surrogates: the TypeScript runtime writes a lone surrogate in a string as
 an escape (``"\\ud83d"``); decoding turns each such escape into U+FFFD, as a UTF-16
@@ -17,10 +20,18 @@ from typing import Any, Final, TypeVar, overload
 
 import msgspec
 
+from ._errors import MessageDecodeError, MessageValidationError
 from ._live import join_open_blocks
 from ._types import AssistantMessage, Message
 
-__all__ = ["from_json", "messages_from_json", "messages_to_json", "to_json"]
+__all__ = [
+    "from_json",
+    "messages_from_json",
+    "messages_from_jsonl",
+    "messages_to_json",
+    "messages_to_jsonl",
+    "to_json",
+]
 
 T = TypeVar("T")
 
@@ -35,6 +46,9 @@ _SURROGATE_ESCAPE: Final = re.compile(
     rb"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
 )
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+# msgspec's texts: "... - at `$[1].content`" and "JSON is malformed: ... (byte 31)"
+_AT_PATH: Final = re.compile(r" - at `(\$[^`]*)`$")
+_AT_BYTE: Final = re.compile(r"\(byte (\d+)\)$")
 
 
 def _sync_open_blocks(value: Any) -> None:
@@ -81,12 +95,57 @@ def messages_to_json(messages: list[Any]) -> bytes:
     return to_json(messages)
 
 
-def messages_from_json(data: bytes | str) -> list[Message]:
-    """Decode a transcript written by pi_trio or the TypeScript runtime."""
-    return _decode(_message_list_decoder.decode, data)  # type: ignore[no-any-return]
+def messages_to_jsonl(messages: list[Any]) -> bytes:
+    """Encode a transcript as JSON Lines: one message per line, each line ending in
+    ``\n`` (what the session store appends, one message at a time)."""
+    return b"".join(to_json(m) + b"\n" for m in messages)
 
 
-def _decode(decode: Any, data: bytes | str) -> Any:
+def messages_from_json(data: bytes | str, *, source: str | None = None) -> list[Message]:
+    """Decode a transcript (a JSON array) written by pi_trio or the TypeScript runtime.
+    ``source`` (e.g. the file name) is named in errors."""
+    return _decode(_message_list_decoder.decode, data, source=source)  # type: ignore[no-any-return]
+
+
+def messages_from_jsonl(data: bytes | str, *, source: str | None = None) -> list[Message]:
+    """Decode JSON Lines, one message per line (blank lines are skipped). An error names
+    ``source``, the line and the field."""
+    raw = data.encode() if isinstance(data, str) else data
+    messages: list[Message] = []
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        if line.strip():
+            messages.append(_decode(_message_decoder.decode, line, source=source, line=number))
+    return messages
+
+
+def _decode(
+    decode: Any, data: bytes | str, *, source: str | None = None, line: int | None = None
+) -> Any:
+    try:
+        return _decode_repairing(decode, data)
+    except msgspec.ValidationError as exc:
+        found = _AT_PATH.search(str(exc))
+        raise MessageValidationError(
+            str(exc), source=source, line=line, path=found.group(1) if found else "$"
+        ) from exc
+    except msgspec.DecodeError as exc:
+        raise _malformed(str(exc), data, source, line) from exc
+
+
+def _malformed(
+    reason: str, data: bytes | str, source: str | None, line: int | None
+) -> MessageDecodeError:
+    found = _AT_BYTE.search(reason)
+    if found is None:
+        return MessageDecodeError(reason, source=source, line=line)
+    raw = data.encode() if isinstance(data, str) else data
+    at = int(found.group(1))
+    lines_before = raw.count(b"\n", 0, at)
+    column = at - (raw.rfind(b"\n", 0, at) + 1) + 1
+    return MessageDecodeError(reason, source=source, line=(line or 1) + lines_before, column=column)
+
+
+def _decode_repairing(decode: Any, data: bytes | str) -> Any:
     try:
         return decode(data)
     except msgspec.DecodeError:
