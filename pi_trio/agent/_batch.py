@@ -74,11 +74,12 @@ def _immediate(text: str, terminate: bool | None = None) -> _Outcome:
 
 
 class _Prepared:
-    __slots__ = ("args", "tool")
+    __slots__ = ("adapted", "args", "tool")
 
-    def __init__(self, tool: Any, args: Any) -> None:
+    def __init__(self, tool: Any, args: Any, adapted: bool) -> None:
         self.tool = tool
         self.args = args
+        self.adapted = adapted  # the tool's own prepare_arguments ran
 
 
 def _normalize_result(tool_name: str, value: Any) -> AgentToolResult:
@@ -265,7 +266,8 @@ class ToolBatch:
 
     async def _preflight(self, i: int) -> _Outcome | _Prepared:
         prepared = self._prepare(i)
-        await self._check()  # an abort during the tool's prepare_arguments
+        if isinstance(prepared, _Prepared) and prepared.adapted:
+            await self._check()  # the tool's prepare_arguments ran
         if self.config.before_tool_call is None or not isinstance(prepared, _Prepared):
             return prepared
         return await self._before_tool_call(i, prepared)
@@ -286,7 +288,7 @@ class ToolBatch:
             args = validate_tool_arguments(tool, arguments)
         except Exception as exc:
             return _immediate(str(exc) or type(exc).__name__)
-        return _Prepared(tool, args)
+        return _Prepared(tool, args, prepare is not None)
 
     async def _before_tool_call(self, i: int, prepared: _Prepared) -> _Outcome | _Prepared:
         hook = self.config.before_tool_call

@@ -170,6 +170,11 @@ class RunLifecycle:
         self.assistant = None
         self.phase = Phase.REQUEST
 
+    def stop_request(self) -> None:
+        """The run was aborted: the running request accepts no more events."""
+        if self._stream is not None:
+            self._stream.stop()
+
     def on_stream_event(self, event: Any) -> None:
         """Each provider event as the stream accepts it: the partial enters the working
         transcript at ``start``; block events become ``message_update``s."""

@@ -109,6 +109,9 @@ class LoopRun:
         return result
 
     def _abort_requested(self) -> None:
+        # no event of the request is accepted from now on; the scope is cancelled as
+        # soon as no listener is being delivered to
+        self.life.stop_request()
         self.dispatcher.defer_while_delivering(self.scope.cancel)
 
     # ------------------------------------------------------------------ entry
@@ -304,8 +307,6 @@ class LoopRun:
             reasoning=None if level == "off" else level,
             registry=base.registry or config.registry or default_registry,
         )
-        # No request is made once the run was aborted or the caller cancelled.
-        await self.check()
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         life = self.life
         dispatcher = self.dispatcher

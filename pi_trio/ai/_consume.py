@@ -75,7 +75,8 @@ class MessageFold:
             if 0 <= index < len(content):
                 block = content[index]
                 if type(block) is kind:
-                    block.add_part(event.delta)  # type: ignore[union-attr]
+                    # the hot path: ``add_part`` inlined
+                    block.__dict__["parts"].append(event.delta)  # type: ignore[union-attr]
                     return
             open_block(content, index, kind, t)
             return
@@ -272,12 +273,13 @@ class InlineStream(StreamConsumer):
     The instance is the stream function's ``send``: ``send()`` waits for room (as a
     bounded channel would), ``send_nowait()`` raises ``anyio.WouldBlock`` instead, and
     both raise ``anyio.BrokenResourceError`` after the terminal event, which stops the
-    stream function as a closed channel would. An abort of ``signal`` takes effect at the
-    next ``send``: the event is not accepted. An exception from ``deliver`` (a listener
-    failing) never reaches the stream function: it stops it, and ``run()`` re-raises it.
+    stream function as a closed channel would. After ``stop()`` (the run was aborted) no
+    event is accepted: ``send_nowait`` raises ``anyio.WouldBlock`` and ``send`` waits for
+    the cancellation. An exception from ``deliver`` (a listener failing) never reaches the
+    stream function: it stops it, and ``run()`` re-raises it.
     """
 
-    __slots__ = ("_deliver", "_delivery_error", "_has_room", "_wait_for_room")
+    __slots__ = ("_deliver", "_delivery_error", "_has_room", "_stopped", "_wait_for_room")
 
     def __init__(
         self,
@@ -293,6 +295,11 @@ class InlineStream(StreamConsumer):
         self._has_room = has_room
         self._wait_for_room = wait_for_room
         self._delivery_error: BaseException | None = None
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Accept no more events (sync: called when the run is aborted)."""
+        self._stopped = True
 
     def _accept(self, event: AssistantMessageEvent) -> None:
         event = self.accept(event)
@@ -306,16 +313,14 @@ class InlineStream(StreamConsumer):
     def send_nowait(self, event: AssistantMessageEvent) -> None:
         if self._done:
             raise anyio.BrokenResourceError
-        signal = self._signal
-        if (signal is not None and signal.aborted) or not self._has_room():
+        if self._stopped or not self._has_room():
             raise anyio.WouldBlock
         self._accept(event)
 
     async def send(self, event: AssistantMessageEvent) -> None:
         if self._done:
             raise anyio.BrokenResourceError
-        signal = self._signal
-        if signal is not None and signal.aborted:
+        if self._stopped:
             await anyio.lowlevel.checkpoint()
         while not self._has_room():
             await self._wait_for_room()
