@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.testing"]
+PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.testing", "pi_trio.otel"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

@@ -1,0 +1,251 @@
+"""Turning OpenTelemetry on and off: one agent or every new agent, the content opt-in,
+closing spans mid-run, the attribute names, and that ``import pi_trio`` stays free of
+OpenTelemetry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
+from opentelemetry.trace import StatusCode
+
+from pi_trio.agent import Agent
+from pi_trio.otel import CAPTURE_CONTENT_ENV, instrument
+from pi_trio.otel import _semconv as semconv
+from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
+
+from .otel_support import Pipeline, no_recording_errors, text_tool
+
+
+@pytest.fixture
+def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipeline]:
+    monkeypatch.delenv(CAPTURE_CONTENT_ENV, raising=False)
+    yield Pipeline()
+    no_recording_errors(caplog)
+
+
+def tool_run(faux: FauxProvider, **agent_options: Any) -> Agent:
+    """An agent whose next prompt makes one ``echo`` call (id ``c1``), then answers."""
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("echo", {"value": "hi"}, id="c1")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("done"),
+        ]
+    )
+    return Agent(
+        model=faux.get_model(),
+        tools=[text_tool("echo", lambda v: f"echoed {v}")],
+        stream_fn=faux,
+        **agent_options,
+    )
+
+
+async def test_content_is_recorded_only_when_asked_for(otel: Pipeline) -> None:
+    agent = tool_run(FauxProvider(), system_prompt="Be brief.")
+    instrument(agent, capture_content=True, **otel.providers)
+    await agent.prompt("say hi")
+
+    first, second = sorted(otel.named("chat"), key=lambda s: s.start_time)
+    assert json.loads(first.attributes["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "say hi"}]}
+    ]
+    assert json.loads(first.attributes["gen_ai.system_instructions"]) == [
+        {"type": "text", "content": "Be brief."}
+    ]
+    assert json.loads(first.attributes["gen_ai.output.messages"]) == [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "tool_call", "id": "c1", "name": "echo", "arguments": {"value": "hi"}}
+            ],
+            "finish_reason": "tool_call",
+        }
+    ]
+    definitions = json.loads(first.attributes["gen_ai.tool.definitions"])
+    assert [(d["type"], d["name"]) for d in definitions] == [("function", "echo")]
+    history = json.loads(second.attributes["gen_ai.input.messages"])
+    assert [m["role"] for m in history] == ["user", "assistant", "tool"]
+    assert history[2]["parts"] == [
+        {"type": "tool_call_response", "id": "c1", "response": "echoed hi"}
+    ]
+    tool = otel.one("execute_tool")
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"value": "hi"}
+    assert json.loads(tool.attributes["gen_ai.tool.call.result"]) == {
+        "content": [{"type": "text", "content": "echoed hi"}]
+    }
+
+
+@pytest.mark.parametrize(("env", "recorded"), [("true", True), ("false", False), (None, False)])
+async def test_the_environment_variable_opts_in_when_capture_content_is_not_given(
+    otel: Pipeline, monkeypatch: pytest.MonkeyPatch, env: str | None, recorded: bool
+) -> None:
+    if env is not None:
+        monkeypatch.setenv(CAPTURE_CONTENT_ENV, env)
+    agent = tool_run(FauxProvider())
+    instrument(agent, **otel.providers)
+    await agent.prompt("say hi")
+
+    content_keys = {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments"}
+    found = {k for s in otel.spans() for k in (s.attributes or {}) if k in content_keys}
+    assert found == (content_keys if recorded else set())
+
+
+async def test_uninstrument_stops_recording_and_gives_back_the_tools(otel: Pipeline) -> None:
+    faux = FauxProvider()
+    agent = tool_run(faux)
+    original = agent.state.tools[0]
+    uninstrument = instrument(agent, **otel.providers)
+    assert agent.state.tools[0] is not original  # a traced copy
+    assert agent.state.tools[0].name == "echo"
+    await agent.prompt("say hi")
+    assert len(otel.named("invoke_agent")) == 1
+
+    uninstrument()
+    uninstrument()  # twice is fine
+    assert agent.state.tools[0] is original
+    tool_run(faux)  # queue the same responses again
+    await agent.prompt("again")
+    assert len(otel.named("invoke_agent")) == 1
+
+
+async def test_tools_added_later_are_traced_from_the_next_run_on(otel: Pipeline) -> None:
+    faux = FauxProvider()
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    instrument(agent, **otel.providers)
+    faux.set_responses([faux_assistant_message("no tools yet")])
+    await agent.prompt("one")
+
+    tracer = otel.tracer_provider.get_tracer("app")
+
+    def echo(value: str) -> str:
+        with tracer.start_as_current_span("inside echo"):
+            return value
+
+    agent.state.tools.append(text_tool("echo", echo))
+    for prompt in ("two", "three"):
+        faux.set_responses(
+            [
+                faux_assistant_message(
+                    [faux_tool_call("echo", {"value": prompt}, id=prompt)], stop_reason="toolUse"
+                ),
+                faux_assistant_message("ok"),
+            ]
+        )
+        await agent.prompt(prompt)
+
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in otel.named("execute_tool")}
+    assert sorted(tools) == ["three", "two"]
+    # run "two" ran the tool as it was added (spans it makes are not under its tool
+    # span); when that run ended the tool was replaced by its traced copy
+    parents = {s.parent.span_id if s.parent else None for s in otel.named("inside echo")}
+    assert parents == {None, tools["three"].context.span_id}
+
+
+async def test_instrumenting_one_agent_twice_is_refused(otel: Pipeline) -> None:
+    agent = Agent()
+    uninstrument = instrument(agent, **otel.providers)
+    with pytest.raises(RuntimeError, match="instrumented already"):
+        instrument(agent, **otel.providers)
+    uninstrument()
+    instrument(agent, **otel.providers)()
+    with pytest.raises(TypeError, match=r"takes a pi_trio\.agent\.Agent"):
+        instrument("agent", **otel.providers)  # type: ignore[arg-type]
+
+
+async def test_instrumenting_globally_covers_every_agent_made_afterwards(otel: Pipeline) -> None:
+    init = Agent.__init__
+    faux = FauxProvider()
+    before = tool_run(faux)
+    uninstrument = instrument(agent_name="helper", **otel.providers)
+    try:
+        with pytest.raises(RuntimeError, match="instrumented already"):
+            instrument(**otel.providers)
+        after = tool_run(faux)
+        await after.prompt("say hi")
+        run = otel.one("invoke_agent helper")
+        assert run.attributes["gen_ai.agent.name"] == "helper"
+        assert otel.tree()[0][1][0] == (
+            "turn 1",
+            [("chat faux-1", []), ("execute_tool echo c1", [])],
+        )
+
+        tool_run(faux)
+        await before.prompt("say hi")  # made before: not instrumented
+        assert len(otel.named("invoke_agent")) == 1
+    finally:
+        uninstrument()
+    assert Agent.__init__ is init
+    assert after.state.tools[0].execute.__name__ == "run"  # the original tool is back
+    tool_run(faux)
+    await after.prompt("again")
+    await tool_run(faux).prompt("new")
+    assert len(otel.named("invoke_agent")) == 1
+
+
+async def test_uninstrumenting_mid_run_ends_the_open_spans(otel: Pipeline) -> None:
+    started = anyio.Event()
+
+    async def hang(value: str) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
+            )
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux)
+    uninstrument = instrument(agent, **otel.providers)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.prompt, "go")
+        await started.wait()
+        uninstrument()
+        agent.abort()
+
+    names = sorted(s.name for s in otel.spans())
+    assert names == ["chat faux-1", "execute_tool hang", "invoke_agent", "turn"]
+    for prefix in ("execute_tool", "turn", "invoke_agent"):
+        span = otel.one(prefix)
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.status.description == "the agent was uninstrumented during the run"
+
+
+def test_the_attribute_and_metric_names_are_the_conventions_own() -> None:
+    ours = {
+        value
+        for name, value in vars(semconv).items()
+        if name.isupper() and isinstance(value, str) and value.startswith("gen_ai.")
+    }
+    theirs = {
+        value
+        for module in (gen_ai_attributes, gen_ai_metrics)
+        for value in vars(module).values()
+        if isinstance(value, str)
+    }
+    assert ours - theirs == set()
+    assert semconv.PROVIDER_NAME == gen_ai_attributes.GEN_AI_PROVIDER_NAME
+    assert semconv.OPERATION_DURATION == gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION
+
+
+def test_importing_pi_trio_does_not_import_opentelemetry() -> None:
+    code = (
+        "import sys, pi_trio, pi_trio.ai, pi_trio.agent, pi_trio.testing, pi_trio.cli\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'opentelemetry'))\n"
+        "import pi_trio.otel\n"
+        "print('opentelemetry.trace' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["[]", "True"]
