@@ -368,3 +368,71 @@ async def test_tool_failures_carry_their_error_type(otel: Pipeline, autojump_clo
     # tool failures are data for the model: the turn and the run went on
     assert status(otel.one("invoke_agent")) == (StatusCode.UNSET, None)
     assert len(otel.named("turn")) == 2
+
+
+async def test_the_callers_cancellation_ends_every_span_as_aborted(
+    otel: Pipeline, autojump_clock: Any
+) -> None:
+    async def hang(value: str) -> str:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
+            )
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux)
+    instrument(agent, **otel.providers)
+    with anyio.move_on_after(5) as deadline:
+        await agent.prompt("go")
+    assert deadline.cancelled_caught
+
+    assert otel.tree() == [
+        ("invoke_agent", [("turn 1", [("chat faux-1", []), ("execute_tool hang h1", [])])])
+    ]
+    for prefix in ("execute_tool", "turn", "invoke_agent"):
+        assert status(otel.one(prefix)) == (StatusCode.ERROR, "aborted"), prefix
+
+
+async def test_a_run_that_lost_its_closing_events_is_closed_when_the_next_run_starts(
+    otel: Pipeline, autojump_clock: Any
+) -> None:
+    async def hang(value: str) -> str:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
+            )
+        ]
+    )
+    agent = Agent(
+        model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux, close_timeout=1
+    )
+    instrument(agent, **otel.providers)
+
+    async def stuck(event: Any) -> None:
+        if event.type == "tool_execution_end":
+            await anyio.sleep_forever()  # outlasts close_timeout: later events are lost
+
+    unsubscribe = agent.subscribe(stuck)
+    with anyio.move_on_after(5):
+        await agent.prompt("go")
+    assert otel.named("invoke_agent") == []  # still open
+
+    unsubscribe()
+    faux.set_responses([faux_assistant_message("fine")])
+    await agent.prompt("again")
+
+    first, second = sorted(otel.named("invoke_agent"), key=lambda s: s.start_time)
+    assert status(first) == (StatusCode.ERROR, "_OTHER")
+    assert first.status.description == "the run ended without this span's closing event"
+    assert status(second) == (StatusCode.UNSET, None)
+    assert len(otel.spans()) == 4 + 3  # run, turn, chat, tool; then run, turn, chat

@@ -4,10 +4,12 @@ OpenTelemetry."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -249,3 +251,25 @@ def test_importing_pi_trio_does_not_import_opentelemetry() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["[]", "True"]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def test_the_readme_example_runs_and_prints_the_tree_it_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = (ROOT / "examples" / "otel_traces.py").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert f"```python\n{source}```" in readme
+    spec = importlib.util.spec_from_file_location(
+        "examples_otel_traces", ROOT / "examples" / "otel_traces.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    await example.main()
+    printed = capsys.readouterr().out
+    assert printed.startswith("invoke_agent (")
+    assert f"```text\n{printed}```" in readme

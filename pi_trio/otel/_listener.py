@@ -23,106 +23,54 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind
 
-from ..agent import ABORTED_TOOL_TEXT
 from . import _content as content
+from ._records import (
+    NS,
+    ChatRecord,
+    OpenSpan,
+    ToolCallRecord,
+    fail,
+    input_tokens,
+    request_attributes,
+    response_attributes,
+    tool_attributes,
+    tool_error_type,
+)
 from ._semconv import (
     AGENT_NAME,
     CONVERSATION_ID,
     ERROR_ABORTED,
     ERROR_OTHER,
-    ERROR_TIMEOUT,
-    ERROR_TOOL,
     ERROR_TYPE,
-    INPUT_MESSAGES,
     OPERATION_EXECUTE_TOOL,
     OPERATION_INVOKE_AGENT,
     OPERATION_NAME,
-    OUTPUT_MESSAGES,
     PI_COST,
-    PI_STOP_REASON,
     PI_TURN_INDEX,
     PI_TURNS,
     PROVIDER_NAME,
-    REQUEST_MAX_TOKENS,
     REQUEST_MODEL,
-    REQUEST_TEMPERATURE,
     RESPONSE_FINISH_REASONS,
-    RESPONSE_ID,
     RESPONSE_MODEL,
-    SYSTEM_INSTRUCTIONS,
-    TIME_TO_FIRST_CHUNK,
     TOKEN_TYPE,
-    TOOL_CALL_ARGUMENTS,
-    TOOL_CALL_ID,
     TOOL_CALL_RESULT,
-    TOOL_DEFINITIONS,
-    TOOL_DESCRIPTION,
     TOOL_NAME,
-    TOOL_TYPE,
-    USAGE_CACHE_CREATION_INPUT_TOKENS,
-    USAGE_CACHE_READ_INPUT_TOKENS,
     USAGE_INPUT_TOKENS,
     USAGE_OUTPUT_TOKENS,
-    USAGE_REASONING_OUTPUT_TOKENS,
     error_type_of_message,
     finish_reason,
-    operation_of_api,
     provider_name,
-    server_attributes,
 )
 from ._telemetry import Telemetry
 
-__all__ = ["AgentTelemetry", "ToolCallRecord"]
+__all__ = ["AgentTelemetry"]
 
 _log = logging.getLogger("pi_trio.otel")
 
-_NS = 1e9
 _UNCLOSED = "the run ended without this span's closing event"
-
-
-class _Open:
-    """An open span, its context (the parent of its children) and its start."""
-
-    __slots__ = ("context", "metric_attributes", "span", "start_ns")
-
-    def __init__(self, span: Span, start_ns: int, metric_attributes: dict[str, Any]) -> None:
-        self.span = span
-        self.start_ns = start_ns
-        self.context: Context = trace.set_span_in_context(span)
-        self.metric_attributes = metric_attributes
-
-
-class _Chat(_Open):
-    __slots__ = ("first_chunk_ns",)
-
-    def __init__(self, span: Span, start_ns: int, metric_attributes: dict[str, Any]) -> None:
-        super().__init__(span, start_ns, metric_attributes)
-        self.first_chunk_ns = 0
-
-
-class ToolCallRecord(_Open):
-    """A tool call's span, and what the wrapped ``execute`` saw: the exception it raised
-    (its class name) or a cancellation."""
-
-    __slots__ = ("cancelled", "raised")
-
-    def __init__(self, span: Span, start_ns: int, metric_attributes: dict[str, Any]) -> None:
-        super().__init__(span, start_ns, metric_attributes)
-        self.raised: str | None = None
-        self.cancelled = False
-
-
-def _fail(span: Span, error_type: str, description: str | None) -> None:
-    span.set_attribute(ERROR_TYPE, error_type)
-    span.set_status(Status(StatusCode.ERROR, description))
-
-
-def _tool_error_text(result: Any) -> str:
-    return "".join(getattr(b, "text", "") for b in (result.content or []))
 
 
 class AgentTelemetry:
@@ -142,10 +90,10 @@ class AgentTelemetry:
             "turn_end": self._turn_end,
             "agent_end": self._agent_end,
         }
-        self._run: _Open | None = None
+        self._run: OpenSpan | None = None
         self._signal: Any = None
-        self._turn: _Open | None = None
-        self._chat: _Chat | None = None
+        self._turn: OpenSpan | None = None
+        self._chat: ChatRecord | None = None
         self._tools: dict[str, ToolCallRecord] = {}
         self._reset_totals()
 
@@ -187,12 +135,12 @@ class AgentTelemetry:
         being uninstrumented mid-run)."""
         now = time.time_ns()
         for record in self._tools.values():
-            _fail(record.span, ERROR_OTHER, reason)
+            fail(record.span, ERROR_OTHER, reason)
             record.span.end(end_time=now)
         self._tools.clear()
         for opened in (self._chat, self._turn, self._run):
             if opened is not None:
-                _fail(opened.span, ERROR_OTHER, reason)
+                fail(opened.span, ERROR_OTHER, reason)
                 opened.span.end(end_time=now)
         self._chat = self._turn = self._run = None
         self._signal = None
@@ -224,7 +172,7 @@ class AgentTelemetry:
             attributes=attributes,
             start_time=now,
         )
-        self._run = _Open(span, now, metric_attributes)
+        self._run = OpenSpan(span, now, metric_attributes)
         self._signal = signal
 
     def _turn_start(self, event: Any, signal: Any) -> None:
@@ -242,7 +190,7 @@ class AgentTelemetry:
             attributes={PI_TURN_INDEX: self._turns},
             start_time=now,
         )
-        self._turn = _Open(span, now, {})
+        self._turn = OpenSpan(span, now, {})
         self._turn_error = None
 
     def _turn_end(self, event: Any, signal: Any) -> None:
@@ -257,10 +205,10 @@ class AgentTelemetry:
         self._turn = None
         error = error_type_of_message(message) if message is not None else None
         if error is not None:
-            _fail(turn.span, error, message.error_message)
+            fail(turn.span, error, message.error_message)
             self._run_error = (error, message.error_message)
         elif self._turn_error is not None:
-            _fail(turn.span, self._turn_error, None)
+            fail(turn.span, self._turn_error, None)
             self._run_error = (self._turn_error, None)
         turn.span.end(end_time=time.time_ns())
 
@@ -285,11 +233,11 @@ class AgentTelemetry:
             if error is None and signal is not None and signal.aborted:
                 error = (ERROR_ABORTED, None)  # aborted between turns
             if error is not None:
-                _fail(span, *error)
+                fail(span, *error)
                 metric_attributes = {**metric_attributes, ERROR_TYPE: error[0]}
             end = time.time_ns()
             span.end(end_time=end)
-            self._telemetry.duration.record((end - run.start_ns) / _NS, metric_attributes)
+            self._telemetry.duration.record((end - run.start_ns) / NS, metric_attributes)
             self._signal = None
         self._on_run_end()
 
@@ -298,11 +246,11 @@ class AgentTelemetry:
         if self._chat is not None or self._tools:
             now = time.time_ns()
             for record in self._tools.values():
-                _fail(record.span, ERROR_OTHER, _UNCLOSED)
+                fail(record.span, ERROR_OTHER, _UNCLOSED)
                 record.span.end(end_time=now)
             self._tools.clear()
             if self._chat is not None:
-                _fail(self._chat.span, ERROR_OTHER, _UNCLOSED)
+                fail(self._chat.span, ERROR_OTHER, _UNCLOSED)
                 self._chat.span.end(end_time=now)
                 self._chat = None
 
@@ -320,37 +268,14 @@ class AgentTelemetry:
             self._close_leftovers()
         self._chat = self._open_chat(message)
 
-    def _open_chat(self, message: Any) -> _Chat:
-        agent = self._agent
+    def _open_chat(self, message: Any) -> ChatRecord:
         now = time.time_ns()
         opened = self._turn or self._run
         floor = opened.start_ns if opened is not None else now
         start = max(min(message.timestamp * 1_000_000, now), floor)
-        operation = operation_of_api(message.api)
-        metric_attributes: dict[str, Any] = {
-            OPERATION_NAME: operation,
-            PROVIDER_NAME: provider_name(message.provider),
-            REQUEST_MODEL: message.model,
-        }
-        model = agent.state.model
-        if model.id == message.model and model.provider == message.provider:
-            metric_attributes.update(server_attributes(model.base_url))
-        attributes = dict(metric_attributes)
-        options = getattr(agent, "stream_options", None)
-        if options is not None:
-            if options.max_tokens is not None:
-                attributes[REQUEST_MAX_TOKENS] = options.max_tokens
-            if options.temperature is not None:
-                attributes[REQUEST_TEMPERATURE] = options.temperature
-        if self._telemetry.capture_content:
-            state = agent.state
-            attributes[INPUT_MESSAGES] = content.input_messages(state.messages)
-            instructions = content.system_instructions(state.system_prompt)
-            if instructions is not None:
-                attributes[SYSTEM_INSTRUCTIONS] = instructions
-            definitions = content.tool_definitions(state.tools)
-            if definitions is not None:
-                attributes[TOOL_DEFINITIONS] = definitions
+        operation, attributes, metric_attributes = request_attributes(
+            self._agent, message, self._telemetry.capture_content
+        )
         span = self._telemetry.tracer.start_span(
             f"{operation} {message.model}",
             context=self._parent(),
@@ -358,7 +283,7 @@ class AgentTelemetry:
             attributes=attributes,
             start_time=start,
         )
-        return _Chat(span, start, metric_attributes)
+        return ChatRecord(span, start, metric_attributes)
 
     def _message_end(self, event: Any, signal: Any) -> None:
         message = event.message
@@ -367,47 +292,28 @@ class AgentTelemetry:
         chat = self._chat or self._open_chat(message)
         self._chat = None
         span = chat.span
-        usage = message.usage
-        input_tokens = usage.input + usage.cache_read + usage.cache_write
-        reason = finish_reason(message.stop_reason)
+        span.set_attributes(response_attributes(message, chat, self._telemetry.capture_content))
         response_model = message.response_model or message.model
-        attributes: dict[str, Any] = {
-            RESPONSE_MODEL: response_model,
-            RESPONSE_FINISH_REASONS: [reason],
-            PI_STOP_REASON: message.stop_reason,
-            USAGE_INPUT_TOKENS: input_tokens,
-            USAGE_OUTPUT_TOKENS: usage.output,
-            USAGE_CACHE_READ_INPUT_TOKENS: usage.cache_read,
-            USAGE_CACHE_CREATION_INPUT_TOKENS: usage.cache_write,
-            PI_COST: float(usage.cost.total),
-        }
-        if isinstance(usage.reasoning, int):
-            attributes[USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning
-        if message.response_id:
-            attributes[RESPONSE_ID] = message.response_id
-        if chat.first_chunk_ns:
-            attributes[TIME_TO_FIRST_CHUNK] = max(0, chat.first_chunk_ns - chat.start_ns) / _NS
-        if self._telemetry.capture_content:
-            attributes[OUTPUT_MESSAGES] = content.output_messages(message)
-        span.set_attributes(attributes)
         metric_attributes = {**chat.metric_attributes, RESPONSE_MODEL: response_model}
         error = error_type_of_message(message)
         if error is not None:
-            _fail(span, error, message.error_message)
-            metric_attributes[ERROR_TYPE] = error
+            fail(span, error, message.error_message)
         end = time.time_ns()
         span.end(end_time=end)
 
         telemetry = self._telemetry
-        telemetry.duration.record((end - chat.start_ns) / _NS, metric_attributes)
-        if input_tokens or usage.output:
-            tokens = {**chat.metric_attributes, RESPONSE_MODEL: response_model}
-            telemetry.token_usage.record(input_tokens, {**tokens, TOKEN_TYPE: "input"})
-            telemetry.token_usage.record(usage.output, {**tokens, TOKEN_TYPE: "output"})
-        self._input_tokens += input_tokens
+        usage = message.usage
+        tokens_in = input_tokens(usage)
+        if tokens_in or usage.output:
+            telemetry.token_usage.record(tokens_in, {**metric_attributes, TOKEN_TYPE: "input"})
+            telemetry.token_usage.record(usage.output, {**metric_attributes, TOKEN_TYPE: "output"})
+        if error is not None:
+            metric_attributes[ERROR_TYPE] = error
+        telemetry.duration.record((end - chat.start_ns) / NS, metric_attributes)
+        self._input_tokens += tokens_in
         self._output_tokens += usage.output
         self._cost += float(usage.cost.total)
-        self._last_finish = reason
+        self._last_finish = finish_reason(message.stop_reason)
 
     # ------------------------------------------------------------------ tools
 
@@ -417,32 +323,18 @@ class AgentTelemetry:
             return
         previous = self._tools.pop(event.tool_call_id, None)
         if previous is not None:
-            _fail(previous.span, ERROR_OTHER, _UNCLOSED)
+            fail(previous.span, ERROR_OTHER, _UNCLOSED)
             previous.span.end()
         self._tools[event.tool_call_id] = self._open_tool(event, run)
 
-    def _open_tool(self, event: Any, run: _Open) -> ToolCallRecord:
+    def _open_tool(self, event: Any, run: OpenSpan) -> ToolCallRecord:
         name = event.tool_name
-        attributes: dict[str, Any] = {
-            OPERATION_NAME: OPERATION_EXECUTE_TOOL,
-            TOOL_NAME: name,
-            TOOL_CALL_ID: event.tool_call_id,
-            TOOL_TYPE: "function",
-        }
-        for tool in self._agent.state.tools:
-            if getattr(tool, "name", None) == name:
-                description = getattr(tool, "description", None)
-                if isinstance(description, str) and description:
-                    attributes[TOOL_DESCRIPTION] = description
-                break
-        if self._telemetry.capture_content and hasattr(event, "args"):
-            attributes[TOOL_CALL_ARGUMENTS] = content.to_json(event.args)
         now = time.time_ns()
         span = self._telemetry.tracer.start_span(
             f"{OPERATION_EXECUTE_TOOL} {name}",
             context=self._parent(),
             kind=SpanKind.INTERNAL,
-            attributes=attributes,
+            attributes=tool_attributes(self._agent, event, self._telemetry.capture_content),
             start_time=now,
         )
         metric_attributes = {
@@ -461,17 +353,10 @@ class AgentTelemetry:
         metric_attributes = record.metric_attributes
         result = event.result
         if event.is_error:
-            text = _tool_error_text(result)
-            if text == ABORTED_TOOL_TEXT:
-                error = ERROR_ABORTED
+            error, text = tool_error_type(result, record)
+            if error == ERROR_ABORTED:
                 self._turn_error = ERROR_ABORTED
-            elif record.raised is not None:
-                error = record.raised
-            elif record.cancelled:
-                error = ERROR_TIMEOUT
-            else:
-                error = ERROR_TOOL
-            _fail(span, error, text or None)
+            fail(span, error, text or None)
             metric_attributes = {**metric_attributes, ERROR_TYPE: error}
         elif self._telemetry.capture_content:
             span.set_attribute(TOOL_CALL_RESULT, content.tool_result(result))
@@ -480,5 +365,5 @@ class AgentTelemetry:
         # The tool's own execution time when the agent measured it (the span also
         # covers argument validation and the before/after hooks).
         duration_ms = event.duration_ms
-        seconds = duration_ms / 1000 if duration_ms is not None else (end - record.start_ns) / _NS
+        seconds = duration_ms / 1000 if duration_ms is not None else (end - record.start_ns) / NS
         self._telemetry.duration.record(seconds, metric_attributes)
