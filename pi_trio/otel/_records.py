@@ -67,13 +67,21 @@ class OpenSpan:
     """An open span, its context (the parent of its children), its start, and the
     attributes its duration is recorded with."""
 
-    __slots__ = ("context", "metric_attributes", "span", "start_ns")
+    __slots__ = ("_context", "metric_attributes", "span", "start_ns")
 
     def __init__(self, span: Span, start_ns: int, metric_attributes: dict[str, Any]) -> None:
         self.span = span
         self.start_ns = start_ns
-        self.context: Context = trace.set_span_in_context(span)
         self.metric_attributes = metric_attributes
+        self._context: Context | None = None
+
+    @property
+    def context(self) -> Context:
+        """The context with this span current (made when first needed)."""
+        context = self._context
+        if context is None:
+            context = self._context = trace.set_span_in_context(self.span)
+        return context
 
 
 class ChatRecord(OpenSpan):

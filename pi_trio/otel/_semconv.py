@@ -10,6 +10,7 @@ Attributes the conventions have no name for are ``pi.*``.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -207,19 +208,19 @@ def error_type_of_message(message: Any) -> str | None:
     return match.group(1) if match else ERROR_OTHER
 
 
-def server_attributes(base_url: str) -> dict[str, Any]:
+@functools.lru_cache(maxsize=64)  # a process talks to a handful of base URLs
+def server_attributes(base_url: str) -> tuple[tuple[str, Any], ...]:
     """``server.address`` and ``server.port`` of a model's ``base_url`` (none when it is
     empty or has no host)."""
     try:
         parts = urlsplit(base_url)
         host, port = parts.hostname, parts.port
     except ValueError:
-        return {}
+        return ()
     if not host:
-        return {}
+        return ()
     if port is None:
         port = {"https": 443, "http": 80}.get(parts.scheme)
-    attributes: dict[str, Any] = {SERVER_ADDRESS: host}
-    if port is not None:
-        attributes[SERVER_PORT] = port
-    return attributes
+    if port is None:
+        return ((SERVER_ADDRESS, host),)
+    return ((SERVER_ADDRESS, host), (SERVER_PORT, port))
