@@ -436,3 +436,83 @@ async def test_a_run_that_lost_its_closing_events_is_closed_when_the_next_run_st
     assert first.status.description == "the run ended without this span's closing event"
     assert status(second) == (StatusCode.UNSET, None)
     assert len(otel.spans()) == 4 + 3  # run, turn, chat, tool; then run, turn, chat
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tool_span_never_becomes_current_in_the_calls_beside_it(
+    otel: Pipeline, backend: str
+) -> None:
+    # A parallel batch runs its first call in the agent's task and starts the second as a
+    # task while the first waits: the second must not inherit the first call's span, also
+    # when it is a tool added after instrument() (not traced until this run ends).
+    tracer = otel.tracer_provider.get_tracer("app")
+    released: list[anyio.Event] = []
+
+    async def first(value: str) -> str:
+        await released[0].wait()
+        return value
+
+    def second(value: str) -> str:
+        with tracer.start_as_current_span("inside second"):
+            released[0].set()
+        return value
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [
+                    faux_tool_call("first", {"value": "x"}, id="c1"),
+                    faux_tool_call("second", {"value": "y"}, id="c2"),
+                ],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("ok"),
+        ]
+    )
+
+    async def main() -> None:
+        released.append(anyio.Event())
+        agent = Agent(model=faux.get_model(), tools=[text_tool("first", first)], stream_fn=faux)
+        instrument(agent, **otel.providers)
+        agent.state.tools.append(text_tool("second", second))
+        with tracer.start_as_current_span("app request"):
+            await agent.prompt("go")
+
+    anyio.run(main, backend=backend)
+
+    app, inside = otel.one("app request"), otel.one("inside second")
+    assert inside.parent is not None
+    assert inside.parent.span_id == app.context.span_id
+
+
+async def test_a_failing_listener_still_ends_every_span(otel: Pipeline) -> None:
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("echo", {"value": "x"}, id="c1")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("never asked"),
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=[text_tool("echo", str)], stream_fn=faux)
+    instrument(agent, **otel.providers)
+
+    def fails(event: Any) -> None:
+        if event.type == "tool_execution_end":
+            raise RuntimeError("listener bug")
+
+    agent.subscribe(fails)
+    await agent.prompt("go")
+
+    assert agent.state.error_message == "listener bug"
+    assert otel.tree() == [
+        (
+            "invoke_agent",
+            [("turn 1", [("chat faux-1", []), ("chat faux-1", []), ("execute_tool echo c1", [])])],
+        )
+    ]
+    failure = by_start(otel.named("chat"))[1]  # the agent's error message closing the run
+    assert status(failure) == (StatusCode.ERROR, "_OTHER")
+    assert status(otel.one("invoke_agent")) == (StatusCode.ERROR, "_OTHER")

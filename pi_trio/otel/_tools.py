@@ -3,8 +3,9 @@ under its ``execute_tool`` span.
 
 The agent's events tell when a tool call starts and ends, but a listener cannot make a
 span current inside the task that runs the tool. So the agent's tools are replaced, in
-``agent.state.tools``, by copies whose ``execute`` makes the call's span current around
-the original ``execute`` (and notes the exception it raised, or a cancellation). The
+``agent.state.tools``, by copies whose ``execute`` runs the original ``execute`` in a
+context of its own where the call's span is current (and notes the exception it raised,
+or a cancellation). The
 copies are made when the agent is instrumented and, for tools added later, when a run
 ends; ``uninstrument()`` puts the originals back. A tool the agent runs without such a
 copy still gets its span, only not as the current span.
@@ -12,9 +13,10 @@ copy still gets its span, only not as the current span.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -42,6 +44,44 @@ def _positional_arity(fn: Callable[..., Any]) -> int:
     return min(arity, _EXECUTE_ARGS)
 
 
+class _InContext:
+    """``await _InContext(awaitable, context)`` is ``await awaitable`` with each of its
+    steps run in ``context`` (as a task runs its coroutine): what the tool sets there
+    stays there. A parallel batch runs its first call in the agent's own task and starts
+    the other calls as tasks once that one waits; those tasks copy the agent task's
+    context, which thus never holds another call's span."""
+
+    __slots__ = ("_awaitable", "_context")
+
+    def __init__(self, awaitable: Any, context: contextvars.Context) -> None:
+        self._awaitable = awaitable
+        self._context = context
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        steps = self._awaitable.__await__()
+        run = self._context.run
+        try:
+            request = run(steps.send, None)
+        except StopIteration as stop:
+            return stop.value
+        while True:
+            try:
+                reply = yield request
+            except GeneratorExit:
+                run(steps.close)
+                raise
+            except BaseException as exc:
+                try:
+                    request = run(steps.throw, exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    request = run(steps.send, reply)
+                except StopIteration as stop:
+                    return stop.value
+
+
 def _traced_execute(original: Callable[..., Any], telemetry: AgentTelemetry) -> Callable[..., Any]:
     arity = _positional_arity(original)
 
@@ -51,10 +91,11 @@ def _traced_execute(original: Callable[..., Any], telemetry: AgentTelemetry) -> 
         if record is None:
             value = original(*arguments)
             return await value if inspect.isawaitable(value) else value
-        token = otel_context.attach(record.context)
+        context = contextvars.copy_context()
+        context.run(otel_context.attach, record.context)  # this context only: no detach
         try:
-            value = original(*arguments)
-            return await value if inspect.isawaitable(value) else value
+            value = context.run(original, *arguments)
+            return await _InContext(value, context) if inspect.isawaitable(value) else value
         except Exception as exc:
             record.raised = type(exc).__qualname__
             record.span.record_exception(exc)
@@ -62,8 +103,6 @@ def _traced_execute(original: Callable[..., Any], telemetry: AgentTelemetry) -> 
         except BaseException:
             record.cancelled = True  # its timeout, an abort or the caller's cancellation
             raise
-        finally:
-            otel_context.detach(token)
 
     return execute
 
