@@ -4,10 +4,12 @@ OpenTelemetry."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import subprocess
 import sys
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -223,6 +225,29 @@ async def test_uninstrumenting_mid_run_ends_the_open_spans(otel: Pipeline) -> No
         span = otel.one(prefix)
         assert span.status.status_code is StatusCode.ERROR
         assert span.status.description == "the agent was uninstrumented during the run"
+
+
+async def test_an_instrumented_agent_that_is_dropped_is_collected(otel: Pipeline) -> None:
+    faux = FauxProvider()
+    uninstrument_all = instrument(**otel.providers)
+    try:
+        globally = tool_run(faux)
+        await globally.prompt("say hi")
+        dropped = weakref.ref(globally)
+        del globally
+        gc.collect()
+        assert dropped() is None
+    finally:
+        uninstrument_all()
+
+    alone = tool_run(faux)
+    instrument(alone, **otel.providers)  # the function it returns is dropped too
+    await alone.prompt("say hi")
+    dropped = weakref.ref(alone)
+    del alone
+    gc.collect()
+    assert dropped() is None
+    assert len(otel.named("invoke_agent")) == 2
 
 
 def test_the_attribute_and_metric_names_are_the_conventions_own() -> None:

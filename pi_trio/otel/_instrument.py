@@ -14,8 +14,43 @@ from ._tools import ToolWrapping
 
 __all__ = ["instrument"]
 
-# The agents instrumented now, and what undoes each.
-_instrumented: weakref.WeakKeyDictionary[Agent, Callable[[], None]] = weakref.WeakKeyDictionary()
+
+class _Instrumentation:
+    """One agent's instrumentation: its listener and its traced tools, and how to undo
+    both. The agent holds it (through its listener), so it lives as long as the agent
+    and no longer."""
+
+    def __init__(self, agent: Agent, telemetry: Telemetry, owner: object) -> None:
+        self.owner = owner  # the global instrumentation that made it, or None
+        self.listener = AgentTelemetry(agent, telemetry, self._run_ended)
+        self.tools = ToolWrapping(self.listener)
+        self.tools.wrap(agent.state.tools)
+        self.unsubscribe = agent.subscribe(self.listener)
+        self.agent = weakref.ref(agent)
+        self.done = False
+
+    def _run_ended(self) -> None:
+        agent = self.agent()
+        if agent is not None:
+            self.tools.wrap(agent.state.tools)  # tools added meanwhile: from the next run on
+
+    def undo(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.unsubscribe()
+        agent = self.agent()
+        if agent is not None:
+            self.tools.restore(agent.state.tools)
+            _instrumented.pop(agent, None)
+        self.listener.close("the agent was uninstrumented during the run")
+
+
+# The agents instrumented now. Weak both ways: an agent that is dropped is collected,
+# instrumented or not.
+_instrumented: weakref.WeakKeyDictionary[Agent, weakref.ref[_Instrumentation]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _Global:
@@ -55,6 +90,12 @@ def instrument(
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``true``. ``agent_name``
     becomes ``gen_ai.agent.name`` and part of the run span's name.
     """
+    if agent is not None and not isinstance(agent, Agent):
+        raise TypeError(
+            f"instrument() takes a pi_trio.agent.Agent (or nothing, for every new Agent), "
+            f"got {agent!r}"
+        )
+    _check_not_instrumented(agent)
     telemetry = Telemetry(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
@@ -63,60 +104,45 @@ def instrument(
     )
     if agent is None:
         return _instrument_globally(telemetry)
-    if not isinstance(agent, Agent):
-        raise TypeError(
-            f"instrument() takes a pi_trio.agent.Agent (or nothing, for every new Agent), "
-            f"got {agent!r}"
-        )
     return _instrument_agent(agent, telemetry)
 
 
-def _instrument_agent(agent: Agent, telemetry: Telemetry) -> Callable[[], None]:
-    if agent in _instrumented:
-        raise RuntimeError(
-            f"{agent!r} is instrumented already; call the function instrument() returned "
-            "to turn that off before instrumenting it again"
-        )
-    tools: ToolWrapping
-
-    def run_ended() -> None:
-        tools.wrap(agent.state.tools)  # tools added meanwhile: from the next run on
-
-    listener = AgentTelemetry(agent, telemetry, run_ended)
-    tools = ToolWrapping(listener)
-    tools.wrap(agent.state.tools)
-    unsubscribe = agent.subscribe(listener)
-    done = False
-
-    def uninstrument() -> None:
-        nonlocal done
-        if done:
-            return
-        done = True
-        unsubscribe()
-        tools.restore(agent.state.tools)
-        listener.close("the agent was uninstrumented during the run")
-        _instrumented.pop(agent, None)
-
-    _instrumented[agent] = uninstrument
-    return uninstrument
-
-
-def _instrument_globally(telemetry: Telemetry) -> Callable[[], None]:
-    global _global
-    if _global is not None:
+def _check_not_instrumented(agent: Agent | None) -> None:
+    if agent is None and _global is not None:
         raise RuntimeError(
             "every new Agent is instrumented already; call the function instrument() "
             "returned to turn that off before instrumenting globally again"
         )
+    if agent is not None and _is_instrumented(agent):
+        raise RuntimeError(
+            f"{agent!r} is instrumented already; call the function instrument() returned "
+            "to turn that off before instrumenting it again"
+        )
+
+
+def _is_instrumented(agent: Agent) -> bool:
+    ref = _instrumented.get(agent)
+    return ref is not None and ref() is not None
+
+
+def _instrument_agent(
+    agent: Agent, telemetry: Telemetry, owner: object = None
+) -> Callable[[], None]:
+    instrumentation = _Instrumentation(agent, telemetry, owner)
+    _instrumented[agent] = weakref.ref(instrumentation)
+    return instrumentation.undo
+
+
+def _instrument_globally(telemetry: Telemetry) -> Callable[[], None]:
+    global _global
     state = _Global(telemetry)
     original = Agent.__init__
 
     @functools.wraps(original)
     def __init__(self: Agent, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        if _global is state and self not in _instrumented:
-            _instrument_agent(self, state.telemetry)
+        if _global is state and not _is_instrumented(self):
+            _instrument_agent(self, state.telemetry, state)
             state.agents.add(self)
 
     state.original_init = original
@@ -132,8 +158,9 @@ def _instrument_globally(telemetry: Telemetry) -> Callable[[], None]:
         if Agent.__dict__.get("__init__") is state.patched_init:
             setattr(Agent, "__init__", state.original_init)  # noqa: B010
         for agent in list(state.agents):
-            undo = _instrumented.get(agent)
-            if undo is not None:
-                undo()
+            ref = _instrumented.get(agent)
+            instrumentation = ref() if ref is not None else None
+            if instrumentation is not None and instrumentation.owner is state:
+                instrumentation.undo()
 
     return uninstrument

@@ -133,17 +133,26 @@ class AgentTelemetry:
     def close(self, reason: str = _UNCLOSED) -> None:
         """End every span still open (the run lost its closing events, or the agent is
         being uninstrumented mid-run)."""
+        self._end_calls(reason)
+        now = time.time_ns()
+        for opened in (self._turn, self._run):
+            if opened is not None:
+                fail(opened.span, ERROR_OTHER, reason)
+                opened.span.end(end_time=now)
+        self._turn = self._run = None
+        self._signal = None
+
+    def _end_calls(self, reason: str) -> None:
+        """End the open request and tool call spans as failed."""
         now = time.time_ns()
         for record in self._tools.values():
             fail(record.span, ERROR_OTHER, reason)
             record.span.end(end_time=now)
         self._tools.clear()
-        for opened in (self._chat, self._turn, self._run):
-            if opened is not None:
-                fail(opened.span, ERROR_OTHER, reason)
-                opened.span.end(end_time=now)
-        self._chat = self._turn = self._run = None
-        self._signal = None
+        if self._chat is not None:
+            fail(self._chat.span, ERROR_OTHER, reason)
+            self._chat.span.end(end_time=now)
+            self._chat = None
 
     # ------------------------------------------------------------------ run and turns
 
@@ -198,7 +207,8 @@ class AgentTelemetry:
         self._end_turn(message if getattr(message, "role", None) == "assistant" else None)
 
     def _end_turn(self, message: Any) -> None:
-        self._close_leftovers()
+        # a well-formed turn has none left: it ends after its response and tool calls
+        self._end_calls(_UNCLOSED)
         turn = self._turn
         if turn is None:
             return
@@ -241,19 +251,6 @@ class AgentTelemetry:
             self._signal = None
         self._on_run_end()
 
-    def _close_leftovers(self) -> None:
-        # A well-formed run has none: a turn ends after its response and tool calls.
-        if self._chat is not None or self._tools:
-            now = time.time_ns()
-            for record in self._tools.values():
-                fail(record.span, ERROR_OTHER, _UNCLOSED)
-                record.span.end(end_time=now)
-            self._tools.clear()
-            if self._chat is not None:
-                fail(self._chat.span, ERROR_OTHER, _UNCLOSED)
-                self._chat.span.end(end_time=now)
-                self._chat = None
-
     # ------------------------------------------------------------------ requests
 
     def _parent(self) -> Context | None:
@@ -265,7 +262,7 @@ class AgentTelemetry:
         if self._run is None or getattr(message, "role", None) != "assistant":
             return
         if self._chat is not None:
-            self._close_leftovers()
+            self._end_calls(_UNCLOSED)
         self._chat = self._open_chat(message)
 
     def _open_chat(self, message: Any) -> ChatRecord:
