@@ -12,6 +12,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from pi_trio.agent import AgentTool, AgentToolResult
 from pi_trio.ai import TextContent
@@ -84,6 +85,14 @@ def label(span: ReadableSpan) -> str:
 def no_recording_errors(caplog: pytest.LogCaptureFixture) -> None:
     failures = [r for r in caplog.records if r.name == "pi_trio.otel"]
     assert failures == [], [r.getMessage() for r in failures]
+
+
+def by_start(spans: list[Any]) -> list[Any]:
+    return sorted(spans, key=lambda s: s.start_time)
+
+
+def status(span: Any) -> tuple[StatusCode, str | None]:
+    return span.status.status_code, (span.attributes or {}).get("error.type")
 
 
 def text_tool(name: str, execute: Any) -> AgentTool:

@@ -10,29 +10,24 @@ import json
 import subprocess
 import sys
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 from opentelemetry.trace import StatusCode
 
 from pi_trio.agent import Agent
+from pi_trio.ai import Cost, StreamOptions, Usage
 from pi_trio.otel import CAPTURE_CONTENT_ENV, instrument
 from pi_trio.otel import _semconv as semconv
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
-from .otel_support import Pipeline, no_recording_errors, text_tool
-
-
-@pytest.fixture
-def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipeline]:
-    monkeypatch.delenv(CAPTURE_CONTENT_ENV, raising=False)
-    yield Pipeline()
-    no_recording_errors(caplog)
+from .helpers import MOCK_MODEL, Scripted, asst
+from .otel_support import Pipeline, text_tool
 
 
 def tool_run(faux: FauxProvider, **agent_options: Any) -> Agent:
@@ -298,3 +293,83 @@ async def test_the_readme_example_runs_and_prints_the_tree_it_shows(
     printed = capsys.readouterr().out
     assert printed.startswith("invoke_agent (")
     assert f"```text\n{printed}```" in readme
+
+
+async def test_a_request_span_carries_usage_cost_and_the_server(otel: Pipeline) -> None:
+    usage = Usage(
+        input=10, output=5, cache_read=3, cache_write=2, reasoning=4, cost=Cost(total=0.25)
+    )
+    answer = msgspec.structs.replace(
+        asst("hi", response_model="mock-2025", response_id="r-9"), usage=usage
+    )
+    agent = Agent(
+        model=MOCK_MODEL,
+        stream_fn=Scripted(answer),
+        stream_options=StreamOptions(max_tokens=100, temperature=0.5),
+        session_id="conv-1",
+    )
+    instrument(agent, **otel.providers)
+    await agent.prompt("hello")
+
+    chat = otel.one("chat mock")
+    assert {
+        k: v
+        for k, v in (chat.attributes or {}).items()
+        if k != "gen_ai.response.time_to_first_chunk"
+    } == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "mock",
+        "gen_ai.request.max_tokens": 100,
+        "gen_ai.request.temperature": 0.5,
+        "server.address": "example.invalid",
+        "server.port": 443,
+        "gen_ai.response.model": "mock-2025",
+        "gen_ai.response.id": "r-9",
+        "gen_ai.response.finish_reasons": ("stop",),
+        "pi.stop_reason": "stop",
+        "gen_ai.usage.input_tokens": 15,  # cached tokens included
+        "gen_ai.usage.output_tokens": 5,
+        "gen_ai.usage.cache_read.input_tokens": 3,
+        "gen_ai.usage.cache_creation.input_tokens": 2,
+        "gen_ai.usage.reasoning.output_tokens": 4,
+        "pi.usage.cost": 0.25,
+    }
+    run = otel.one("invoke_agent")
+    assert run.attributes["gen_ai.conversation.id"] == "conv-1"
+    assert run.attributes["pi.usage.cost"] == 0.25
+    assert run.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+@pytest.mark.parametrize(
+    ("provider", "api", "expected"),
+    [
+        ("anthropic", "anthropic-messages", ("anthropic", "chat")),
+        ("google", "google-generative-ai", ("gcp.gemini", "generate_content")),
+        ("xai", "openai-completions", ("x_ai", "chat")),
+        ("mistral", "openai-completions", ("mistral_ai", "chat")),
+        ("openrouter", "openai-completions", ("openrouter", "chat")),
+    ],
+)
+def test_pi_providers_and_apis_map_to_the_conventions_values(
+    provider: str, api: str, expected: tuple[str, str]
+) -> None:
+    assert (semconv.provider_name(provider), semconv.operation_of_api(api)) == expected
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "error_message", "expected"),
+    [
+        ("stop", None, None),
+        ("toolUse", None, None),
+        ("aborted", "Request was aborted", "aborted"),
+        ("error", "429 rate limited, retry later", "429"),
+        ("error", "No API key for provider: openai", "_OTHER"),
+        ("error", "2024 was a year", "_OTHER"),
+    ],
+)
+def test_the_error_type_of_a_response(
+    stop_reason: str, error_message: str | None, expected: str | None
+) -> None:
+    message = asst("", stop_reason, error_message=error_message)
+    assert semconv.error_type_of_message(message) == expected
