@@ -112,6 +112,7 @@ ALLOWED = {
     "testing": {"ai", "agent", "testing"},
     "session": {"ai", "agent", "session"},
     "mcp": {"ai", "agent", "mcp"},
+    "otel": {"ai", "agent", "otel"},
     "cli": {"ai", "agent", "proxy", "testing", "cli"},
 }
 

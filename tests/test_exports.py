@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "pi_trio.testing",
     "pi_trio.mcp",
     "pi_trio.session",
+    "pi_trio.otel",
 ]
 
 
