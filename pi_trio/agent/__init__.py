@@ -22,6 +22,9 @@ from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
 from ._queue import QueueMode as QueueMode
+from ._result import RunAbortedError as RunAbortedError
+from ._result import RunError as RunError
+from ._result import RunResult as RunResult
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
 from ._run import ContinueError as ContinueError
@@ -98,6 +101,9 @@ __all__ = [
     "PrepareRequestContext",
     "PrepareRequestHook",
     "QueueMode",
+    "RunAbortedError",
+    "RunError",
+    "RunResult",
     "ShouldStopAfterTurnHook",
     "SignalHook",
     "ToolExecutionEndEvent",

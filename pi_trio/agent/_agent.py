@@ -41,6 +41,7 @@ from ._hooks import call_hook
 from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
 from ._outcomes import failed_run_events
 from ._queue import PendingMessageQueue, QueueMode
+from ._result import RunResult
 from ._run import ContinueError, execute_loop
 from ._state import AgentState, StateReducer
 from ._types import (
@@ -254,9 +255,11 @@ class Agent:
         self,
         message: str | AgentMessage | Sequence[AgentMessage],
         images: Sequence[ImageContent] | None = None,
-    ) -> None:
+    ) -> RunResult:
         """Run the agent on a new input: a text (with optional images), a message, or a
-        list of messages. Returns once the run settled (``agent_end`` delivered)."""
+        list of messages. Returns once the run settled (``agent_end`` delivered): the
+        run's new messages and how it ended (``result.raise_for_error()`` raises if it
+        failed)."""
         if self._active is not None:
             raise AgentBusyError(_PROMPT_BUSY)
         prompts: list[AgentMessage]
@@ -266,9 +269,9 @@ class Agent:
             prompts = list(message)
         else:
             prompts = [message]
-        await self._run(prompts)
+        return await self._run(prompts)
 
-    async def continue_(self) -> None:
+    async def continue_(self) -> RunResult:
         """Continue from the transcript: answer a trailing user/tool-result message, or
         deliver queued steering / follow-up messages after an assistant message."""
         if self._active is not None:
@@ -279,14 +282,12 @@ class Agent:
         if getattr(messages[-1], "role", None) == "assistant":
             steering = self._steering.drain()
             if steering:
-                await self._run(steering, skip_initial_steering_poll=True)
-                return
+                return await self._run(steering, skip_initial_steering_poll=True)
             follow_ups = self._follow_up.drain()
             if follow_ups:
-                await self._run(follow_ups)
-                return
+                return await self._run(follow_ups)
             raise ContinueError("Cannot continue from message role: assistant")
-        await self._run(None)
+        return await self._run(None)
 
     def abort(self, reason: object = None) -> None:
         """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
@@ -313,7 +314,7 @@ class Agent:
 
     async def _run(
         self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
-    ) -> None:
+    ) -> RunResult:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing.")
         active = self._active = _ActiveRun()
@@ -326,7 +327,7 @@ class Agent:
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
             dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
-                await execute_loop(
+                messages = await execute_loop(
                     prompts, context, config, dispatcher, signal, self.stream_fn, owned=True
                 )
             except Exception as exc:
@@ -336,6 +337,8 @@ class Agent:
                 await deliver_directly(
                     events, self._listeners, self._reducer.reduce, signal, self.close_timeout
                 )
+                messages = events[-1].messages
+            return RunResult(messages)
         finally:
             self._steering.restore()
             self._follow_up.restore()
