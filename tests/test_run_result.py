@@ -33,7 +33,7 @@ async def test_a_failed_request_is_returned_and_raise_for_error_names_the_reason
     result = await agent.prompt("hi")
     assert not result.ok
     assert result.error_message == "503 overloaded"
-    with pytest.raises(RunError, match="^503 overloaded$") as caught:
+    with pytest.raises(RunError, match=r"^503 overloaded$") as caught:
         result.raise_for_error()
     assert caught.value.result is result
     assert not isinstance(caught.value, RunAbortedError)
