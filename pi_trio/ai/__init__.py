@@ -24,6 +24,7 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._json import extra_fields as extra_fields
 from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
 from ._json import messages_to_json as messages_to_json
@@ -87,11 +88,14 @@ from ._types import AssistantMessage as AssistantMessage
 from ._types import Context as Context
 from ._types import Cost as Cost
 from ._types import CostTier as CostTier
+from ._types import DeferredHandle as DeferredHandle
 from ._types import ImageContent as ImageContent
 from ._types import Message as Message
 from ._types import Model as Model
 from ._types import ModelCost as ModelCost
 from ._types import ModelThinkingLevel as ModelThinkingLevel
+from ._types import NestedToolCallRecord as NestedToolCallRecord
+from ._types import NestedToolCalls as NestedToolCalls
 from ._types import StopReason as StopReason
 from ._types import SystemMessage as SystemMessage
 from ._types import TextContent as TextContent
@@ -118,6 +122,7 @@ __all__ = [
     "Context",
     "Cost",
     "CostTier",
+    "DeferredHandle",
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
@@ -127,6 +132,8 @@ __all__ = [
     "Model",
     "ModelCost",
     "ModelThinkingLevel",
+    "NestedToolCallRecord",
+    "NestedToolCalls",
     "PiError",
     "ProviderError",
     "ProviderNotFoundError",
@@ -172,6 +179,7 @@ __all__ = [
     "default_registry",
     "env_api_key_names",
     "find_env_keys",
+    "extra_fields",
     "from_json",
     "get_added_tool_names",
     "get_api_provider",
