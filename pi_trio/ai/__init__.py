@@ -29,7 +29,6 @@ from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
 from ._json import messages_to_json as messages_to_json
 from ._json import to_json as to_json
-from ._json_parse import StreamingJsonParser as StreamingJsonParser
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
@@ -61,6 +60,9 @@ from ._stream import complete as complete
 from ._stream import complete_simple as complete_simple
 from ._stream import open_stream as open_stream
 from ._stream import open_stream_simple as open_stream_simple
+from ._streaming_json import StreamingJsonParser as StreamingJsonParser
+from ._streaming_json import ToolCallArguments as ToolCallArguments
+from ._streaming_json import parse_tool_call_arguments as parse_tool_call_arguments
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message
@@ -146,6 +148,7 @@ __all__ = [
     "StreamOptions",
     "StreamProtocolError",
     "StreamingJsonParser",
+    "ToolCallArguments",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
@@ -210,6 +213,7 @@ __all__ = [
     "open_stream",
     "open_stream_simple",
     "parse_streaming_json",
+    "parse_tool_call_arguments",
     "register_api_provider",
     "render_system_message_update",
     "repair_json",

@@ -33,7 +33,8 @@ from ._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ._json_parse import StreamingJsonParser, parse_streaming_json
+from ._json_parse import parse_streaming_json
+from ._streaming_json import StreamingJsonParser, parse_tool_call_arguments
 from ._types import (
     AssistantMessage,
     Model,
@@ -152,13 +153,25 @@ class _LiveToolCall(ToolCall, tag="toolCall", dict=True):
             return _ARGUMENTS_SLOT.__get__(self)  # type: ignore[no-any-return]
         return parse_streaming_json("".join(parts))
 
-    def _seal(self, arguments: dict[str, Any] | None = None) -> ToolCall:
+    def _seal(
+        self,
+        arguments: dict[str, Any] | None = None,
+        *,
+        finished: bool = False,
+        arguments_error: str | None = None,
+    ) -> ToolCall:
+        """The plain block. A ``finished`` call parses its complete text once (malformed
+        text gives ``{}`` and ``arguments_error``); an unfinished one keeps what parsed."""
+        parts: list[str] = self.__dict__["_parts"]
+        if arguments is None and finished and parts:
+            arguments, arguments_error = parse_tool_call_arguments("".join(parts))
         return ToolCall(
             id=self.id,
             name=self.name,
             arguments=self._final_arguments() if arguments is None else arguments,
             thought_signature=self.thought_signature,
             namespace=self.namespace,
+            arguments_error=arguments_error,
         )
 
 
@@ -319,13 +332,20 @@ class MessageBuilder:
         return _open_block(self.message.content, index, _LiveToolCall, "tool_call")  # type: ignore[no-any-return]
 
     def toolcall_end(
-        self, index: int, *, arguments: dict[str, Any] | None = None
+        self,
+        index: int,
+        *,
+        arguments: dict[str, Any] | None = None,
+        arguments_error: str | None = None,
     ) -> ToolCallEndEvent:
-        """Finish the tool call; its arguments are the full parse of the streamed JSON
-        unless ``arguments`` gives them (providers that send whole objects)."""
+        """Finish the tool call; its arguments are the parse of the streamed JSON (with
+        ``arguments_error`` when it is not an object) unless ``arguments`` gives them
+        (providers that send whole objects, or parse the text themselves)."""
         content = self.message.content
         block = _open_block(content, index, _LiveToolCall, "toolcall_end")
-        sealed = content[index] = block._seal(arguments)
+        sealed = content[index] = block._seal(
+            arguments, finished=True, arguments_error=arguments_error
+        )
         return ToolCallEndEvent(content_index=index, tool_call=sealed, partial=self.message)
 
     def open_block_indices(self) -> list[int]:
