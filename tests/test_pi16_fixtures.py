@@ -23,6 +23,7 @@ import pytest
 
 from pi_trio.agent import AgentEvent
 from pi_trio.ai import (
+    AssistantMessage,
     AssistantMessageEvent,
     Context,
     Model,
@@ -36,6 +37,7 @@ from pi_trio.ai import (
     calculate_cost,
     extra_fields,
     from_json,
+    is_retryable_assistant_error,
     messages_from_json,
     messages_to_json,
     open_stream,
@@ -238,6 +240,21 @@ def test_costs_are_the_same_floats_and_bytes_as_the_originals() -> None:
         usage.cost.total_from_provider = msgspec.UNSET
         calculate_cost(model, usage)
         assert to_json(usage) == case["usage"].encode()
+
+
+def test_retryable_errors_are_the_originals() -> None:
+    for case in recorded("retry")["errors"]:
+        message = AssistantMessage(
+            content=[],
+            api="a",
+            provider="p",
+            model="m",
+            usage=Usage(),
+            stop_reason="error",
+            error_message=case["errorMessage"],
+            timestamp=1,
+        )
+        assert is_retryable_assistant_error(message) is case["retryable"], case["errorMessage"]
 
 
 # --------------------------------------------------------------------------- the recorder
