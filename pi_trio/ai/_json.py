@@ -68,6 +68,16 @@ _UNKNOWN_FIELD: Final = "Object contains unknown field"
 _OPEN_FIELD: Final = {"text": "text", "thinking": "thinking", "toolCall": "arguments"}
 _INNER: Final = ("partial", "message", "error", "messages", "assistant_message_event")
 _COST_FIELDS: Final = ("input", "output", "cache_read", "cache_write", "total")
+_LIVE_TYPES: Final = frozenset(_LIVE)
+_PLAIN: Final = 0
+_ASSISTANT: Final = 1
+# exact message types whose encoding needs nothing, or the assistant check; anything else
+# (tool results, subclasses, events) takes the general path
+_KINDS: Final[dict[type, int]] = {
+    UserMessage: _PLAIN,
+    SystemMessage: _PLAIN,
+    AssistantMessage: _ASSISTANT,
+}
 
 
 def to_json(value: Any) -> bytes:
@@ -143,12 +153,19 @@ def _decode(data: bytes | str, type_: Any, *, strict: bool, exact: bool) -> Any:
 
 def _decode_keeping_layout(data: bytes | str, type_: Any, decoder: Any) -> Any:
     raw = data.encode() if isinstance(data, str) else data
-    repaired = replace_lone_surrogate_escapes(raw)
 
     def decode(stripped: bytes) -> Any:
         return _strict_decode(decoder, stripped)
 
-    return decode_keeping_layout(repaired, type_, decode)
+    try:
+        return decode_keeping_layout(raw, type_, decode)
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError:  # a lone surrogate escape in a key or tag
+        repaired = replace_lone_surrogate_escapes(raw)
+        if repaired == raw:
+            raise
+        return decode_keeping_layout(repaired, type_, decode)
 
 
 def _strict_decode(decoder: msgspec.json.Decoder[Any], data: bytes | str) -> Any:
@@ -210,22 +227,24 @@ def _timestampless(value: Any, path: str) -> str | None:
 def _encodable(value: Any) -> Any:
     """``value`` ready for the encoder: open streaming blocks join their parts (in place),
     and a cost amount that msgspec would spell differently from JavaScript is written as
-    JavaScript writes it (on a copy of the message: ``value`` is not changed)."""
-    if isinstance(value, list | tuple):
+    JavaScript writes it (on a copy of the message: ``value`` is not changed). Written for
+    speed: a transcript passes here on every encode."""
+    kind = type(value)
+    if kind is list or kind is tuple:
         copied: list[Any] | None = None
+        kinds = _KINDS
         for index, item in enumerate(value):
-            new = _encodable(item)
+            known = kinds.get(type(item))
+            if known is _PLAIN:
+                continue
+            new = _assistant(item) if known is _ASSISTANT else _encodable(item)
             if new is not item:
                 if copied is None:
                     copied = list(value)
                 copied[index] = new
         return value if copied is None else copied
     if isinstance(value, AssistantMessage):
-        for block in value.content:
-            if isinstance(block, _LIVE):
-                getattr(block, _OPEN_FIELD[block.type])  # reading joins the parts
-        usage = _encodable_usage(value.usage)
-        return value if usage is value.usage else replace_keeping_layout(value, usage=usage)
+        return _assistant(value)
     if isinstance(value, ToolResultMessage):
         if value.usage is None:
             return value
@@ -252,9 +271,28 @@ def _encodable(value: Any) -> Any:
     return value
 
 
+def _assistant(message: AssistantMessage) -> AssistantMessage:
+    for block in message.content:
+        if type(block) in _LIVE_TYPES:
+            getattr(block, _OPEN_FIELD[block.type])  # reading joins the parts
+    usage = _encodable_usage(message.usage)
+    return message if usage is message.usage else replace_keeping_layout(message, usage=usage)
+
+
 def _encodable_usage(usage: Usage) -> Usage:
-    cost = _encodable_cost(usage.cost)
-    return usage if cost is usage.cost else replace_keeping_layout(usage, cost=cost)
+    c = usage.cost
+    # the common case, decided without a call: every amount is 0 or spelled alike
+    i, o, r, w, t = c.input, c.output, c.cache_read, c.cache_write, c.total
+    if (
+        (not i or 1e-5 <= i < 1e21)
+        and (not o or 1e-5 <= o < 1e21)
+        and (not r or 1e-5 <= r < 1e21)
+        and (not w or 1e-5 <= w < 1e21)
+        and (not t or 1e-5 <= t < 1e21)
+    ):
+        return usage
+    cost = _encodable_cost(c)
+    return usage if cost is c else replace_keeping_layout(usage, cost=cost)
 
 
 def _encodable_cost(cost: Cost) -> Cost:

@@ -25,7 +25,14 @@ from typing import Any, Final
 
 import msgspec
 
-from ._wire_plans import DictPlan, ListPlan, StructPlan, UnionPlan, plan_for
+from ._wire_plans import (
+    DictPlan,
+    ListPlan,
+    StructPlan,
+    UnionPlan,
+    plan_for,
+    struct_bearing_fields,
+)
 
 __all__ = [
     "apply_layouts",
@@ -40,6 +47,7 @@ _RAW_OBJECT: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _RAW_ARRAY: Final = msgspec.json.Decoder(list[msgspec.Raw])
 _RAW_SCALAR: Final = msgspec.json.Decoder()
 _NULL: Final = msgspec.Raw(b"null")
+_CONTAINERS: Final = (msgspec.Struct, list, tuple)
 
 
 class _Layout:
@@ -233,31 +241,34 @@ def _split_struct(
     extras: dict[str, bytes] = {}
     nulls: set[str] = set()
     children: dict[str, Any] = {}
+    order = plan.order
+    last = -1
+    reordered = False
     for key, item in members.items():
+        position = order.get(key)
+        if position is None:
+            extras[key] = bytes(item)
+            continue
+        if position < last:
+            reordered = True
+        last = position
         if key == plan.tag_field:
             known[key] = item
             continue
-        field = plan.fields.get(key)
-        if field is None:
-            extras[key] = bytes(item)
-            continue
-        name, sub = field
-        known[key], node = _split(item, sub)
-        if node is not None:
-            children[name] = node
+        name, sub = plan.fields[key]
+        if sub is None:
+            known[key] = item
+        else:
+            known[key], node = _split(item, sub)
+            if node is not None:
+                children[name] = node
         if key in plan.nullable and bytes(item) == b"null":
             nulls.add(key)
     layout = None
-    keys = tuple(members)
-    if extras or nulls or _reordered(keys, plan):
-        layout = _Layout(keys, extras, frozenset(nulls))
+    if extras or nulls or reordered:
+        layout = _Layout(tuple(members), extras, frozenset(nulls))
     node = _Node(layout, children) if layout is not None or children else None
     return known, node
-
-
-def _reordered(keys: tuple[str, ...], plan: StructPlan) -> bool:
-    present = set(keys)
-    return keys != tuple(k for k in plan.canonical if k in present)
 
 
 def _attach(value: Any, node: Any) -> Any:
@@ -291,18 +302,25 @@ def _attach(value: Any, node: Any) -> Any:
 
 def apply_layouts(value: Any, encode: Callable[[Any], bytes]) -> Any:
     """``value`` with every laid-out struct replaced by an object in its source layout (the
-    structs and lists holding one are copied; ``value`` itself is not changed)."""
-    if isinstance(value, list | tuple):
-        items = [apply_layouts(item, encode) for item in value]
-        if all(new is old for new, old in zip(items, value, strict=True)):
-            return value
-        return items
+    structs and lists holding one are copied; ``value`` itself is not changed). Only the
+    fields whose type can hold a struct are visited."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        copied: list[Any] | None = None
+        for index, item in enumerate(value):
+            if isinstance(item, _CONTAINERS):
+                new = apply_layouts(item, encode)
+                if new is not item:
+                    if copied is None:
+                        copied = list(value)
+                    copied[index] = new
+        return value if copied is None else copied
     if not isinstance(value, msgspec.Struct):
         return value
     changed = {}
-    for name in value.__struct_fields__:
+    for name in struct_bearing_fields(_BASE_OF.get(kind, kind)):
         item = getattr(value, name)
-        if isinstance(item, msgspec.Struct | list | tuple):
+        if isinstance(item, _CONTAINERS):
             new = apply_layouts(item, encode)
             if new is not item:
                 changed[name] = new

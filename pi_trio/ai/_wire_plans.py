@@ -12,11 +12,11 @@ from typing import Any
 
 import msgspec.inspect as mi
 
-__all__ = ["DictPlan", "ListPlan", "StructPlan", "UnionPlan", "plan_for"]
+__all__ = ["DictPlan", "ListPlan", "StructPlan", "UnionPlan", "plan_for", "struct_bearing_fields"]
 
 
 class StructPlan:
-    __slots__ = ("canonical", "cls", "fields", "nullable", "tag_field")
+    __slots__ = ("canonical", "cls", "fields", "nullable", "order", "tag_field")
 
     def __init__(self, info: mi.StructType) -> None:
         self.cls = info.cls
@@ -31,6 +31,7 @@ class StructPlan:
             if field.default is None:
                 self.nullable.add(field.encode_name)
         self.canonical = tuple(names)
+        self.order = {name: index for index, name in enumerate(names)}  # canonical positions
 
 
 class UnionPlan:
@@ -107,3 +108,31 @@ def _build(info: Any, seen: dict[type, StructPlan]) -> Any:
         value = _build(info.value_type, seen)
         return None if value is None else DictPlan(value)
     return None
+
+
+_BEARING: dict[type, tuple[str, ...]] = {}
+
+
+def struct_bearing_fields(cls: type) -> tuple[str, ...]:
+    """The attributes of struct type ``cls`` whose values can hold a struct (a struct, a
+    list of structs, or ``Any``), in field order."""
+    known = _BEARING.get(cls)
+    if known is None:
+        info = mi.type_info(cls)
+        fields = info.fields if isinstance(info, mi.StructType) else ()
+        known = _BEARING[cls] = tuple(f.name for f in fields if _may_hold_struct(f.type, 0))
+    return known
+
+
+def _may_hold_struct(info: Any, depth: int) -> bool:
+    if depth > 8:
+        return True
+    if isinstance(info, mi.StructType | mi.AnyType | mi.CustomType):
+        return True
+    if isinstance(info, mi.UnionType):
+        return any(_may_hold_struct(member, depth + 1) for member in info.types)
+    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        return _may_hold_struct(info.item_type, depth + 1)
+    if isinstance(info, mi.TupleType):
+        return any(_may_hold_struct(item, depth + 1) for item in info.item_types)
+    return False
