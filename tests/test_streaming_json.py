@@ -239,7 +239,7 @@ def test_streamed_pieces_match_the_one_shot_parse_on_the_way(
     assert parser.final() == parser.value() == value
 
 
-@settings(PROPERTY_SETTINGS, max_examples=60)
+@settings(PROPERTY_SETTINGS, max_examples=40)
 @given(json_objects)
 def test_every_prefix_matches_the_one_shot_parse(value: dict[str, Any]) -> None:
     text = json.dumps(value, ensure_ascii=True)
