@@ -35,7 +35,7 @@ import msgspec
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pi_trio.ai import Model  # noqa: E402
+from pi_trio.ai import Model, extra_fields, from_json, to_json  # noqa: E402
 from pi_trio.ai._catalog import KINDS, CatalogFormatError, pack, unpack  # noqa: E402
 
 PACKAGE_NAME = "@earendil-works/pi-ai"
@@ -106,11 +106,11 @@ def check_chat_entry(entry: Entry, where: str) -> None:
     """``entry`` decodes as ``Model`` and re-encodes to every one of its fields."""
     raw = msgspec.json.encode(entry)
     try:
-        model = msgspec.json.decode(raw, type=Model)
+        model = from_json(raw, Model)
     except msgspec.ValidationError as exc:
         raise CatalogError(f"{where}: not a valid pi_trio.ai.Model: {exc}") from exc
-    again = msgspec.json.decode(msgspec.json.encode(model))
-    lost = sorted(set(entry) - set(again) - NOT_MODEL_FIELDS)
+    again = msgspec.json.decode(to_json(model))
+    lost = sorted(set(extra_fields(model)) - NOT_MODEL_FIELDS)
     if lost:
         raise CatalogError(
             f"{where}: pi_trio.ai.Model has no field for {', '.join(lost)}; add it to Model "

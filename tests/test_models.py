@@ -18,6 +18,7 @@ from pi_trio.ai import (
     get_providers,
     get_supported_thinking_levels,
     models_are_equal,
+    to_json,
 )
 
 ALL_MODELS = [model for provider in get_providers() for model in get_models(provider)]
@@ -192,7 +193,24 @@ def test_whole_costs_stay_integers_so_json_matches_the_original() -> None:
     usage = Usage(input=1_000_000, output=0)
     calculate_cost(model, usage)
     assert msgspec.json.encode(usage.cost) == (
-        b'{"input":2,"output":0,"cacheRead":0,"cacheWrite":0,"total":2}'
+        b'{"input":2,"output":0,"cacheRead":0,"cacheWrite":0,"total":2,"totalFromProvider":false}'
+    )
+
+
+def test_cost_is_the_same_float_as_the_originals() -> None:
+    # 1.6 sums the token-weighted cache-write rates before dividing: 0.001125, where
+    # dividing first gives 0.0011250000000000001
+    model = make_model(cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75))
+    usage = Usage(input=1, output=0, cache_write=300, total_tokens=301)
+    calculate_cost(model, usage)
+    assert usage.cost.cache_write == 0.001125
+    assert usage.cost.total == 0.0011279999999999999
+    assert usage.cost.total_from_provider is False
+    # the bytes of 1.6's JSON.stringify for the same usage
+    assert to_json(usage) == (
+        b'{"input":1,"output":0,"cacheRead":0,"cacheWrite":300,"totalTokens":301,"cost":'
+        b'{"input":0.000003,"output":0,"cacheRead":0,"cacheWrite":0.001125,'
+        b'"total":0.0011279999999999999,"totalFromProvider":false}}'
     )
 
 

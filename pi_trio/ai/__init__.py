@@ -27,13 +27,13 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._json import extra_fields as extra_fields
 from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
 from ._json import messages_from_jsonl as messages_from_jsonl
 from ._json import messages_to_json as messages_to_json
 from ._json import messages_to_jsonl as messages_to_jsonl
 from ._json import to_json as to_json
-from ._json_parse import StreamingJsonParser as StreamingJsonParser
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
@@ -66,6 +66,9 @@ from ._stream import complete as complete
 from ._stream import complete_simple as complete_simple
 from ._stream import open_stream as open_stream
 from ._stream import open_stream_simple as open_stream_simple
+from ._streaming_json import StreamingJsonParser as StreamingJsonParser
+from ._streaming_json import ToolCallArguments as ToolCallArguments
+from ._streaming_json import parse_tool_call_arguments as parse_tool_call_arguments
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message
@@ -93,6 +96,7 @@ from ._types import AssistantMessage as AssistantMessage
 from ._types import Context as Context
 from ._types import Cost as Cost
 from ._types import CostTier as CostTier
+from ._types import DeferredHandle as DeferredHandle
 from ._types import ImageContent as ImageContent
 from ._types import Message as Message
 from ._types import Model as Model
@@ -102,6 +106,8 @@ from ._types import ModelImageResizeOptions as ModelImageResizeOptions
 from ._types import ModelInputLimits as ModelInputLimits
 from ._types import ModelPromptCache as ModelPromptCache
 from ._types import ModelThinkingLevel as ModelThinkingLevel
+from ._types import NestedToolCallRecord as NestedToolCallRecord
+from ._types import NestedToolCalls as NestedToolCalls
 from ._types import StopReason as StopReason
 from ._types import SystemMessage as SystemMessage
 from ._types import TextContent as TextContent
@@ -128,6 +134,7 @@ __all__ = [
     "Context",
     "Cost",
     "CostTier",
+    "DeferredHandle",
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
@@ -143,6 +150,8 @@ __all__ = [
     "ModelInputLimits",
     "ModelPromptCache",
     "ModelThinkingLevel",
+    "NestedToolCallRecord",
+    "NestedToolCalls",
     "PiError",
     "ProviderError",
     "ProviderNotFoundError",
@@ -155,6 +164,7 @@ __all__ = [
     "StreamOptions",
     "StreamProtocolError",
     "StreamingJsonParser",
+    "ToolCallArguments",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
@@ -189,6 +199,7 @@ __all__ = [
     "default_registry",
     "env_api_key_names",
     "find_env_keys",
+    "extra_fields",
     "from_json",
     "get_added_tool_names",
     "get_api_provider",
@@ -221,6 +232,7 @@ __all__ = [
     "open_stream",
     "open_stream_simple",
     "parse_streaming_json",
+    "parse_tool_call_arguments",
     "register_api_provider",
     "render_system_message_update",
     "repair_json",

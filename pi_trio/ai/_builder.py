@@ -222,14 +222,19 @@ class MessageBuilder:
         return self._open(index, LiveToolCall, "tool_call")  # type: ignore[no-any-return]
 
     def toolcall_end(
-        self, index: int, *, arguments: dict[str, Any] | None = None
+        self,
+        index: int,
+        *,
+        arguments: dict[str, Any] | None = None,
+        arguments_error: str | None = None,
     ) -> ToolCallEndEvent:
-        """End the tool call; its arguments are the full parse of the streamed JSON
-        unless ``arguments`` gives them (providers that send whole objects)."""
+        """End the tool call; its arguments are the parse of the streamed JSON (with
+        ``arguments_error`` when it is not an object) unless ``arguments`` gives them
+        (providers that send whole objects, or parse the text themselves)."""
         block: LiveToolCall = self._open(index, LiveToolCall, "toolcall_end")
         self._ended.add(index)
         if arguments is not None:
-            block.set_final(arguments)
+            block.set_final(arguments, arguments_error)
         return ToolCallEndEvent(content_index=index, tool_call=block, partial=self.message)
 
     def open_block_indices(self) -> list[int]:

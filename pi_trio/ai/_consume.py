@@ -129,7 +129,8 @@ class MessageFold:
             if self._builder is None:
                 content[index] = event.tool_call  # type: ignore[union-attr]
             else:
-                event.tool_call = content[index] = block.sealed()  # type: ignore[union-attr]
+                sealed_call = content[index] = block.sealed(finished=True)
+                event.tool_call = sealed_call  # type: ignore[union-attr]
 
     def _started_block(self, event: Any, index: int, t: str) -> Any:
         builder = self._builder

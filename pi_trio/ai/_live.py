@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._errors import StreamProtocolError
-from ._json_parse import StreamingJsonParser, parse_streaming_json
+from ._json_parse import parse_streaming_json
+from ._streaming_json import StreamingJsonParser, parse_tool_call_arguments
 from ._types import AssistantMessage, TextContent, ThinkingContent, ToolCall
 
 __all__ = [
@@ -137,25 +138,32 @@ class LiveToolCall(ToolCall, tag="toolCall", dict=True):
     def add_part(self, delta: str) -> None:
         self.__dict__["parts"].append(delta)
 
-    def set_final(self, arguments: dict[str, Any]) -> None:
-        self.__dict__["final"] = arguments
+    def set_final(self, arguments: dict[str, Any], arguments_error: str | None = None) -> None:
+        self.__dict__["final"] = (arguments, arguments_error)
 
-    def sealed(self) -> ToolCall:
-        """The finished call: the final arguments if given, else the full parse of the
-        streamed JSON."""
-        arguments = self.__dict__.get("final")
-        if arguments is None:
+    def sealed(self, *, finished: bool = False) -> ToolCall:
+        """The plain call. Final arguments, if given, win. A ``finished`` call parses its
+        complete argument text once (malformed text gives ``{}`` and
+        ``arguments_error``); an unfinished one (an aborted stream) keeps what parsed."""
+        final = self.__dict__.get("final")
+        arguments_error = None
+        if final is not None:
+            arguments, arguments_error = final
+        else:
             parts: list[str] = self.__dict__["parts"]
-            if parts:
-                arguments = parse_streaming_json("".join(parts))
-            else:
+            if not parts:
                 arguments = _ARGUMENTS_SLOT.__get__(self)
+            elif finished:
+                arguments, arguments_error = parse_tool_call_arguments("".join(parts))
+            else:
+                arguments = parse_streaming_json("".join(parts))
         return ToolCall(
             id=self.id,
             name=self.name,
             arguments=arguments,
             thought_signature=self.thought_signature,
             namespace=self.namespace,
+            arguments_error=arguments_error,
         )
 
 

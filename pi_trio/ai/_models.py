@@ -17,7 +17,9 @@ import msgspec
 
 from . import _catalog
 from ._errors import UnknownModelError
-from ._types import Cost, CostTier, Model, ModelCost, ModelThinkingLevel, Number, Usage
+from ._jsnum import js_number
+from ._json import from_json
+from ._types import Cost, CostTier, Model, ModelCost, ModelThinkingLevel, Usage
 
 __all__ = [
     "THINKING_LEVELS",
@@ -48,15 +50,24 @@ _MODEL_DECODER: Final = msgspec.json.Decoder(Model)
 _SUGGESTIONS: Final = 3
 
 
+def _decode_model(raw: bytes) -> Model:
+    """One catalog entry. Entries with fields this version has no attribute for (the
+    data is newer than the code) keep them, as every decoded wire type does."""
+    try:
+        return _MODEL_DECODER.decode(raw)
+    except msgspec.ValidationError:
+        return from_json(raw, Model)
+
+
 def get_model(provider: str, model_id: str) -> Model | None:
     """The catalog's chat model ``model_id`` of ``provider``, or ``None`` if it has none."""
     raw = _catalog.chat_entries(provider).get(model_id)
-    return None if raw is None else _MODEL_DECODER.decode(raw)
+    return None if raw is None else _decode_model(raw)
 
 
 def get_models(provider: str) -> list[Model]:
     """Every chat model of ``provider`` in catalog order; ``[]`` for an unknown provider."""
-    return [_MODEL_DECODER.decode(raw) for raw in _catalog.chat_entries(provider).values()]
+    return [_decode_model(raw) for raw in _catalog.chat_entries(provider).values()]
 
 
 def get_providers() -> list[str]:
@@ -149,11 +160,6 @@ def models_are_equal(a: Model | None, b: Model | None) -> bool:
 # --------------------------------------------------------------------------- cost
 
 
-def _whole(value: float) -> Number:
-    """Whole dollar amounts as ``int``, so a zero cost encodes as ``0`` like the original."""
-    return int(value) if value.is_integer() else value
-
-
 def _rates(cost: ModelCost, prompt_tokens: int) -> ModelCost | CostTier:
     """The tier with the highest threshold below ``prompt_tokens``, else the base rates."""
     chosen: ModelCost | CostTier = cost
@@ -169,19 +175,26 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
 
     A price tier applies to the whole request once the prompt (input + cache read + cache
     write tokens) is above its ``input_tokens_above``. Cache writes with a one-hour TTL
-    (``usage.cache_write_1h``, a subset of ``cache_write``) cost twice the input rate.
+    (``usage.cache_write_1h``, a subset of ``cache_write``) cost twice the input rate. The
+    arithmetic is the original's, in its order, so the amounts are the same floats: the
+    cache-write cost sums the token-weighted rates before dividing by a million
+    (``0.001125``, not ``0.0011250000000000001``). ``total`` is the catalog estimate, so
+    ``total_from_provider`` becomes false; a provider that reports its billed amount
+    replaces ``total`` afterwards and sets it true.
     """
     rates = _rates(model.cost, usage.input + usage.cache_read + usage.cache_write)
     long_write = usage.cache_write_1h if isinstance(usage.cache_write_1h, int) else 0
     short_write = usage.cache_write - long_write
     cost = usage.cost
-    cost.input = _whole(rates.input / 1_000_000 * usage.input)
-    cost.output = _whole(rates.output / 1_000_000 * usage.output)
-    cost.cache_read = _whole(rates.cache_read / 1_000_000 * usage.cache_read)
-    cost.cache_write = _whole(
-        (rates.cache_write * short_write + rates.input * 2 * long_write) / 1_000_000
+    parts = (
+        rates.input / 1_000_000 * usage.input,
+        rates.output / 1_000_000 * usage.output,
+        rates.cache_read / 1_000_000 * usage.cache_read,
+        (rates.cache_write * short_write + rates.input * 2 * long_write) / 1_000_000,
     )
-    cost.total = _whole(float(cost.input + cost.output + cost.cache_read + cost.cache_write))
+    cost.input, cost.output, cost.cache_read, cost.cache_write = (js_number(p) for p in parts)
+    cost.total = js_number(parts[0] + parts[1] + parts[2] + parts[3])
+    cost.total_from_provider = False
     return cost
 
 

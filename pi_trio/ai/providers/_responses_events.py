@@ -18,6 +18,7 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
 from .._models import calculate_cost
+from .._streaming_json import parse_tool_call_arguments
 from .._types import Model
 from ._common import unparseable_event
 from ._http import UNKNOWN_ERROR_TEXT
@@ -280,12 +281,14 @@ class ResponsesEventMapper:
         if slot.kind == "text":
             signature = encode_text_signature(str(item.get("id") or ""), item.get("phase"))
             return [b.text_end(slot.index, text_signature=signature, text=_message_text(item))]
-        streamed = "".join(slot.arguments)
-        if streamed:
-            return [b.toolcall_end(slot.index, arguments=parse_streaming_json(streamed))]
         initial = item.get("arguments")
-        text = initial if isinstance(initial, str) and initial else "{}"
-        return [b.toolcall_end(slot.index, arguments=parse_streaming_json(text))]
+        text = "".join(slot.arguments) or (initial if isinstance(initial, str) else "")
+        parsed = parse_tool_call_arguments(text)
+        return [
+            b.toolcall_end(
+                slot.index, arguments=parsed.arguments, arguments_error=parsed.arguments_error
+            )
+        ]
 
 
 def _reasoning_text(item: dict[str, Any]) -> str | None:
