@@ -5,7 +5,6 @@ from ..ai import AbortSignal as AbortSignal
 from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
-from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
 from ._config import AgentLoopConfig as AgentLoopConfig
@@ -35,6 +34,9 @@ from ._run import run_agent_loop_continue as run_agent_loop_continue
 from ._state import AgentState as AgentState
 from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
+from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._tool_call import ToolCallOutcome as ToolCallOutcome
+from ._tool_call import run_tool_call as run_tool_call
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
 from ._types import AgentContext as AgentContext
@@ -106,6 +108,7 @@ __all__ = [
     "RunResult",
     "ShouldStopAfterTurnHook",
     "SignalHook",
+    "ToolCallOutcome",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
@@ -118,6 +121,7 @@ __all__ = [
     "default_convert_to_llm",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "run_tool_call",
     "stream_proxy",
     "tool",
 ]
