@@ -49,6 +49,8 @@ from ._types import AgentStartEvent as AgentStartEvent
 from ._types import AgentToolResult as AgentToolResult
 from ._types import AgentTurnContext as AgentTurnContext
 from ._types import AgentTurnDecision as AgentTurnDecision
+from ._types import AutoRetryEndEvent as AutoRetryEndEvent
+from ._types import AutoRetryStartEvent as AutoRetryStartEvent
 from ._types import BeforeToolCallContext as BeforeToolCallContext
 from ._types import BeforeToolCallResult as BeforeToolCallResult
 from ._types import MessageEndEvent as MessageEndEvent
@@ -87,6 +89,8 @@ __all__ = [
     "AgentToolResult",
     "AgentTurnContext",
     "AgentTurnDecision",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
     "BeforeToolCallContext",
     "BeforeToolCallHook",
     "BeforeToolCallResult",

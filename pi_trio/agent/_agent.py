@@ -23,6 +23,7 @@ from ..ai import (
     Model,
     ModelCost,
     ProviderRegistry,
+    RetryPolicy,
     StreamFn,
     StreamOptions,
     TextContent,
@@ -133,6 +134,7 @@ class Agent:
         tool_execution: Literal["sequential", "parallel"] = "parallel",
         max_concurrent_tools: int | None = None,
         close_timeout: float = 5.0,
+        retry: RetryPolicy | None = None,
         **options: Unpack[AgentOptionKeywords],
     ) -> None:
         if isinstance(model, str):
@@ -150,6 +152,7 @@ class Agent:
         self.tool_execution = tool_execution
         self.max_concurrent_tools = max_concurrent_tools
         self.close_timeout = close_timeout
+        self.retry = retry
         self._steering = PendingMessageQueue(steering_mode)
         self._follow_up = PendingMessageQueue(follow_up_mode)
         self._listeners = ListenerSet()
@@ -388,6 +391,7 @@ class Agent:
             finish_turn=hooks.finish_turn,
             should_stop_after_turn=hooks.should_stop_after_turn,
             close_timeout=self.close_timeout,
+            retry=self.retry,
         )
 
     def _poll_steering(self) -> list[Any]:

@@ -31,6 +31,8 @@ from ..ai import (
     StreamOptions,
     ToolCall,
     ToolResultMessage,
+    is_retryable_assistant_error,
+    retry_delay_ms,
 )
 from ..ai._consume import InlineStream
 from ..ai._registry import default_registry
@@ -183,7 +185,7 @@ class LoopRun:
                 if config.prepare_request is not None:
                     await self._prepare_request()
 
-                message = await self._request()
+                message = await self._respond()
                 if message.stop_reason in ("error", "aborted"):
                     life.without_tools()
                     last_turn = self._turn_context(message, [])
@@ -284,6 +286,34 @@ class LoopRun:
             await self.life.accept_inputs(late)
 
     # ------------------------------------------------------------------ one request
+
+    async def _respond(self) -> AssistantMessage:
+        """The turn's response: one request, repeated under the config's ``RetryPolicy``
+        while it fails with a transient error. The failed response leaves the
+        transcript; an abort during the backoff ends the run at once."""
+        policy = self.config.retry
+        if policy is None or not policy.enabled:
+            return await self._request()
+        life = self.life
+        attempt = 0
+        while True:
+            message = await self._request()
+            retry = (
+                message.stop_reason == "error"
+                and attempt < policy.max_retries
+                and is_retryable_assistant_error(message)
+            )
+            if not retry:
+                if attempt:
+                    success = message.stop_reason not in ("error", "aborted")
+                    failed = None if success else message.error_message
+                    await life.end_retries(success, failed)
+                return message
+            attempt += 1
+            delay = retry_delay_ms(policy, attempt)
+            await life.withdraw_response(attempt, policy.max_retries, delay)
+            await anyio.sleep(delay / 1000)
+            life.retrying()
 
     async def _request(self) -> AssistantMessage:
         config = self.config

@@ -80,6 +80,7 @@ _AGENT_KEYWORDS = (
     "tool_execution",
     "max_concurrent_tools",
     "close_timeout",
+    "retry",
     *sorted(_HOOKS | _REQUEST),
 )
 

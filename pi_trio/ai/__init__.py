@@ -60,6 +60,10 @@ from ._registry import get_api_providers as get_api_providers
 from ._registry import register_api_provider as register_api_provider
 from ._registry import unregister_api_provider as unregister_api_provider
 from ._registry import unregister_api_providers as unregister_api_providers
+from ._retry import DEFAULT_MAX_AGENT_RETRY_DELAY_MS as DEFAULT_MAX_AGENT_RETRY_DELAY_MS
+from ._retry import RetryPolicy as RetryPolicy
+from ._retry import retry_assistant_call as retry_assistant_call
+from ._retry import retry_delay_ms as retry_delay_ms
 from ._sanitize import sanitize_surrogates as sanitize_surrogates
 from ._stream import AssistantMessageStream as AssistantMessageStream
 from ._stream import complete as complete
@@ -134,6 +138,7 @@ __all__ = [
     "Context",
     "Cost",
     "CostTier",
+    "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
     "DeferredHandle",
     "DoneEvent",
     "ErrorEvent",
@@ -158,13 +163,13 @@ __all__ = [
     "ProviderRegistry",
     "ResolvedTranscriptTools",
     "ResponseInfo",
+    "RetryPolicy",
     "StartEvent",
     "StopReason",
     "StreamFn",
     "StreamOptions",
     "StreamProtocolError",
     "StreamingJsonParser",
-    "ToolCallArguments",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
@@ -179,6 +184,7 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
+    "ToolCallArguments",
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
@@ -198,8 +204,8 @@ __all__ = [
     "declare_tool_changes",
     "default_registry",
     "env_api_key_names",
-    "find_env_keys",
     "extra_fields",
+    "find_env_keys",
     "from_json",
     "get_added_tool_names",
     "get_api_provider",
@@ -239,6 +245,8 @@ __all__ = [
     "resolve_model",
     "resolve_transcript",
     "resolve_transcript_tools",
+    "retry_assistant_call",
+    "retry_delay_ms",
     "sanitize_surrogates",
     "to_json",
     "to_tool_declaration",
