@@ -20,6 +20,7 @@ from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
+from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._queue import QueueMode as QueueMode
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
@@ -65,6 +66,7 @@ from ._types import TurnEndEvent as TurnEndEvent
 from ._types import TurnStartEvent as TurnStartEvent
 
 __all__ = [
+    "DEFAULT_AGENT_IDENTITY",
     "ABORTED_TOOL_TEXT",
     "AGENT_EVENT_BUFFER",
     "AbortController",

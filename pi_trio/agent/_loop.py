@@ -25,13 +25,16 @@ import anyio.lowlevel
 import msgspec
 
 from ..ai import (
+    PI_TRIO_ATTRIBUTION,
     AbortSignal,
     AssistantMessage,
+    ClientIdentity,
     Context,
     StreamOptions,
     ToolCall,
     ToolResultMessage,
     is_retryable_assistant_error,
+    merge_client_identity,
     retry_delay_ms,
 )
 from ..ai._consume import InlineStream
@@ -52,9 +55,12 @@ from ._types import (
     PrepareRequestContext,
 )
 
-__all__ = ["LoopRun"]
+__all__ = ["DEFAULT_AGENT_IDENTITY", "LoopRun"]
 
 _DEFAULT_OPTIONS = StreamOptions()  # never mutated: requests get a replaced copy
+DEFAULT_AGENT_IDENTITY = ClientIdentity(attribution=PI_TRIO_ATTRIBUTION)
+"""The identity of an agent's requests; ``StreamOptions.identity`` overrides it field by
+field."""
 
 
 class LoopRun:
@@ -83,6 +89,10 @@ class LoopRun:
         self.stream_fn = stream_fn
         self.model = config.model
         self.thinking_level = config.thinking_level
+        # the agent's attribution under the request options' identity
+        self.identity = merge_client_identity(
+            DEFAULT_AGENT_IDENTITY, (config.stream_options or _DEFAULT_OPTIONS).identity
+        )
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
@@ -336,6 +346,7 @@ class LoopRun:
             signal=signal,
             reasoning=None if level == "off" else level,
             registry=base.registry or config.registry or default_registry,
+            identity=self.identity,
         )
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         life = self.life

@@ -27,6 +27,11 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._identity import PI_TRIO_ATTRIBUTION as PI_TRIO_ATTRIBUTION
+from ._identity import ClientAttribution as ClientAttribution
+from ._identity import ClientIdentity as ClientIdentity
+from ._identity import CustomUserAgent as CustomUserAgent
+from ._identity import merge_client_identity as merge_client_identity
 from ._json import extra_fields as extra_fields
 from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
@@ -135,9 +140,12 @@ __all__ = [
     "AssistantMessage",
     "AssistantMessageEvent",
     "AssistantMessageStream",
+    "ClientAttribution",
+    "ClientIdentity",
     "Context",
     "Cost",
     "CostTier",
+    "CustomUserAgent",
     "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
     "DeferredHandle",
     "DoneEvent",
@@ -157,6 +165,7 @@ __all__ = [
     "ModelThinkingLevel",
     "NestedToolCallRecord",
     "NestedToolCalls",
+    "PI_TRIO_ATTRIBUTION",
     "PiError",
     "ProviderError",
     "ProviderNotFoundError",
@@ -228,6 +237,7 @@ __all__ = [
     "is_context_overflow",
     "is_recoverable_length",
     "is_retryable_assistant_error",
+    "merge_client_identity",
     "messages_from_json",
     "messages_from_jsonl",
     "messages_to_json",

@@ -9,6 +9,7 @@ import msgspec
 
 from ._abort import AbortSignal
 from ._events import AssistantMessageEvent
+from ._identity import ClientIdentity
 from ._types import CacheRetention, Context, Model, ThinkingLevel
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     on_payload: OnPayload | None = None
     on_response: OnResponse | None = None
     signal: AbortSignal | None = None
+    identity: ClientIdentity | None = None
     # simple (unified) options
     reasoning: ThinkingLevel | None = None
     thinking_budgets: ThinkingBudgets | None = None

@@ -60,6 +60,7 @@ from .._builder import MessageBuilder
 from .._env import get_env_api_key
 from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from .._identity import get_identity_headers
 from .._options import ResponseInfo, StreamOptions
 from .._registry import default_registry
 from .._types import Model
@@ -291,8 +292,11 @@ class ProviderRun:
         raise ProviderError(missing_text or f"No API key for provider: {self.model.provider}")
 
     def headers(self, defaults: Mapping[str, str | None]) -> dict[str, str]:
-        """``defaults`` → ``model.headers`` → ``options.headers`` (``None`` removes)."""
-        return merge_headers(defaults, self.model.headers, self.options.headers)
+        """The identity's headers (``User-Agent``, attribution) → ``defaults`` →
+        ``model.headers`` → ``options.headers`` (``None`` removes)."""
+        model = self.model
+        identity = get_identity_headers(model.provider, model.base_url, self.options.identity)
+        return merge_headers(identity, defaults, model.headers, self.options.headers)
 
     async def on_payload(self, payload: Any) -> Any:
         """The request body after ``options.on_payload``."""
