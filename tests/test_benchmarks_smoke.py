@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 
 from benchmarks import __main__ as runner
-from benchmarks import _ts, w1, w2, w3, w4, w7_big_tool_args, w8_footprint, wire_json
+from benchmarks import (
+    _ts,
+    w1,
+    w2,
+    w3,
+    w4,
+    w7_big_tool_args,
+    w8_footprint,
+    w9_long_conversation,
+    wire_json,
+)
 from benchmarks.scripted import Turn, big_arguments, expected_events, tool_turns
 
 
@@ -46,6 +56,13 @@ async def test_w4_aborts_every_agent_without_late_deltas_or_leftover_tasks() -> 
     assert out["tasks_left"] == 0
 
 
+async def test_w9_times_turns_early_and_late_in_a_long_conversation() -> None:
+    out = await w9_long_conversation.run(turns_with_tools=300)
+    assert out["turns"] == 301
+    assert out["us_per_turn_at_100"] > 0
+    assert out["us_per_turn_late"] > 0
+
+
 async def test_w7_streams_big_arguments_in_64_byte_deltas() -> None:
     out = await w7_big_tool_args.run({"4KiB": 4096})
     assert out["toolcall_deltas"] == {"4KiB": 64}
@@ -72,8 +89,8 @@ async def test_w8_reports_cpu_and_retention_per_run() -> None:
 
 def test_runner_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        runner.main(["W9"])
-    assert "unknown or missing workloads ['W9']" in capsys.readouterr().err
+        runner.main(["W99"])
+    assert "unknown or missing workloads ['W99']" in capsys.readouterr().err
 
 
 def test_table_shows_medians_ratios_and_workload_notes() -> None:

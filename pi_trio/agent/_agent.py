@@ -49,6 +49,7 @@ from ._types import (
     AgentContext,
     AgentMessage,
 )
+from ._view import Transcript
 
 __all__ = ["Agent", "AgentBusyError", "UNKNOWN_MODEL"]
 
@@ -327,7 +328,7 @@ class Agent:
         try:
             self._skip_steering_poll = skip_initial_steering_poll
             config = self._loop_config()
-            context = AgentContext(messages=list(state.messages), tools=list(state.tools))
+            context = AgentContext(messages=Transcript(state.messages), tools=list(state.tools))
             dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
                 messages = await execute_loop(

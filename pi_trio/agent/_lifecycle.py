@@ -46,6 +46,7 @@ from ._types import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ._view import Transcript
 
 __all__ = ["Phase", "RunLifecycle"]
 
@@ -206,7 +207,10 @@ class RunLifecycle:
         messages = self.context.messages
         started = self._placeholder
         if started:
-            messages[-1] = final
+            if isinstance(messages, Transcript):
+                messages.replace_last(final)
+            else:
+                messages[-1] = final
             self._placeholder = False
         else:
             messages.append(final)

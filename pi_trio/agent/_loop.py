@@ -41,7 +41,7 @@ from ..ai._consume import InlineStream
 from ..ai._registry import default_registry
 from ..ai._stream import resolve_stream_fn
 from ._batch import ToolBatch
-from ._config import AgentLoopConfig, default_convert_to_llm, turn_decision
+from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
 from ._hooks import coerce_result, first_parameter_name, positional_arity
 from ._lifecycle import RunLifecycle
@@ -54,6 +54,7 @@ from ._types import (
     AgentTurnContext,
     PrepareRequestContext,
 )
+from ._view import LlmView, Transcript
 
 __all__ = ["DEFAULT_AGENT_IDENTITY", "LoopRun"]
 
@@ -96,6 +97,7 @@ class LoopRun:
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
+        self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
 
     @property
@@ -136,7 +138,7 @@ class LoopRun:
                 try:
                     try:
                         if prompts is not None and not self.owned:
-                            life.context.messages = list(life.context.messages)
+                            life.context.messages = Transcript(life.context.messages)
                         await life.start(prompts)
                         await self._loop()
                     except BaseException as exc:
@@ -332,7 +334,7 @@ class LoopRun:
         if config.transform_context is not None:
             messages = await self.call(config.transform_context, messages, signal)
         if config.convert_to_llm is None:
-            llm_messages = default_convert_to_llm(messages)  # a new list
+            llm_messages = self._llm_view.convert(messages)  # a new list
         else:
             llm_messages = list(await self.call(config.convert_to_llm, messages))
         base = config.stream_options or _DEFAULT_OPTIONS
