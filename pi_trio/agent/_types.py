@@ -88,9 +88,9 @@ class AgentContext(msgspec.Struct, kw_only=True):
 
 
 class _AgentEvent(
-    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True
+    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True, gc=False
 ):
-    pass
+    """Events never form reference cycles: untracked by the garbage collector."""
 
 
 class AgentStartEvent(_AgentEvent, tag="agent_start", kw_only=True):
