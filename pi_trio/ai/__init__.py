@@ -28,6 +28,7 @@ from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
 from ._json import messages_to_json as messages_to_json
 from ._json import to_json as to_json
+from ._json_depth import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 from ._json_parse import StreamingJsonParser as StreamingJsonParser
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
@@ -121,6 +122,7 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
+    "MAX_JSON_DEPTH",
     "Message",
     "MessageBuilder",
     "MessageFold",

@@ -2,6 +2,8 @@
 
 Decoding is strict: an unknown field, an unknown content ``type`` or message ``role``, or a
 wrong type raises ``msgspec.ValidationError`` naming the path (``$.content[0].type``).
+Malformed JSON, and JSON nesting arrays and objects deeper than ``MAX_JSON_DEPTH`` (256)
+levels, raise ``msgspec.DecodeError``.
 
 Unpaired UTF-16 surrogates: the TypeScript runtime writes a lone surrogate in a string as
 an escape (``"\\ud83d"``); decoding turns each such escape into U+FFFD, as a UTF-16
@@ -18,6 +20,7 @@ from typing import Any, Final, TypeVar, overload
 import msgspec
 
 from ._builder import _LIVE
+from ._json_depth import decode_checked
 from ._types import AssistantMessage, Message
 
 __all__ = ["from_json", "messages_from_json", "messages_to_json", "to_json"]
@@ -94,13 +97,13 @@ def messages_from_json(data: bytes | str) -> list[Message]:
 
 def _decode(decode: Any, data: bytes | str) -> Any:
     try:
-        return decode(data)
+        return decode_checked(decode, data)
     except msgspec.DecodeError:
         raw = data.encode() if isinstance(data, str) else data
         repaired = _SURROGATE_ESCAPE.sub(_replace_lone_surrogate, raw)
         if repaired == raw:
             raise
-        return decode(repaired)
+        return decode_checked(decode, repaired)
     except UnicodeEncodeError as exc:
         raise msgspec.DecodeError(
             f"the JSON text holds the unpaired surrogate {exc.object[exc.start]!r} at index "

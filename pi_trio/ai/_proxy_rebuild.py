@@ -17,6 +17,7 @@ import msgspec
 from ._builder import MessageBuilder, seal_message
 from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
+from ._json_depth import decode_checked
 from ._proxy_wire import (
     KNOWN_EVENT_TYPES,
     ProxyEvent,
@@ -216,11 +217,14 @@ class ProxyRebuilder:
         return self._builder.toolcall_end(index, arguments=server_call.arguments)
 
 
+_type_only = msgspec.json.Decoder(_TypeOnly)
+
+
 def _unknown_type(data: str) -> str | None:
     """The event type of ``data`` if it is a JSON object of a type this protocol does not
     know (such events are skipped), else ``None``."""
     try:
-        head = msgspec.json.decode(data, type=_TypeOnly)
+        head = decode_checked(_type_only.decode, data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     kind = head.type
