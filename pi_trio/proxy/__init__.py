@@ -1,6 +1,8 @@
 """The Pi proxy server: ``POST /api/stream`` for ``stream_proxy`` clients (pi_trio's and the
 original runtime's). Serving needs the optional ``proxy`` extra (hypercorn)."""
 
+from ._app import DEFAULT_BODY_TIMEOUT_S as DEFAULT_BODY_TIMEOUT_S
+from ._app import DEFAULT_FORWARD_HEADERS as DEFAULT_FORWARD_HEADERS
 from ._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 from ._app import DEFAULT_MAX_STREAMS as DEFAULT_MAX_STREAMS
 from ._app import TOKENS_ENV as TOKENS_ENV
@@ -14,6 +16,8 @@ from ._server import DEFAULT_PORT as DEFAULT_PORT
 from ._server import serve as serve
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT_S",
+    "DEFAULT_FORWARD_HEADERS",
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_STREAMS",
