@@ -25,6 +25,7 @@ from pi_trio.ai import (
     Model,
     ProviderRegistry,
     UserMessage,
+    _proxy_rebuild,
     complete,
     get_model,
 )
@@ -380,3 +381,22 @@ async def test_the_client_strips_its_token_and_refuses_a_broken_one() -> None:
         f"The auth token for the proxy '{server.url}/api/stream' contains whitespace (U+000A)"
     )
     assert "proxy-token" not in broken.error_message
+
+
+async def test_the_client_refuses_an_endless_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_proxy_rebuild, "MAX_PROXY_LINE_CHARS", 256 * 1024)
+    size = 32 * 1024 * 1024
+
+    async def script(conn: FaultConn) -> None:
+        stream_head = {"content-type": "text/event-stream", "content-length": str(size + 6)}
+        if await conn.send(head(200, stream_head) + b"data: "):
+            await conn.send_until_closed(size)
+
+    transport = CountingTransport()
+    async with serve_faults(script) as server:
+        result = await client_call(server.url, transport=transport)
+    assert result.error_message == (
+        "The proxy sent more than 262144 characters without a newline "
+        "(MAX_PROXY_LINE_CHARS); the stream is broken, so it is not read further"
+    )
+    assert transport.bytes_pulled < 2 * 1024 * 1024

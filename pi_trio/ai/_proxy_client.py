@@ -112,7 +112,13 @@ async def _relay(
             async for chunk in chunks:
                 if rebuilder.terminal:
                     continue
-                for line in splitter.feed(chunk):
+                try:
+                    lines = splitter.feed(chunk)
+                except StreamProtocolError as exc:
+                    await send.send(rebuilder.error(str(exc)))
+                    reading.cancel()
+                    continue
+                for line in lines:
                     if await _relay_line(line, rebuilder, send):
                         reading.cancel()
                         break

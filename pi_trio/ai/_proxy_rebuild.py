@@ -37,7 +37,11 @@ from ._proxy_wire import (
 )
 from ._types import Model, TextContent, ThinkingContent, ToolCall
 
-__all__ = ["EOF_DIAGNOSTICS", "EOF_TEXT", "LineSplitter", "ProxyRebuilder"]
+__all__ = ["EOF_DIAGNOSTICS", "EOF_TEXT", "MAX_PROXY_LINE_CHARS", "LineSplitter", "ProxyRebuilder"]
+
+# Longer than any event line a proxy sends (arguments arrive in deltas); a body that holds
+# this much without a newline is broken, and reading it further would only grow memory.
+MAX_PROXY_LINE_CHARS = 16 * 1024 * 1024
 
 logger = logging.getLogger("pi_trio.proxy")
 
@@ -62,17 +66,27 @@ class LineSplitter:
     """Splits a byte stream into ``\\n``-terminated text lines (UTF-8; invalid bytes become
     U+FFFD; a leading BOM is dropped). Linear in the input, however it is chunked."""
 
-    __slots__ = ("_decoder", "_pending")
+    __slots__ = ("_decoder", "_pending", "_pending_chars")
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self._pending: list[str] = []
+        self._pending_chars = 0
 
     def feed(self, data: bytes) -> list[str]:
+        """The lines ``data`` completed; ``StreamProtocolError`` once an unfinished line
+        exceeds ``MAX_PROXY_LINE_CHARS``."""
         text = self._decoder.decode(data)
         if "\n" not in text:
             if text:
                 self._pending.append(text)
+                self._pending_chars += len(text)
+                if self._pending_chars > MAX_PROXY_LINE_CHARS:
+                    raise StreamProtocolError(
+                        f"The proxy sent more than {MAX_PROXY_LINE_CHARS} characters without "
+                        "a newline (MAX_PROXY_LINE_CHARS); the stream is broken, so it is not "
+                        "read further"
+                    )
             return []
         lines = text.split("\n")
         if self._pending:
@@ -80,6 +94,7 @@ class LineSplitter:
             lines[0] = "".join(self._pending)
         last = lines.pop()
         self._pending = [last] if last else []
+        self._pending_chars = len(last)
         return lines
 
     def flush(self) -> list[str]:
