@@ -17,17 +17,15 @@ in ``forward_headers`` reach the provider, next to the server's key.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import Any, TypeAlias
+from collections.abc import Iterable
+from typing import Any
 
 import anyio
 import msgspec
 
-from pi_trio.ai import Model, PiError, ProviderRegistry, get_model, open_stream_simple
+from pi_trio.ai import PiError, ProviderRegistry, open_stream_simple
 from pi_trio.ai._proxy_wire import (
     ProxyRequest,
     decode_json,
@@ -35,6 +33,7 @@ from pi_trio.ai._proxy_wire import (
     proxy_options,
 )
 
+from ._access import TOKENS_ENV, ModelPolicy, catalog_models_only, load_tokens, token_digest
 from ._asgi import (
     Receive,
     Scope,
@@ -51,16 +50,10 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_STREAMS",
     "DRAIN_LIMIT",
-    "TOKENS_ENV",
-    "ModelPolicy",
     "ProxyApp",
-    "catalog_models_only",
     "create_app",
-    "load_tokens",
 ]
 
-
-TOKENS_ENV = "PI_TRIO_PROXY_TOKENS"
 
 # A request body holds a whole transcript, images included (base64); 32 MiB fits long
 # sessions with screenshots while bounding what one request can make the server buffer.
@@ -105,44 +98,6 @@ _SSE_HEADERS = [
 ]
 
 
-def load_tokens(
-    *, tokens_file: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None
-) -> frozenset[str]:
-    """The accepted bearer tokens: the comma-separated ``PI_TRIO_PROXY_TOKENS`` variable
-    plus, if given, ``tokens_file`` (one token per line; blank lines and ``#`` comments
-    are skipped)."""
-    environ = os.environ if env is None else env
-    tokens = {t.strip() for t in environ.get(TOKENS_ENV, "").split(",")}
-    if tokens_file is not None:
-        for line in Path(tokens_file).read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if line and not line.startswith("#"):
-                tokens.add(line)
-    tokens.discard("")
-    return frozenset(tokens)
-
-
-def catalog_models_only(model: Model) -> str | None:
-    """The default model policy: the model must be in the catalog and be called at its
-    catalog ``base_url`` — the server sends its own API key to that URL, so a client must
-    not be able to point it elsewhere. Returns the reason for a refusal, or ``None``."""
-    known = get_model(model.provider, model.id)
-    if known is None:
-        return (
-            f"Model {model.provider}/{model.id} is not in this proxy's catalog; "
-            "only catalog models are served"
-        )
-    if model.base_url != known.base_url:
-        return (
-            f"Model {model.provider}/{model.id} must use its catalog baseUrl "
-            f"{known.base_url!r}, got {model.base_url!r}"
-        )
-    return None
-
-
-ModelPolicy: TypeAlias = Callable[[Model], "str | None"]
-
-
 class ProxyApp:
     """The ASGI application. Build it with ``create_app``."""
 
@@ -157,7 +112,7 @@ class ProxyApp:
         body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
         forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
     ) -> None:
-        digests = [_digest(t) for t in tokens if t]
+        digests = [token_digest(t) for t in tokens if t]
         if not digests:
             raise PiError(
                 f"the proxy server has no tokens to accept: set {TOKENS_ENV} "
@@ -244,7 +199,7 @@ class ProxyApp:
         scheme, _, token = values[0].decode("latin-1").strip().partition(" ")
         if scheme.lower() != "bearer":
             return False
-        presented = _digest(token.strip())
+        presented = token_digest(token.strip())
         matched = False
         for digest in self._digests:  # every token compared: timing says nothing of which
             matched |= hmac.compare_digest(presented, digest)
@@ -387,10 +342,6 @@ def create_app(
         body_timeout=body_timeout,
         forward_headers=forward_headers,
     )
-
-
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
 async def _too_large(send: Send, limit: int) -> None:

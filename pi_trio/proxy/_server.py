@@ -12,14 +12,13 @@ import anyio.abc
 
 from pi_trio.ai import ProviderRegistry
 
+from ._access import ModelPolicy, catalog_models_only
 from ._app import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_FORWARD_HEADERS,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_STREAMS,
-    ModelPolicy,
     ProxyApp,
-    catalog_models_only,
     create_app,
 )
 
