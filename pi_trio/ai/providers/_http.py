@@ -324,8 +324,9 @@ async def _open_sse(
     options = run.options
     for name, value in headers.items():
         if name.lower() in AUTH_HEADERS:
-            run.secrets.add(value)
-            run.secrets.add(value.partition(" ")[2] or value)
+            # the credential, without a scheme such as "Bearer " (whose own 8-character
+            # prefix would redact ordinary words)
+            run.secrets.add(value.partition(" ")[2].strip() or value)
     check_header_values(headers, run.model.provider)
     client = _client(options)
     content = msgspec.json.encode(payload)
