@@ -6,7 +6,15 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.testing"]
+PUBLIC_MODULES = [
+    "pi_trio.ai",
+    "pi_trio.agent",
+    "pi_trio.proxy",
+    "pi_trio.testing",
+    "pi_trio.mcp",
+    "pi_trio.session",
+    "pi_trio.otel",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
@@ -98,3 +106,18 @@ def test_the_design_names_are_public() -> None:
         "faux_assistant_message",
     ]:
         assert hasattr(testing, n), n
+
+
+def test_the_catalog_look_up_by_name_is_public() -> None:
+    ai = importlib.import_module("pi_trio.ai")
+    for n in [
+        "resolve_model",
+        "UnknownModelError",
+        "ModelPromptCache",
+        "ModelInputLimits",
+        "ModelImageInputLimits",
+        "ModelImageResizeOptions",
+    ]:
+        assert n in ai.__all__, n
+    assert issubclass(ai.UnknownModelError, LookupError)
+    assert issubclass(ai.UnknownModelError, ai.PiError)

@@ -312,17 +312,13 @@ def test_an_interrupt_at_every_task_step_loses_no_queued_message(kind: str) -> N
     assert ends["aborted"] + ends["cancelled"] > 100, ends
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an external cancellation between checkpoints still lets transform_context, "
-    "get_api_key and the stream function run once more (an abort at the same point does "
-    "not); remove this mark once they are checked at the same places",
-)
-@pytest.mark.parametrize("backend", ["trio", "asyncio"])
-def test_after_an_external_cancellation_no_hook_or_request_runs(backend: str) -> None:
+def calls_after_an_external_cancellation(backend: str, kind: str) -> Counter[str]:
+    """Calls of ``transform_context``, ``get_api_key`` and the stream function made after
+    the caller's scope was cancelled (``kind="cancel"``) or its deadline set to now
+    (``"deadline"``) from a listener, at each of the first 24 events of a tool run."""
     calls_after: Counter[str] = Counter()
 
-    async def one(kind: str, at: int) -> None:
+    async def one(at: int) -> None:
         faux = FauxProvider()
         faux.set_responses(script(Scenario([[(0, False)]], False, kind, "event", at, [])))
         fired = False
@@ -364,12 +360,31 @@ def test_after_an_external_cancellation_no_hook_or_request_runs(backend: str) ->
             await agent.prompt("go")
 
     async def main() -> None:
-        for kind in ("cancel", "deadline"):
-            for at in range(1, 25):
-                await one(kind, at)
+        for at in range(1, 25):
+            await one(at)
 
     if backend == "trio":
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     else:
         anyio.run(main, backend="asyncio")
-    assert calls_after == Counter(), calls_after
+    return calls_after
+
+
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_after_an_external_cancellation_no_hook_or_request_runs(backend: str) -> None:
+    assert calls_after_an_external_cancellation(backend, "cancel") == Counter()
+
+
+def test_after_a_deadline_passes_no_hook_or_request_runs_on_asyncio() -> None:
+    assert calls_after_an_external_cancellation("asyncio", "deadline") == Counter()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="on trio a deadline that passes between checkpoints is noticed only when the "
+    "task next yields to the scheduler, so transform_context, get_api_key and the stream "
+    "function still run once (an explicit cancel() at the same point calls nothing); "
+    "remove this mark once those places also compare the deadline with the clock",
+)
+def test_after_a_deadline_passes_no_hook_or_request_runs_on_trio() -> None:
+    assert calls_after_an_external_cancellation("trio", "deadline") == Counter()

@@ -25,12 +25,12 @@ from pi_trio.ai import (
     Model,
     ProviderRegistry,
     UserMessage,
-    _proxy_rebuild,
     complete,
     get_model,
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
 from pi_trio.proxy import ProxyApp, create_app, serve
+from pi_trio.proxy import _rebuild as proxy_rebuild
 from pi_trio.testing import (
     FauxProvider,
     ServedRequest,
@@ -384,7 +384,7 @@ async def test_the_client_strips_its_token_and_refuses_a_broken_one() -> None:
 
 
 async def test_the_client_refuses_an_endless_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_proxy_rebuild, "MAX_PROXY_LINE_CHARS", 256 * 1024)
+    monkeypatch.setattr(proxy_rebuild, "MAX_PROXY_LINE_CHARS", 256 * 1024)
     size = 32 * 1024 * 1024
 
     async def script(conn: FaultConn) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -73,11 +74,12 @@ def _immediate(text: str, terminate: bool | None = None) -> _Outcome:
 
 
 class _Prepared:
-    __slots__ = ("args", "tool")
+    __slots__ = ("adapted", "args", "tool")
 
-    def __init__(self, tool: Any, args: Any) -> None:
+    def __init__(self, tool: Any, args: Any, adapted: bool) -> None:
         self.tool = tool
         self.args = args
+        self.adapted = adapted  # the tool's own prepare_arguments ran
 
 
 def _normalize_result(tool_name: str, value: Any) -> AgentToolResult:
@@ -113,6 +115,8 @@ class ToolBatch:
         config: Any,
         dispatcher: Dispatcher,
         signal: AbortSignal,
+        call_hook: Callable[..., Awaitable[Any]],
+        check: Callable[[], Awaitable[None]],
         tool_group: ToolGroup | None = None,
     ) -> None:
         self.message = message
@@ -121,6 +125,8 @@ class ToolBatch:
         self.config = config
         self.dispatcher = dispatcher
         self.signal = signal
+        self._call_hook = call_hook
+        self._check = check
         n = len(calls)
         self.outcomes: list[_Outcome | None] = [None] * n
         # progress flags per call (0/1); bytearrays are not tracked by the garbage
@@ -259,12 +265,14 @@ class ToolBatch:
     # ------------------------------------------------------------------ preflight
 
     async def _preflight(self, i: int) -> _Outcome | _Prepared:
-        prepared = self._check(i)
+        prepared = self._prepare(i)
+        if isinstance(prepared, _Prepared) and prepared.adapted:
+            await self._check()  # the tool's prepare_arguments ran
         if self.config.before_tool_call is None or not isinstance(prepared, _Prepared):
             return prepared
         return await self._before_tool_call(i, prepared)
 
-    def _check(self, i: int) -> _Outcome | _Prepared:
+    def _prepare(self, i: int) -> _Outcome | _Prepared:
         """Find the tool and validate the arguments (no hook involved)."""
         call = self.calls[i]
         tool = next((t for t in self.context.tools if t.name == call.name), None)
@@ -280,14 +288,12 @@ class ToolBatch:
             args = validate_tool_arguments(tool, arguments)
         except Exception as exc:
             return _immediate(str(exc) or type(exc).__name__)
-        if self.signal._aborted:
-            return _immediate(ABORTED_TOOL_TEXT)
-        return _Prepared(tool, args)
+        return _Prepared(tool, args, prepare is not None)
 
     async def _before_tool_call(self, i: int, prepared: _Prepared) -> _Outcome | _Prepared:
         hook = self.config.before_tool_call
         try:
-            raw = await call_hook(
+            raw = await self._call_hook(
                 hook,
                 BeforeToolCallContext(
                     assistant_message=self.message,
@@ -300,8 +306,6 @@ class ToolBatch:
             decision = coerce_result(raw, BeforeToolCallResult, "before_tool_call")
         except Exception as exc:
             return _immediate(str(exc) or type(exc).__name__)
-        if self.signal._aborted:
-            return _immediate(ABORTED_TOOL_TEXT)
         if decision is not None and decision.block:
             return _immediate(
                 decision.reason or "Tool execution was blocked",
@@ -362,7 +366,10 @@ class ToolBatch:
             await dispatcher.settle()
         if self.config.after_tool_call is None:
             return outcome
-        return await self._finalize(call, prepared, outcome)
+        # The hook's answer is kept even when the run is aborted while it runs.
+        final = self.outcomes[i] = await self._finalize(call, prepared, outcome)
+        await self._check()
+        return final
 
     async def _finalize(self, call: ToolCall, prepared: _Prepared, outcome: _Outcome) -> _Outcome:
         hook = self.config.after_tool_call

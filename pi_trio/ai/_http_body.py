@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import zlib
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio
 
@@ -37,13 +37,20 @@ class BodyPrefix:
         self.more = more
 
 
-def _inflater(encoding: str) -> zlib._Decompress | None:
+class _Inflater(Protocol):
+    """What ``zlib.decompressobj()`` returns, as far as this module uses it."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    def decompress(self, data: bytes, max_length: int = ..., /) -> bytes: ...
+
+
+def _inflater(encoding: str) -> _Inflater | None:
     """A decompressor for ``gzip`` / ``deflate`` (zlib or gzip framing detected)."""
-    return (
-        zlib.decompressobj(zlib.MAX_WBITS | 32)
-        if encoding in ("gzip", "x-gzip", "deflate")
-        else None
-    )
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(zlib.MAX_WBITS | 32)
+    return None
 
 
 async def read_body_prefix(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import array
 import itertools
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -38,10 +38,12 @@ _COUNT_FIRST_BELOW: Final = 64 * 1024
 T = TypeVar("T")
 
 
-def json_depth(data: bytes | str) -> int:
+def json_depth(data: Any) -> int:
     """The deepest nesting of arrays and objects in ``data`` (0 for a scalar). Malformed
     JSON gives a number without meaning; the decoder refuses such a document anyway."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    raw = (
+        data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(memoryview(data))
+    )
     if b'\\"' in raw:
         # an escaped backslash cannot escape the quote after it; drop those pairs first
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
@@ -50,11 +52,13 @@ def json_depth(data: bytes | str) -> int:
     return max(itertools.accumulate(steps), default=0)
 
 
-def check_json_depth(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> None:
-    """``msgspec.DecodeError`` when ``data`` nests arrays and objects deeper than
-    ``limit``."""
+def check_json_depth(data: Any, limit: int = MAX_JSON_DEPTH) -> None:
+    """``msgspec.DecodeError`` when ``data`` (``str``, or bytes in any buffer such as
+    ``msgspec.Raw``) nests arrays and objects deeper than ``limit``."""
     if len(data) <= limit:
         return
+    if not isinstance(data, str | bytes):
+        data = bytes(memoryview(data))  # msgspec.Raw, bytearray, memoryview
     if len(data) <= _COUNT_FIRST_BELOW:
         if isinstance(data, str):
             brackets = data.count("[") + data.count("{")
@@ -70,7 +74,7 @@ def check_json_depth(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> None:
         )
 
 
-def decode_checked(decode: Callable[[bytes | str], T], data: bytes | str) -> T:
+def decode_checked(decode: Callable[[Any], T], data: Any) -> T:
     """``decode(data)`` after ``check_json_depth``; a ``RecursionError`` of a document
     within the limit (a caller already deep in the stack) also becomes
     ``msgspec.DecodeError``."""

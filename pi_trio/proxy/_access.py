@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
-from pi_trio.ai import Model, get_model
+from ..ai import Model, get_model
 
 __all__ = ["TOKENS_ENV", "ModelPolicy", "catalog_models_only", "load_tokens", "token_digest"]
 

@@ -25,14 +25,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from pi_trio.ai import PiError, ProviderRegistry, open_stream_simple
-from pi_trio.ai._proxy_wire import (
-    ProxyRequest,
-    decode_json,
-    encode_event,
-    proxy_options,
-)
-
+from ..ai import PiError, ProviderRegistry, open_stream_simple
 from ._access import TOKENS_ENV, ModelPolicy, catalog_models_only, load_tokens, token_digest
 from ._asgi import (
     Receive,
@@ -43,6 +36,7 @@ from ._asgi import (
     lifespan,
     reply,
 )
+from ._wire import ProxyRequest, decode_json, encode_event, proxy_options
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT_S",

@@ -10,8 +10,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from pi_trio.ai import ProviderRegistry
-
+from ..ai import ProviderRegistry
 from ._access import ModelPolicy, catalog_models_only
 from ._app import (
     DEFAULT_BODY_TIMEOUT_S,
