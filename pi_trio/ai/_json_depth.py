@@ -9,7 +9,8 @@ decoder of pi_trio documents, before it reaches the decoder.
 The check runs at C speed: a small document with no more than ``MAX_JSON_DEPTH``
 brackets in all cannot be too deep and is let through after two ``count`` calls;
 otherwise strings are cut out (escaped quotes first), and the running sum of the brackets
-left is the depth (2 to 5 ms per MB, the more escaped quotes the slower).
+left is the depth: about 2 ms per MB, up to 10 when strings hold many escaped quotes
+(source code in tool results), against msgspec's 2 to 6 ms per MB for the decoding.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ __all__ = ["MAX_JSON_DEPTH", "check_json_depth", "decode_checked", "json_depth"]
 # well inside the interpreter's stack at any call depth a program reaches in practice.
 MAX_JSON_DEPTH: Final = 256
 
-_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'[]{}"')
 # Openers count +1 and closers -1 as signed bytes.
 _STEPS: Final = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 
@@ -44,11 +45,15 @@ def json_depth(data: Any) -> int:
     raw = (
         data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(memoryview(data))
     )
-    if b'\\"' in raw:
+    if b"\\" in raw and b'\\"' in raw:  # the first test is a fast memchr
         # an escaped backslash cannot escape the quote after it; drop those pairs first
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    outside = b"".join(raw.split(b'"')[::2])  # the parts between strings
-    steps = array.array("b", outside.translate(_STEPS, _NOT_BRACKETS))
+    # Only brackets and quotes matter now. Two adjacent quotes enclose no bracket (an
+    # empty string, or the end of one string and the start of the next): dropping them
+    # keeps every bracket's side, and leaves quotes only around strings holding brackets.
+    structure = raw.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    outside = b"".join(structure.split(b'"')[::2])  # the parts between strings
+    steps = array.array("b", outside.translate(_STEPS))
     return max(itertools.accumulate(steps), default=0)
 
 
