@@ -9,6 +9,7 @@ import pytest
 from benchmarks import __main__ as runner
 from benchmarks import (
     _ts,
+    soak,
     w1,
     w2,
     w3,
@@ -19,6 +20,7 @@ from benchmarks import (
     wire_json,
 )
 from benchmarks.scripted import Turn, big_arguments, expected_events, tool_turns
+from pi_trio.testing import serve_sse
 
 
 def test_expected_event_counts_match_the_workload_table() -> None:
@@ -85,6 +87,18 @@ async def test_w8_reports_cpu_and_retention_per_run() -> None:
     out = await w8_footprint.run(total=10, concurrency=5, warmup=5, traced=5)
     assert out["events"] == 10 * w8_footprint.PER_RUN
     assert {"cpu_ms_per_run", "retained_objects_per_run", "retained_bytes_per_run"} <= set(out)
+
+
+async def test_the_soak_runs_its_mix_and_reports_memory_and_descriptors() -> None:
+    reply = soak.make_reply()
+    untimed = {kind: weight for kind, weight in soak.MIX.items() if kind not in soak.TIMED}
+    async with serve_sse(lambda request: reply(request)) as server:
+        out = await soak.soak(server.url, runs=90, every=30, concurrency=3, mix=untimed)
+    assert [point["runs"] for point in out["series"]] == [0, 30, 60, 90]
+    assert all(point["rss_mb"] > 0 and point["open_fds"] > 0 for point in out["series"])
+    assert sum(out["outcomes"].values()) == 90
+    assert {"stop", "error", "aborted", "cancelled"} <= set(out["outcomes"])
+    assert "RSS growth after the first checkpoint" in soak.table(out)
 
 
 def test_runner_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:

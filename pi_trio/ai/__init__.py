@@ -39,6 +39,7 @@ from ._json import messages_from_jsonl as messages_from_jsonl
 from ._json import messages_to_json as messages_to_json
 from ._json import messages_to_jsonl as messages_to_jsonl
 from ._json import to_json as to_json
+from ._json_depth import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
@@ -151,6 +152,7 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
+    "MAX_JSON_DEPTH",
     "Message",
     "MessageBuilder",
     "MessageDecodeError",
