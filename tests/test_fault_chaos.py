@@ -379,12 +379,5 @@ def test_after_a_deadline_passes_no_hook_or_request_runs_on_asyncio() -> None:
     assert calls_after_an_external_cancellation("asyncio", "deadline") == Counter()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on trio a deadline that passes between checkpoints is noticed only when the "
-    "task next yields to the scheduler, so transform_context, get_api_key and the stream "
-    "function still run once (an explicit cancel() at the same point calls nothing); "
-    "remove this mark once those places also compare the deadline with the clock",
-)
 def test_after_a_deadline_passes_no_hook_or_request_runs_on_trio() -> None:
     assert calls_after_an_external_cancellation("trio", "deadline") == Counter()

@@ -115,7 +115,11 @@ class LoopRun:
         await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def call(self, hook: Callable[..., Any], *args: Any) -> Any:
-        """Call a hook (sync or async) with the arguments it accepts, then ``check``."""
+        """Call a hook (sync or async) with the arguments it accepts, then ``check``.
+        A deadline of the caller that passed while synchronous code ran (no scheduler
+        pass has seen it yet) stops the call before the hook runs."""
+        if anyio.current_effective_deadline() <= anyio.current_time():
+            await anyio.lowlevel.checkpoint()
         result = hook(*args[: positional_arity(hook)])
         if inspect.isawaitable(result):
             result = await result
