@@ -5,7 +5,9 @@ bounded number of times, and the value is on the ``RunResult`` and in the transc
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypedDict
 
 import anyio
@@ -60,6 +62,7 @@ class Meeting(msgspec.Struct):
 
 
 OSLO = '{"city": "Oslo", "temp_c": 21.5}'
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def scripted(*steps: Any) -> FauxProvider:
@@ -432,3 +435,23 @@ def test_output_runs_on_asyncio(mode: str) -> None:
         return result.output
 
     assert anyio.run(main, backend="asyncio") == Weather(city="Oslo", temp_c=21.5)
+
+
+# --------------------------------------------------------------------------- the README
+
+
+async def test_the_readme_example_runs_and_prints_what_it_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = ROOT / "examples" / "structured_output.py"
+    readme = (ROOT / "README.md").read_text()
+    assert f"```python\n{path.read_text()}```" in readme
+    spec = importlib.util.spec_from_file_location("examples_structured_output", path)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    await example.main()
+    printed = capsys.readouterr().out
+    assert printed.startswith("Weather(city='Oslo', temp_c=12.5")
+    assert f"```text\n{printed}```" in readme
