@@ -56,6 +56,11 @@ class Person(TypedDict):
     age: int
 
 
+class Node(msgspec.Struct):
+    value: int
+    children: list[Node] = []
+
+
 class Meeting(msgspec.Struct):
     title: str
     when: datetime
@@ -296,6 +301,43 @@ async def test_dataclasses_typeddicts_and_other_types(
     agent = Agent(model=faux.get_model(), stream_fn=faux, output_mode=mode)  # type: ignore[arg-type]
     result = await agent.prompt("?", output_type=output_type)
     assert result.output == expected
+
+
+@pytest.mark.parametrize("mode", ["native", "tool"])
+async def test_a_recursive_type_keeps_its_definition_and_validates_at_depth(mode: str) -> None:
+    tree = {"value": 1, "children": [{"value": 2, "children": [{"value": "three"}]}]}
+    fixed = {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}
+    if mode == "native":
+        steps = [faux_assistant_message(msgspec.json.encode(t).decode()) for t in (tree, fixed)]
+    else:
+        steps = [final_call(tree), final_call(fixed)]
+    faux = scripted(*steps)
+    agent = Agent(model=faux.get_model(), stream_fn=faux, output_mode=mode)  # type: ignore[arg-type]
+    result = await agent.prompt("?", output_type=Node)
+    assert result.output == Node(1, [Node(2, [Node(3)])])
+    # natively the correction, with the tool the error result, before the last answer
+    told = user_text(result.messages[-2] if mode == "native" else result.messages[-3])
+    assert "Expected `int`, got `str` - at `$.children[0].children[0].value`" in told
+
+
+def test_the_schema_of_a_recursive_type_refers_to_its_own_definition() -> None:
+    from pi_trio.agent._output_schema import output_schema
+
+    schema = output_schema(Node).schema
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert set(schema["$defs"]) == {"Node"}
+    assert schema["$defs"]["Node"]["required"] == ["value"]
+
+
+async def test_misused_output_settings_are_refused_with_the_choices() -> None:
+    faux = scripted(faux_assistant_message(OSLO))
+    agent = Agent(model=faux.get_model(), stream_fn=faux, output_mode="json")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^output_mode must be 'auto', 'native' or 'tool'"):
+        await agent.prompt("?", output_type=Weather)
+    agent.output_mode = "native"
+    agent.max_output_retries = -1
+    with pytest.raises(ValueError, match=r"^max_output_retries must be 0 or more, got -1$"):
+        await agent.prompt("?", output_type=Weather)
 
 
 async def test_a_type_without_a_schema_fails_before_the_run_and_keeps_the_queue() -> None:

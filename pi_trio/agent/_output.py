@@ -56,9 +56,6 @@ FINAL_RESULT_TOOL: Final = "final_result"
 DEFAULT_MAX_OUTPUT_RETRIES: Final = 2
 
 
-# --------------------------------------------------------------------------- one run
-
-
 def _text(message: Any) -> str:
     """The text blocks of an assistant or tool-result message, joined."""
     return "".join(block.text for block in message.content if isinstance(block, TextContent))
