@@ -21,7 +21,11 @@ from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
+from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
+from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
+from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
+from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
 from ._result import RunResult as RunResult
@@ -98,13 +102,17 @@ __all__ = [
     "BeforeToolCallResult",
     "ContinueError",
     "ConvertToLlmHook",
+    "DEFAULT_MAX_OUTPUT_RETRIES",
     "DISPATCH_BUFFER",
+    "FINAL_RESULT_TOOL",
     "FinishTurnHook",
     "GetApiKeyHook",
     "MessageEndEvent",
     "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "OutputMode",
+    "OutputValidationError",
     "PrepareNextTurnHook",
     "PrepareRequestContext",
     "PrepareRequestHook",

@@ -81,6 +81,9 @@ _AGENT_KEYWORDS = (
     "max_concurrent_tools",
     "close_timeout",
     "retry",
+    "output_type",
+    "output_mode",
+    "max_output_retries",
     *sorted(_HOOKS | _REQUEST),
 )
 

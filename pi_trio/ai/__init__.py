@@ -50,6 +50,7 @@ from ._models import get_providers as get_providers
 from ._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._models import models_are_equal as models_are_equal
 from ._models import resolve_model as resolve_model
+from ._options import OutputFormat as OutputFormat
 from ._options import ResponseInfo as ResponseInfo
 from ._options import StreamFn as StreamFn
 from ._options import StreamOptions as StreamOptions
@@ -133,6 +134,7 @@ from ._types import now_ms as now_ms
 from ._validation import ToolArgumentsError as ToolArgumentsError
 from ._validation import validate_tool_arguments as validate_tool_arguments
 from ._validation import validate_tool_call as validate_tool_call
+from .providers._output import supports_json_schema_output as supports_json_schema_output
 
 __all__ = [
     "AbortController",
@@ -173,6 +175,7 @@ __all__ = [
     "ProviderNotFoundError",
     "ProviderRegistry",
     "ResolvedTranscriptTools",
+    "OutputFormat",
     "ResponseInfo",
     "RetryPolicy",
     "StartEvent",
@@ -260,6 +263,7 @@ __all__ = [
     "retry_assistant_call",
     "retry_delay_ms",
     "sanitize_surrogates",
+    "supports_json_schema_output",
     "to_json",
     "to_tool_declaration",
     "transform_messages",
