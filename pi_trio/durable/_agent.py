@@ -1,0 +1,433 @@
+"""``DurableAgent``: agent runs as DBOS workflows that survive a crash.
+
+The workflow of a run builds the agent with the factory, makes every model request and
+every tool execution a DBOS step, and runs the prompt. After a crash DBOS resumes it from
+its last completed step (on ``DBOS.launch()`` in the restarted process); the recorded steps
+are replayed without calling the model or running a tool, so the resumed run ends with the
+transcript an uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
+from dbos import error as dbos_error
+
+from ..agent import Agent, AgentMessage
+from ..ai import (
+    AbortSignal,
+    ImageContent,
+    PiError,
+    TextContent,
+    UserMessage,
+    messages_from_json,
+    messages_to_json,
+    now_ms,
+)
+from ._execution import Execution, call_with_arity, positional_arity
+from ._queue import drain_into, send
+from ._steps import durable_stream_fn, durable_tool
+
+__all__ = ["DurableAgent", "DurableEventInfo", "DurableResult", "DurableRun", "RunCancelledError"]
+
+RUN_STEP = "pi_trio.run"
+
+
+class RunCancelledError(PiError):
+    """The run's workflow was cancelled through DBOS (``cancel_workflow``) and its aborted
+    transcript is not known in this process; ``DBOS.resume_workflow`` continues it."""
+
+
+class DurableEventInfo:
+    """What a durable listener learns besides the event: the run's ``workflow_id``,
+    whether the event is ``replayed`` (re-emitted from recorded steps after a crash) and
+    the run's abort ``signal``."""
+
+    __slots__ = ("replayed", "signal", "workflow_id")
+
+    def __init__(self, workflow_id: str, replayed: bool, signal: AbortSignal | None) -> None:
+        self.workflow_id = workflow_id
+        self.replayed = replayed
+        self.signal = signal
+
+    def __repr__(self) -> str:
+        return f"DurableEventInfo(workflow_id={self.workflow_id!r}, replayed={self.replayed})"
+
+
+class DurableResult:
+    """The end of a durable run: the whole transcript (``messages``), the messages the
+    run added (``new_messages``), steering or follow-up messages it took but did not
+    deliver (``queued``: the run ended first), and whether it was ``cancelled`` through
+    DBOS."""
+
+    __slots__ = ("cancelled", "messages", "new_messages", "queued", "workflow_id")
+
+    def __init__(
+        self,
+        workflow_id: str,
+        messages: list[AgentMessage],
+        new_messages: list[AgentMessage],
+        queued: list[AgentMessage],
+        cancelled: bool = False,
+    ) -> None:
+        self.workflow_id = workflow_id
+        self.messages = messages
+        self.new_messages = new_messages
+        self.queued = queued
+        self.cancelled = cancelled
+
+    @property
+    def stop_reason(self) -> str | None:
+        """The stop reason of the last assistant message (``None`` without one)."""
+        for message in reversed(self.messages):
+            if getattr(message, "role", None) == "assistant":
+                return str(message.stop_reason)
+        return None
+
+    def __repr__(self) -> str:
+        return (
+            f"<DurableResult {self.workflow_id!r} messages={len(self.messages)} "
+            f"stop_reason={self.stop_reason!r} cancelled={self.cancelled}>"
+        )
+
+
+class _Outcome(msgspec.Struct, rename="camel"):
+    """A run's result as the workflow records it."""
+
+    messages: msgspec.Raw
+    new_count: int
+    queued: msgspec.Raw
+
+
+def _encode_outcome(agent: Agent, new_count: int, queued: list[Any]) -> str:
+    outcome = _Outcome(
+        msgspec.Raw(messages_to_json(agent.state.messages)),
+        new_count,
+        msgspec.Raw(messages_to_json(queued)),
+    )
+    return msgspec.json.encode(outcome).decode()
+
+
+def _decode_outcome(workflow_id: str, raw: str, *, cancelled: bool = False) -> DurableResult:
+    outcome = msgspec.json.decode(raw, type=_Outcome)
+    messages: list[Any] = messages_from_json(bytes(outcome.messages))
+    new = messages[len(messages) - outcome.new_count :] if outcome.new_count else []
+    queued: list[Any] = messages_from_json(bytes(outcome.queued))
+    return DurableResult(workflow_id, messages, new, queued, cancelled)
+
+
+class DurableRun:
+    """A handle on one durable run (a DBOS workflow), from ``DurableAgent.start`` or
+    ``DurableAgent.retrieve``."""
+
+    def __init__(self, workflow_id: str, handle: WorkflowHandleAsync[str]) -> None:
+        self.workflow_id = workflow_id
+        self._handle = handle
+        # set by the workflow when it ran in this process and DBOS cancelled it
+        self._cancelled_outcome: str | None = None
+
+    async def result(self, *, poll_interval: float = 1.0) -> DurableResult:
+        """Wait for the run to end and return its result (a run executing in another
+        process is polled every ``poll_interval`` seconds). A run cancelled through DBOS
+        returns the aborted transcript (``cancelled=True``) when it ran in this process,
+        and raises ``RunCancelledError`` otherwise."""
+        try:
+            raw = await self._handle.get_result(polling_interval_sec=poll_interval)
+        except dbos_error.DBOSAwaitedWorkflowCancelledError as exc:
+            if self._cancelled_outcome is None:
+                raise RunCancelledError(
+                    f"durable run {self.workflow_id!r} was cancelled through DBOS in another "
+                    "process; DBOS.resume_workflow continues it from its last completed step"
+                ) from exc
+            return _decode_outcome(self.workflow_id, self._cancelled_outcome, cancelled=True)
+        return _decode_outcome(self.workflow_id, raw)
+
+    async def status(self) -> str:
+        """The workflow's DBOS status (``PENDING``, ``SUCCESS``, ``CANCELLED``, ...)."""
+        return (await self._handle.get_status()).status
+
+    def __repr__(self) -> str:
+        return f"<DurableRun {self.workflow_id!r}>"
+
+
+class _Subscription:
+    __slots__ = ("fn", "replayed")
+
+    def __init__(self, fn: Callable[..., Any], replayed: bool) -> None:
+        self.fn = fn
+        self.replayed = replayed
+
+
+def _agent_listener(subscription: _Subscription, execution: Execution) -> Callable[..., Any]:
+    """The listener subscribed to the run's agent for one durable listener."""
+    fn = subscription.fn
+    takes_info = positional_arity(fn) >= 2
+    deliver_replayed = subscription.replayed
+    workflow_id = execution.workflow_id
+
+    def arguments(event: Any, signal: AbortSignal | None) -> tuple[Any, ...] | None:
+        replayed = execution.is_replayed(event)
+        if replayed and not deliver_replayed:
+            return None
+        if takes_info:
+            return (event, DurableEventInfo(workflow_id, replayed, signal))
+        return (event,)
+
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    ):
+
+        async def deliver_async(event: Any, signal: AbortSignal | None) -> None:
+            args = arguments(event, signal)
+            if args is not None:
+                await fn(*args)
+
+        return deliver_async
+
+    def deliver(event: Any, signal: AbortSignal | None) -> None:
+        args = arguments(event, signal)
+        if args is not None:
+            fn(*args)
+
+    return deliver
+
+
+def _prompt_messages(
+    prompt: str | AgentMessage | Sequence[AgentMessage], images: Sequence[ImageContent] | None
+) -> list[Any]:
+    if isinstance(prompt, str):
+        content: list[TextContent | ImageContent] = [TextContent(text=prompt)]
+        content.extend(images or [])
+        return [UserMessage(content=content, timestamp=now_ms())]
+    if isinstance(prompt, (list, tuple)):
+        return list(prompt)
+    return [prompt]
+
+
+def _as_message(message: Any) -> Any:
+    if isinstance(message, str):
+        return UserMessage(content=[TextContent(text=message)], timestamp=now_ms())
+    return message
+
+
+class DurableAgent:
+    """Agent runs that survive a crash, as DBOS workflows.
+
+    ``factory()`` builds the ``Agent`` for a run (model, tools, stream function, hooks);
+    it is called again when a run resumes, so it must build the same agent. Create the
+    ``DurableAgent`` at import time, before ``DBOS.launch()``: launching resumes the
+    interrupted runs of every durable agent known by then. ``name`` names the workflow
+    (``pi_trio.agent:<name>``) and must be unique and stable across deployments.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        factory: Callable[[], Agent],
+        *,
+        max_recovery_attempts: int | None = None,
+    ) -> None:
+        if not name or not isinstance(name, str):
+            raise ValueError(f"DurableAgent needs a non-empty name, got {name!r}")
+        self.name = name
+        self.factory = factory
+        self._subscriptions: tuple[_Subscription, ...] = ()
+        self._runs: weakref.WeakValueDictionary[str, DurableRun] = weakref.WeakValueDictionary()
+        self._running: dict[str, Agent] = {}
+        options: dict[str, Any] = {"name": f"pi_trio.agent:{name}"}
+        if max_recovery_attempts is not None:
+            options["max_recovery_attempts"] = max_recovery_attempts
+
+        async def workflow(prompts_json: str, history_json: str | None) -> str:
+            return await self._execute(prompts_json, history_json)
+
+        self._workflow = DBOS.workflow(**options)(workflow)
+
+    def __repr__(self) -> str:
+        return f"<DurableAgent {self.name!r}>"
+
+    # ------------------------------------------------------------------ listeners
+
+    def subscribe(
+        self, listener: Callable[..., Any], *, replayed: bool = False
+    ) -> Callable[[], None]:
+        """Call ``listener(event)`` or ``listener(event, info)`` (a ``DurableEventInfo``)
+        for the events of every run of this agent started or resumed in this process from
+        now on. ``replayed`` chooses what a resumed run delivers: by default only the
+        events that come after the crash (at most once: an event emitted between a step's
+        checkpoint and the crash is not delivered again); ``replayed=True`` also delivers
+        the events re-emitted from the recorded steps (at least once: a reconnecting UI
+        rebuilds the whole run from them)."""
+        entry = _Subscription(listener, replayed)
+        self._subscriptions = (*self._subscriptions, entry)
+
+        def unsubscribe() -> None:
+            self._subscriptions = tuple(s for s in self._subscriptions if s is not entry)
+
+        return unsubscribe
+
+    # ------------------------------------------------------------------ runs
+
+    async def start(
+        self,
+        prompt: str | AgentMessage | Sequence[AgentMessage],
+        *,
+        images: Sequence[ImageContent] | None = None,
+        messages: Sequence[AgentMessage] | None = None,
+        workflow_id: str | None = None,
+    ) -> DurableRun:
+        """Start a run on ``prompt`` and return its handle. ``messages`` is the
+        conversation so far (e.g. an earlier result's ``messages``); without it the run
+        starts from the factory's agent. Starting an existing ``workflow_id`` again
+        returns that run instead of starting another."""
+        prompts = messages_to_json(_prompt_messages(prompt, images)).decode()
+        history = None if messages is None else messages_to_json(list(messages)).decode()
+        if workflow_id is None:
+            handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
+        else:
+            with SetWorkflowID(workflow_id):
+                handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
+        run = DurableRun(handle.get_workflow_id(), handle)
+        self._runs[run.workflow_id] = run
+        return run
+
+    async def run(
+        self,
+        prompt: str | AgentMessage | Sequence[AgentMessage],
+        *,
+        images: Sequence[ImageContent] | None = None,
+        messages: Sequence[AgentMessage] | None = None,
+        workflow_id: str | None = None,
+    ) -> DurableResult:
+        """``start`` and wait for the result."""
+        run = await self.start(prompt, images=images, messages=messages, workflow_id=workflow_id)
+        return await run.result()
+
+    async def retrieve(self, workflow_id: str) -> DurableRun:
+        """The handle of an existing run (for example one resumed after a crash)."""
+        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(workflow_id)
+        run = self._runs.get(workflow_id)
+        if run is None:
+            run = DurableRun(workflow_id, handle)
+            self._runs[workflow_id] = run
+        return run
+
+    async def steer(
+        self,
+        workflow_id: str,
+        message: str | AgentMessage,
+        *,
+        idempotency_key: str | None = None,
+        client: DBOSClient | None = None,
+    ) -> None:
+        """Queue a steering message for the run (a ``str`` is a user message). It is
+        stored by DBOS and reaches the run after its current turn, also across a crash;
+        ``client`` sends from a process that does not run DBOS itself."""
+        await send(
+            workflow_id,
+            "steer",
+            _as_message(message),
+            idempotency_key=idempotency_key,
+            client=client,
+        )
+
+    async def follow_up(
+        self,
+        workflow_id: str,
+        message: str | AgentMessage,
+        *,
+        idempotency_key: str | None = None,
+        client: DBOSClient | None = None,
+    ) -> None:
+        """Queue a follow-up message: delivered when the run would otherwise stop."""
+        await send(
+            workflow_id,
+            "followUp",
+            _as_message(message),
+            idempotency_key=idempotency_key,
+            client=client,
+        )
+
+    def abort(self, workflow_id: str, reason: object = None) -> bool:
+        """Abort the run if it is running in this process (the abort contract; the
+        aborted transcript becomes the run's result). ``False`` when it is not."""
+        agent = self._running.get(workflow_id)
+        if agent is None:
+            return False
+        agent.abort(reason)
+        return True
+
+    async def cancel(self, workflow_id: str) -> None:
+        """Cancel the run through DBOS, wherever it runs: the process running it aborts
+        it (listeners see the abort contract's outcome) within about a second, and
+        ``DBOS.resume_workflow`` can continue it later."""
+        await DBOS.cancel_workflow_async(workflow_id)
+
+    # ------------------------------------------------------------------ the workflow
+
+    async def _execute(self, prompts_json: str, history_json: str | None) -> str:
+        workflow_id = DBOS.workflow_id
+        assert workflow_id is not None
+        agent = self.factory()
+        if not isinstance(agent, Agent):
+            raise TypeError(
+                f"the factory of DurableAgent {self.name!r} must return an Agent, got {agent!r}"
+            )
+        execution = Execution(workflow_id, agent)
+        if history_json is not None:
+            history = messages_from_json(history_json)
+            if history and getattr(history[0], "role", None) != "system":
+                head = [m for m in agent.state.messages[:1] if m.role == "system"]
+                history = [*head, *history]
+            agent.state.messages = history
+        agent.stream_fn = durable_stream_fn(agent.stream_fn, execution)
+        agent.state.tools = [durable_tool(tool, execution) for tool in agent.state.tools]
+        agent.should_stop_after_turn = self._after_turn(agent.should_stop_after_turn, execution)
+        for subscription in self._subscriptions:
+            agent.subscribe(_agent_listener(subscription, execution))
+
+        async def begin() -> bool:
+            execution.mark_live()
+            return True
+
+        await DBOS.run_step_async({"name": RUN_STEP}, begin)
+        before = len(agent.state.messages)
+        self._running[workflow_id] = agent
+        try:
+            await agent.prompt(messages_from_json(prompts_json))
+        finally:
+            del self._running[workflow_id]
+        new_count = len(agent.state.messages) - before
+        queued = agent.take_queued_messages(lambda _: True)
+        outcome = _encode_outcome(agent, new_count, queued)
+        if execution.cancelled:
+            run = self._runs.get(workflow_id)
+            if run is not None:
+                run._cancelled_outcome = outcome
+            raise dbos_error.DBOSWorkflowCancelledError(
+                f"Workflow {workflow_id} was cancelled; the run was aborted"
+            )
+        return outcome
+
+    @staticmethod
+    def _after_turn(user_hook: Callable[..., Any] | None, execution: Execution) -> Any:
+        """The agent's ``should_stop_after_turn``: the user's hook, then (unless it ends
+        the run or the run was aborted) the messages sent to the run meanwhile."""
+
+        async def should_stop_after_turn(turn: Any, signal: AbortSignal) -> bool:
+            if user_hook is not None and await call_with_arity(user_hook, turn, signal):
+                return True
+            if signal.aborted:
+                return False
+            try:
+                await drain_into(execution.agent)
+            except dbos_error.DBOSWorkflowCancelledError:
+                execution.note_cancelled()
+            return False
+
+        return should_stop_after_turn
