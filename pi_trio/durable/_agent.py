@@ -311,10 +311,8 @@ class DurableAgent:
     async def retrieve(self, workflow_id: str) -> DurableRun:
         """The handle of an existing run (for example one resumed after a crash)."""
         handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(workflow_id)
-        run = self._runs.get(workflow_id)
-        if run is None:
-            run = DurableRun(workflow_id, handle)
-            self._runs[workflow_id] = run
+        run = DurableRun(workflow_id, handle)
+        self._runs[workflow_id] = run
         return run
 
     async def steer(
