@@ -6,7 +6,13 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["pi_trio.ai", "pi_trio.agent", "pi_trio.testing"]
+PUBLIC_MODULES = [
+    "pi_trio.ai",
+    "pi_trio.agent",
+    "pi_trio.testing",
+    "pi_trio.durable",
+    "pi_trio.fanout",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
@@ -98,3 +104,15 @@ def test_the_design_names_are_public() -> None:
         "faux_assistant_message",
     ]:
         assert hasattr(testing, n), n
+
+
+def test_importing_pi_trio_imports_neither_dbos_nor_ray() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pi_trio, pi_trio.ai, pi_trio.agent, pi_trio.testing, pi_trio.cli\n"
+        "print(sorted(m for m in ('dbos', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -238,7 +238,7 @@ class DurableAgent:
         self.factory = factory
         self._subscriptions: tuple[_Subscription, ...] = ()
         self._runs: weakref.WeakValueDictionary[str, DurableRun] = weakref.WeakValueDictionary()
-        self._running: dict[str, Agent] = {}
+        self._running: dict[str, set[Agent]] = {}  # executions in this process
         options: dict[str, Any] = {"name": f"pi_trio.agent:{name}"}
         if max_recovery_attempts is not None:
             options["max_recovery_attempts"] = max_recovery_attempts
@@ -289,6 +289,9 @@ class DurableAgent:
         history = None if messages is None else messages_to_json(list(messages)).decode()
         if workflow_id is None:
             handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
+        elif await DBOS.get_workflow_status_async(workflow_id) is not None:
+            # Already started (perhaps being resumed right now): never a second execution.
+            return await self.retrieve(workflow_id)
         else:
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
@@ -354,10 +357,11 @@ class DurableAgent:
     def abort(self, workflow_id: str, reason: object = None) -> bool:
         """Abort the run if it is running in this process (the abort contract; the
         aborted transcript becomes the run's result). ``False`` when it is not."""
-        agent = self._running.get(workflow_id)
-        if agent is None:
+        agents = self._running.get(workflow_id)
+        if not agents:
             return False
-        agent.abort(reason)
+        for agent in list(agents):
+            agent.abort(reason)
         return True
 
     async def cancel(self, workflow_id: str) -> None:
@@ -395,11 +399,14 @@ class DurableAgent:
 
         await DBOS.run_step_async({"name": RUN_STEP}, begin)
         before = len(agent.state.messages)
-        self._running[workflow_id] = agent
+        executions = self._running.setdefault(workflow_id, set())
+        executions.add(agent)
         try:
             await agent.prompt(messages_from_json(prompts_json))
         finally:
-            del self._running[workflow_id]
+            executions.discard(agent)
+            if not executions:
+                self._running.pop(workflow_id, None)
         new_count = len(agent.state.messages) - before
         queued = agent.take_queued_messages(lambda _: True)
         outcome = _encode_outcome(agent, new_count, queued)
