@@ -12,6 +12,7 @@ consistent partial transcripts before it ends.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -34,6 +35,8 @@ __all__ = ["MAILBOX_LIMIT", "Harness", "run_jobs"]
 # Result batches the mailbox holds before a shard's delivery waits for the driver: a slow
 # driver slows the shards down instead of growing the mailbox.
 MAILBOX_LIMIT = 64
+# Seconds to wait for the driver's last ``take`` when the mailbox closes.
+MAILBOX_CLOSE_TIMEOUT = 10.0
 
 Backend = Literal["trio", "asyncio"]
 
@@ -45,6 +48,7 @@ class _Mailbox:
     def __init__(self, limit: int) -> None:
         self._items: deque[Any] = deque()
         self._limit = limit
+        self._closed = False
         self._changed = threading.Condition()
 
     def put(self, item: Any) -> None:
@@ -53,14 +57,20 @@ class _Mailbox:
             self._items.append(item)
             self._changed.notify_all()
 
-    def take(self, wait: bool = True) -> list[Any]:
+    def take(self) -> list[Any]:
+        """Everything waiting (at least one item, unless the mailbox is closed)."""
         with self._changed:
-            if wait:
-                self._changed.wait_for(lambda: bool(self._items))
+            self._changed.wait_for(lambda: bool(self._items) or self._closed)
             items = list(self._items)
             self._items.clear()
             self._changed.notify_all()
             return items
+
+    def close(self) -> None:
+        """Let a waiting ``take`` return what is left (perhaps nothing)."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
 
 
 def _shard_task(
@@ -204,8 +214,9 @@ class Harness:
                     for result in payload:
                         if owner.pop(result.id, None) is not None:
                             yield self._count(result, progress)
-            ray.cancel(take)
-            for kind, _, payload in ray.get(mailbox.take.remote(False)):
+            ray.get(mailbox.close.remote())
+            last, take = ray.get(take), None
+            for kind, _, payload in last:
                 for result in payload if kind == "results" else ():
                     if owner.pop(result.id, None) is not None:
                         yield self._count(result, progress)
@@ -215,6 +226,10 @@ class Harness:
             if open_shards:  # the caller stopped iterating, or an error: stop the work
                 self.cancel()
             self._restore_sigint(previous_handler)
+            if take is not None:  # stopped early: leave no call to the mailbox unanswered
+                with contextlib.suppress(RayError):
+                    ray.get(mailbox.close.remote(), timeout=MAILBOX_CLOSE_TIMEOUT)
+                    ray.get(take, timeout=MAILBOX_CLOSE_TIMEOUT)
             ray.kill(mailbox)
             if progress is not None:
                 progress.close()
