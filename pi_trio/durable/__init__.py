@@ -16,12 +16,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ._agent import DurableAgent as DurableAgent
-from ._agent import DurableEventInfo as DurableEventInfo
-from ._agent import DurableResult as DurableResult
-from ._agent import DurableRun as DurableRun
-from ._agent import RunCancelledError as RunCancelledError
+from ._listeners import DurableEventInfo as DurableEventInfo
 from ._queue import QUEUE_TOPIC as QUEUE_TOPIC
 from ._replay import replay_events as replay_events
+from ._result import DurableResult as DurableResult
+from ._result import DurableRun as DurableRun
+from ._result import RunCancelledError as RunCancelledError
 from ._steps import MODEL_STEP as MODEL_STEP
 from ._steps import TOOL_STARTED_STEP as TOOL_STARTED_STEP
 from ._steps import TOOL_STEP as TOOL_STEP

@@ -9,12 +9,10 @@ transcript an uninterrupted run would have.
 
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import msgspec
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
 from dbos import error as dbos_error
 
@@ -22,179 +20,21 @@ from ..agent import Agent, AgentMessage
 from ..ai import (
     AbortSignal,
     ImageContent,
-    PiError,
     TextContent,
     UserMessage,
     messages_from_json,
     messages_to_json,
     now_ms,
 )
-from ._execution import Execution, call_with_arity, positional_arity
+from ._execution import Execution, call_with_arity
+from ._listeners import Subscription, agent_listener
 from ._queue import drain_into, send
+from ._result import DurableResult, DurableRun, encode_outcome
 from ._steps import durable_stream_fn, durable_tool
 
-__all__ = ["DurableAgent", "DurableEventInfo", "DurableResult", "DurableRun", "RunCancelledError"]
+__all__ = ["DurableAgent"]
 
 RUN_STEP = "pi_trio.run"
-
-
-class RunCancelledError(PiError):
-    """The run's workflow was cancelled through DBOS (``cancel_workflow``) and its aborted
-    transcript is not known in this process; ``DBOS.resume_workflow`` continues it."""
-
-
-class DurableEventInfo:
-    """What a durable listener learns besides the event: the run's ``workflow_id``,
-    whether the event is ``replayed`` (re-emitted from recorded steps after a crash) and
-    the run's abort ``signal``."""
-
-    __slots__ = ("replayed", "signal", "workflow_id")
-
-    def __init__(self, workflow_id: str, replayed: bool, signal: AbortSignal | None) -> None:
-        self.workflow_id = workflow_id
-        self.replayed = replayed
-        self.signal = signal
-
-    def __repr__(self) -> str:
-        return f"DurableEventInfo(workflow_id={self.workflow_id!r}, replayed={self.replayed})"
-
-
-class DurableResult:
-    """The end of a durable run: the whole transcript (``messages``), the messages the
-    run added (``new_messages``), steering or follow-up messages it took but did not
-    deliver (``queued``: the run ended first), and whether it was ``cancelled`` through
-    DBOS."""
-
-    __slots__ = ("cancelled", "messages", "new_messages", "queued", "workflow_id")
-
-    def __init__(
-        self,
-        workflow_id: str,
-        messages: list[AgentMessage],
-        new_messages: list[AgentMessage],
-        queued: list[AgentMessage],
-        cancelled: bool = False,
-    ) -> None:
-        self.workflow_id = workflow_id
-        self.messages = messages
-        self.new_messages = new_messages
-        self.queued = queued
-        self.cancelled = cancelled
-
-    @property
-    def stop_reason(self) -> str | None:
-        """The stop reason of the last assistant message (``None`` without one)."""
-        for message in reversed(self.messages):
-            if getattr(message, "role", None) == "assistant":
-                return str(message.stop_reason)
-        return None
-
-    def __repr__(self) -> str:
-        return (
-            f"<DurableResult {self.workflow_id!r} messages={len(self.messages)} "
-            f"stop_reason={self.stop_reason!r} cancelled={self.cancelled}>"
-        )
-
-
-class _Outcome(msgspec.Struct, rename="camel"):
-    """A run's result as the workflow records it."""
-
-    messages: msgspec.Raw
-    new_count: int
-    queued: msgspec.Raw
-
-
-def _encode_outcome(agent: Agent, new_count: int, queued: list[Any]) -> str:
-    outcome = _Outcome(
-        msgspec.Raw(messages_to_json(agent.state.messages)),
-        new_count,
-        msgspec.Raw(messages_to_json(queued)),
-    )
-    return msgspec.json.encode(outcome).decode()
-
-
-def _decode_outcome(workflow_id: str, raw: str, *, cancelled: bool = False) -> DurableResult:
-    outcome = msgspec.json.decode(raw, type=_Outcome)
-    messages: list[Any] = messages_from_json(bytes(outcome.messages))
-    new = messages[len(messages) - outcome.new_count :] if outcome.new_count else []
-    queued: list[Any] = messages_from_json(bytes(outcome.queued))
-    return DurableResult(workflow_id, messages, new, queued, cancelled)
-
-
-class DurableRun:
-    """A handle on one durable run (a DBOS workflow), from ``DurableAgent.start`` or
-    ``DurableAgent.retrieve``."""
-
-    def __init__(self, workflow_id: str, handle: WorkflowHandleAsync[str]) -> None:
-        self.workflow_id = workflow_id
-        self._handle = handle
-        # set by the workflow when it ran in this process and DBOS cancelled it
-        self._cancelled_outcome: str | None = None
-
-    async def result(self, *, poll_interval: float = 1.0) -> DurableResult:
-        """Wait for the run to end and return its result (a run executing in another
-        process is polled every ``poll_interval`` seconds). A run cancelled through DBOS
-        returns the aborted transcript (``cancelled=True``) when it ran in this process,
-        and raises ``RunCancelledError`` otherwise."""
-        try:
-            raw = await self._handle.get_result(polling_interval_sec=poll_interval)
-        except dbos_error.DBOSAwaitedWorkflowCancelledError as exc:
-            if self._cancelled_outcome is None:
-                raise RunCancelledError(
-                    f"durable run {self.workflow_id!r} was cancelled through DBOS in another "
-                    "process; DBOS.resume_workflow continues it from its last completed step"
-                ) from exc
-            return _decode_outcome(self.workflow_id, self._cancelled_outcome, cancelled=True)
-        return _decode_outcome(self.workflow_id, raw)
-
-    async def status(self) -> str:
-        """The workflow's DBOS status (``PENDING``, ``SUCCESS``, ``CANCELLED``, ...)."""
-        return (await self._handle.get_status()).status
-
-    def __repr__(self) -> str:
-        return f"<DurableRun {self.workflow_id!r}>"
-
-
-class _Subscription:
-    __slots__ = ("fn", "replayed")
-
-    def __init__(self, fn: Callable[..., Any], replayed: bool) -> None:
-        self.fn = fn
-        self.replayed = replayed
-
-
-def _agent_listener(subscription: _Subscription, execution: Execution) -> Callable[..., Any]:
-    """The listener subscribed to the run's agent for one durable listener."""
-    fn = subscription.fn
-    takes_info = positional_arity(fn) >= 2
-    deliver_replayed = subscription.replayed
-    workflow_id = execution.workflow_id
-
-    def arguments(event: Any, signal: AbortSignal | None) -> tuple[Any, ...] | None:
-        replayed = execution.is_replayed(event)
-        if replayed and not deliver_replayed:
-            return None
-        if takes_info:
-            return (event, DurableEventInfo(workflow_id, replayed, signal))
-        return (event,)
-
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
-    ):
-
-        async def deliver_async(event: Any, signal: AbortSignal | None) -> None:
-            args = arguments(event, signal)
-            if args is not None:
-                await fn(*args)
-
-        return deliver_async
-
-    def deliver(event: Any, signal: AbortSignal | None) -> None:
-        args = arguments(event, signal)
-        if args is not None:
-            fn(*args)
-
-    return deliver
 
 
 def _prompt_messages(
@@ -236,7 +76,7 @@ class DurableAgent:
             raise ValueError(f"DurableAgent needs a non-empty name, got {name!r}")
         self.name = name
         self.factory = factory
-        self._subscriptions: tuple[_Subscription, ...] = ()
+        self._subscriptions: tuple[Subscription, ...] = ()
         self._runs: weakref.WeakValueDictionary[str, DurableRun] = weakref.WeakValueDictionary()
         self._running: dict[str, set[Agent]] = {}  # executions in this process
         options: dict[str, Any] = {"name": f"pi_trio.agent:{name}"}
@@ -263,7 +103,7 @@ class DurableAgent:
         checkpoint and the crash is not delivered again); ``replayed=True`` also delivers
         the events re-emitted from the recorded steps (at least once: a reconnecting UI
         rebuilds the whole run from them)."""
-        entry = _Subscription(listener, replayed)
+        entry = Subscription(listener, replayed)
         self._subscriptions = (*self._subscriptions, entry)
 
         def unsubscribe() -> None:
@@ -391,7 +231,7 @@ class DurableAgent:
         agent.state.tools = [durable_tool(tool, execution) for tool in agent.state.tools]
         agent.should_stop_after_turn = self._after_turn(agent.should_stop_after_turn, execution)
         for subscription in self._subscriptions:
-            agent.subscribe(_agent_listener(subscription, execution))
+            agent.subscribe(agent_listener(subscription, execution))
 
         async def begin() -> bool:
             execution.mark_live()
@@ -409,11 +249,11 @@ class DurableAgent:
                 self._running.pop(workflow_id, None)
         new_count = len(agent.state.messages) - before
         queued = agent.take_queued_messages(lambda _: True)
-        outcome = _encode_outcome(agent, new_count, queued)
+        outcome = encode_outcome(agent, new_count, queued)
         if execution.cancelled:
             run = self._runs.get(workflow_id)
             if run is not None:
-                run._cancelled_outcome = outcome
+                run.keep_cancelled_outcome(outcome)
             raise dbos_error.DBOSWorkflowCancelledError(
                 f"Workflow {workflow_id} was cancelled; the run was aborted"
             )

@@ -73,11 +73,18 @@ def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
             nonlocal ran
             ran = True
             execution.mark_live()
+            forwarding = True
             async with open_stream_simple(
                 model, context, options, registry=options.registry, stream_fn=inner
             ) as events:
                 async for event in events:
-                    await send.send(event)
+                    if forwarding:
+                        try:
+                            await send.send(event)
+                        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                            # a listener failed; the agent reports that, while the
+                            # request itself is still recorded as it ends
+                            forwarding = False
                 final = events.result()
             return to_json(final).decode()
 
