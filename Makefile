@@ -2,11 +2,16 @@
 PYTHON ?= python3
 # make bench BENCH_ARGS="W1 W3 --runs 3 --paired"
 BENCH_ARGS ?=
+# make catalog: the model catalog regenerated from the original's npm package, installed
+# into .cache/pi-ai unless PI_AI_DIR names an installed copy.
+PI_AI_VERSION ?= 1.6.0
+PI_AI_PREFIX := .cache/pi-ai
+PI_AI_DIR ?= $(PI_AI_PREFIX)/node_modules/@earendil-works/pi-ai
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo bench clean
+.PHONY: test lint demo bench catalog clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +20,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check pi_trio tests benchmarks examples
-	$(BIN)/ruff format --check pi_trio tests benchmarks examples
+	$(BIN)/ruff check pi_trio tests benchmarks examples scripts
+	$(BIN)/ruff format --check pi_trio tests benchmarks examples scripts
 
 test: $(STAMP)
-	$(BIN)/ruff check pi_trio tests benchmarks examples
-	$(BIN)/ruff format --check pi_trio tests benchmarks examples
+	$(BIN)/ruff check pi_trio tests benchmarks examples scripts
+	$(BIN)/ruff format --check pi_trio tests benchmarks examples scripts
 	$(BIN)/mypy pi_trio
 	$(BIN)/python -m pytest -q
 
@@ -29,6 +34,11 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
+catalog: $(STAMP)
+	test -f $(PI_AI_DIR)/package.json || npm install --no-save --no-audit --no-fund \
+		--prefix $(PI_AI_PREFIX) @earendil-works/pi-ai@$(PI_AI_VERSION)
+	$(BIN)/python scripts/generate_catalog.py $(PI_AI_DIR)
 
 clean:
 	rm -rf $(VENV)

@@ -54,7 +54,7 @@ NOTES = {
         "deltas_after_abort",
         "tasks_left",
     ),
-    "W7": ("s_per_mib", "per_mib_growth"),
+    "W7": ("s_per_mib", "per_mib_growth", "s_per_mib_reading", "per_mib_growth_reading"),
     "W8": (
         "cpu_ms_per_run",
         "retained_blocks_per_run",

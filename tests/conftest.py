@@ -1,1 +1,19 @@
 """Shared fixtures: every async test runs on trio (pytest-trio, ``trio_mode``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """An OpenTelemetry SDK pipeline (``tests/otel_support.Pipeline``); content capture
+    is off unless a test turns it on, and recording must log no error."""
+    from .otel_support import Pipeline, no_recording_errors
+
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    yield Pipeline()
+    no_recording_errors(caplog)

@@ -13,6 +13,8 @@ from pi_trio.ai import (
     AssistantMessage,
     DoneEvent,
     ErrorEvent,
+    MessageBuilder,
+    MessageFold,
     Model,
     ModelCost,
     TextContent,
@@ -156,3 +158,14 @@ class Recorder:
 
     def of(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.type == kind]
+
+
+def applied(builder: MessageBuilder, events: list[Any]) -> list[Any]:
+    """Apply ``events`` (made by ``builder``) as a stream would, completing them; a
+    ``start`` is applied first when ``events`` do not begin with one."""
+    fold = MessageFold()
+    if not events or events[0].type != "start":
+        fold.apply(builder.start())
+    for event in events:
+        fold.apply(event)
+    return events

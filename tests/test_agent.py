@@ -332,8 +332,8 @@ async def test_session_id_is_forwarded_and_settable() -> None:
     stream = Scripted(asst("ok"))
     agent = Agent(stream_fn=stream, session_id="session-abc")
     await agent.prompt("x")
-    agent.session_id = "session-def"
-    assert agent.session_id == "session-def"
+    agent.stream_options.session_id = "session-def"
+    assert agent.stream_options.session_id == "session-def"
     await agent.prompt("y")
     assert [c[2].session_id for c in stream.calls] == ["session-abc", "session-def"]
 
@@ -622,7 +622,7 @@ async def test_a_hook_that_raises_fails_the_run_with_its_message_and_the_agent_s
     ]
     results = [m.tool_call_id for m in agent.state.messages if m.role == "toolResult"]
     assert sorted(calls) == sorted(results)
-    setattr(agent, hook, None)
+    setattr(agent.hooks, hook, None)
     agent.stream_fn = Scripted(asst("fine"))
     await agent.prompt("again")
     assert user_text(agent.state.messages[-1]) == "fine"

@@ -586,13 +586,13 @@ async def test_reserved_queue_entries_survive_an_abort_during_next_turn_preparat
             agent.clear_all_queues()
 
     agent.subscribe(listener)
-    agent.prepare_next_turn = prepare
+    agent.hooks.prepare_next_turn = prepare
     await agent.prompt("old")
     assert faux.call_count == 1
     assert not any(m is o for m in agent.state.messages for o in originals)
     assert agent.has_queued_messages() == (not clear)
 
-    agent.prepare_next_turn = None
+    agent.hooks.prepare_next_turn = None
     seen: list[Any] = []
 
     def record(context: Any, options: Any, state: Any, model: Any) -> Any:

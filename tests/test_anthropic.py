@@ -51,6 +51,7 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
+from .helpers import applied
 from .provider_support import (
     abort_at_first_text_delta,
     at_url,
@@ -654,7 +655,7 @@ def feed_all(body: bytes, model: Model = SONNET, *, tool_names: tuple[str, ...] 
         events.append(mapper.finish())
     except ProviderError as exc:
         events.append(builder.error(str(exc)))
-    return events
+    return applied(builder, events)
 
 
 def failure(events: list[Any]) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import __main__ as runner
-from benchmarks import _ts, w1, w2, w3, w4, w7_big_tool_args, w8_footprint
+from benchmarks import _ts, w1, w2, w3, w4, w7_big_tool_args, w8_footprint, wire_json
 from benchmarks.scripted import Turn, big_arguments, expected_events, tool_turns
 
 
@@ -49,6 +49,19 @@ async def test_w4_aborts_every_agent_without_late_deltas_or_leftover_tasks() -> 
 async def test_w7_streams_big_arguments_in_64_byte_deltas() -> None:
     out = await w7_big_tool_args.run({"4KiB": 4096})
     assert out["toolcall_deltas"] == {"4KiB": 64}
+    assert set(out["s_per_mib_reading"]) == {"4KiB"}
+
+
+def test_wire_json_times_the_common_and_the_keeping_paths() -> None:
+    out = wire_json.measure(1, messages_count=30)
+    assert set(out) == {
+        "bytes",
+        "decode_ms",
+        "encode_ms",
+        "decode_unknown_fields_ms",
+        "encode_unknown_fields_ms",
+        "decode_exact_ms",
+    }
 
 
 async def test_w8_reports_cpu_and_retention_per_run() -> None:
@@ -80,3 +93,12 @@ def test_paired_mode_is_skipped_with_a_reason_without_node(
     folder, message = _ts.prepare(tmp_path)
     assert folder is None
     assert message == "paired mode skipped: node and npm not found on PATH"
+
+
+def test_catalog_load_probe_reports_every_figure_from_a_fresh_process() -> None:
+    from benchmarks import catalog_load
+
+    out = catalog_load.run_probe(catalog_load.ROOT)
+    assert out["models"] >= 1500
+    assert out["providers"] >= 35
+    assert all(out[key] is not None and out[key] > 0 for key in catalog_load.FIGURES)

@@ -167,8 +167,9 @@ def test_run_without_a_key_prints_one_line_naming_the_variable_and_exits_2(
     ("model", "expected"),
     [
         ("claude", "--model takes provider/model-id"),
-        ("nope/x", "unknown provider 'nope'; known providers: anthropic"),
-        ("anthropic/claude-9", "unknown model 'claude-9' for anthropic"),
+        ("nope/x", "unknown provider 'nope' in 'nope/x'"),
+        ("antropic/claude-haiku-4-5", "did you mean 'anthropic'?"),
+        ("anthropic/claude-hiku-4-5", "did you mean 'claude-haiku-4-5'"),
         ("faux/other", "the offline provider has one model, faux/faux-1"),
     ],
 )
@@ -210,35 +211,109 @@ def test_python_dash_m_pi_trio_runs_the_cli():
 # --------------------------------------------------------------------------- models
 
 
-def test_models_prints_the_catalog_as_a_table(capsys):
+def model_rows(out: str) -> list[str]:
+    """The model ids of a ``pi-trio models`` listing (first cell of each table row)."""
+    cells = [line.split() for line in out.splitlines() if line.startswith("  ")]
+    return [row[0] for row in cells if row[0] != "model"]
+
+
+def test_models_lists_the_whole_catalog_grouped_by_provider_with_a_count(capsys):
     code, out, _ = cli(capsys, "models")
     assert code == 0
-    header = out.splitlines()[0].split()
-    assert header[:3] == ["model", "name", "api"]
-    assert "anthropic/claude-sonnet-4-5" in out
-    assert "openai/gpt-5-mini" in out
-    assert "API keys (from the environment):" in out
+    rows = model_rows(out)
+    providers = {row.split("/", 1)[0] for row in rows}
+    assert len(rows) >= 1500
+    assert len(providers) >= 35
+    first = out.splitlines()[0]
+    assert first.startswith(f"{len(rows):,} models, from {len(providers)} providers;")
+    assert "anthropic/claude-sonnet-4-5" in rows
+    assert "openai/gpt-5-mini" in rows
+    assert rows[-1] == "faux/faux-1"  # the offline model, listed last
+    # one block per provider, headed by its count, in catalog order
+    headings = [line for line in out.splitlines() if " · " in line and not line.startswith(" ")]
+    assert [h.split(" · ")[0] for h in headings][:3] == ["amazon-bedrock", "ant-ling", "anthropic"]
+    assert "anthropic · 18 models · " in out
+    assert len(headings) == len(providers)
+
+
+def test_models_gives_every_size_in_thousands_of_tokens(capsys):
+    _, out, _ = cli(capsys, "models", "--provider", "openai")
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith("  ")}
+    assert lines["model"][2:4] == ["context", "max"]
+    # gpt-4.1: 1 047 576 context, 32 768 output; gpt-5: 400 000 and 128 000
+    assert lines["openai/gpt-4.1"][2:4] == ["1,048k", "33k"]
+    assert lines["openai/gpt-5"][2:4] == ["400k", "128k"]
+
+
+def test_models_marks_apis_this_installation_cannot_call(capsys):
+    _, out, _ = cli(capsys, "models", "--provider", "mistral")
+    rows = [line.split() for line in out.splitlines() if line.startswith("  mistral/")]
+    assert rows
+    assert {row[1] for row in rows} == {"mistral-conversations*"}
+    assert "* not callable from this installation yet: mistral-conversations" in out
+
+
+def test_models_search_words_all_match_id_or_name_in_any_case(capsys):
+    code, out, _ = cli(capsys, "models", "CLAUDE", "haiku", "--provider", "anthropic")
+    assert code == 0
+    rows = model_rows(out)
+    assert rows == [
+        "anthropic/claude-haiku-4-5",
+        "anthropic/claude-haiku-4-5-20251001",
+        "anthropic/claude-haiku-5-5",
+    ]
+    assert out.startswith(f"{len(rows)} of 18 models match 'CLAUDE haiku', from 1 provider;")
+    # a name matches too: radius/balanced is named "Balanced"
+    _, out, _ = cli(capsys, "models", "Balanced")
+    assert "radius/balanced" in model_rows(out)
+
+
+def test_models_filters_by_capability(capsys):
+    _, everything, _ = cli(capsys, "models")
+    _, reasoning, _ = cli(capsys, "models", "--reasoning")
+    _, images, _ = cli(capsys, "models", "--images")
+    _, both, _ = cli(capsys, "models", "--reasoning", "--images")
+    all_rows, r_rows, i_rows, b_rows = map(
+        set, map(model_rows, (everything, reasoning, images, both))
+    )
+    assert b_rows == r_rows & i_rows
+    assert len(b_rows) < len(r_rows) < len(all_rows)
+    assert len(i_rows) < len(all_rows)
+    assert "groq/llama-3.3-70b-versatile" in all_rows - r_rows  # no reasoning
+    assert "groq/openai/gpt-oss-20b" in r_rows - i_rows  # text only
+    assert "faux/faux-1" in i_rows - r_rows
+    assert " match reasoning and image input, from " in both.splitlines()[0]
+
+
+def test_models_with_no_match_says_so(capsys):
+    code, out, _ = cli(capsys, "models", "no-such-model-anywhere")
+    assert code == 0
+    assert model_rows(out) == []
+    assert "no model matches" in out
 
 
 def test_models_filters_by_provider_and_shows_whether_its_key_is_set(capsys, monkeypatch):
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     code, out, _ = cli(capsys, "models", "--provider", "groq")
     assert code == 0
-    rows = [line for line in out.splitlines() if line.startswith("groq/")]
+    rows = model_rows(out)
     assert rows
-    assert "anthropic/" not in out
-    assert "groq: not set: export GROQ_API_KEY=..." in out
+    assert {row.split("/", 1)[0] for row in rows} == {"groq"}
+    assert "key not set: export GROQ_API_KEY=..." in out
     monkeypatch.setenv("GROQ_API_KEY", "gsk-not-shown")
     _, out, _ = cli(capsys, "models", "--provider", "groq")
-    assert "groq: set (GROQ_API_KEY)" in out
+    assert "key set (GROQ_API_KEY)" in out
     assert "gsk-not-shown" not in out
 
 
-def test_models_with_an_unknown_provider_exits_2(capsys):
-    code, out, err = cli(capsys, "models", "--provider", "nope")
+def test_models_with_an_unknown_provider_exits_2_and_suggests(capsys):
+    code, out, err = cli(capsys, "models", "--provider", "antropic")
     assert code == 2
     assert out == ""
-    assert "unknown provider 'nope'" in err
+    assert err == (
+        "pi-trio: unknown provider 'antropic'; did you mean anthropic? "
+        "`pi-trio models` lists every provider\n"
+    )
 
 
 # --------------------------------------------------------------------------- proxy
@@ -613,7 +688,41 @@ def test_a_closed_pipe_stops_output_and_calls_back_once():
     out = GuardedOutput(Closed())
     out.on_broken(lambda: calls.append("abort"))
     out.write("a")
-    out.write("b")
+    out.writelines(["b", "c"])
     out.flush()
     assert out.broken
     assert calls == ["abort"]
+
+
+def test_models_into_a_pipe_closed_early_exits_quietly(monkeypatch):
+    class Head(io.StringIO):
+        """A reader that goes away after a few lines, like ``| head``."""
+
+        def write(self, text: str) -> int:
+            if self.getvalue().count("\n") >= 5:
+                raise BrokenPipeError
+            return super().write(text)
+
+    reader = Head()
+    monkeypatch.setattr(sys, "stdout", reader)
+    assert main(["models"]) == 0
+    assert reader.getvalue().count("\n") == 5
+
+
+def test_models_rich_style_keeps_the_plain_layout_and_dims_unserved_rows(monkeypatch):
+    from pi_trio.cli._models import models_command
+
+    for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+
+    plain, rich = io.StringIO(), io.StringIO()
+    args = {"err": io.StringIO(), "provider": "mistral"}
+    assert models_command(out=plain, style="plain", **args) == 0
+    assert models_command(out=rich, style="rich", **args) == 0
+    assert rich.getvalue() == plain.getvalue()  # no terminal: no escape codes
+
+    styled = _TTY()
+    models_command(out=styled, style="rich", **args)
+    assert "\x1b[2m  mistral/" in styled.getvalue()  # dim: api not callable yet
+    assert "\x1b[1mmistral · " in styled.getvalue()

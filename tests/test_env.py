@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_trio.ai import env_api_key_names, find_env_keys, get_env_api_key
+from pi_trio.ai import env_api_key_names, find_env_keys, get_env_api_key, get_providers
 
 _CREDENTIAL_VAR = re.compile(
     r"(_API_KEY|_TOKEN|_OAUTH_TOKEN)$|^(AWS_|GOOGLE_|GCLOUD_)|^HF_TOKEN$|^HOME$"
@@ -28,6 +28,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ("provider", "variable"),
     [
         ("openai", "OPENAI_API_KEY"),
+        ("azure", "AZURE_OPENAI_API_KEY"),
         ("azure-openai-responses", "AZURE_OPENAI_API_KEY"),
         ("google", "GEMINI_API_KEY"),
         ("groq", "GROQ_API_KEY"),
@@ -57,11 +58,10 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         ("xiaomi-token-plan-cn", "XIAOMI_TOKEN_PLAN_CN_API_KEY"),
         ("xiaomi-token-plan-ams", "XIAOMI_TOKEN_PLAN_AMS_API_KEY"),
         ("xiaomi-token-plan-sgp", "XIAOMI_TOKEN_PLAN_SGP_API_KEY"),
-        ("qwen-token-plan", "QWEN_TOKEN_PLAN_API_KEY"),
-        ("qwen-token-plan-individual", "QWEN_TOKEN_PLAN_API_KEY"),
-        ("qwen-token-plan-cn", "QWEN_TOKEN_PLAN_CN_API_KEY"),
         ("ant-ling", "ANT_LING_API_KEY"),
         ("radius", "RADIUS_API_KEY"),
+        ("typesafe", "TYPESAFE_API_KEY"),
+        ("meta", "META_API_KEY"),
         ("coralbricks", "CORALBRICKS_API_KEY"),
         ("github-copilot", "COPILOT_GITHUB_TOKEN"),
         ("google-vertex", "GOOGLE_CLOUD_API_KEY"),
@@ -75,6 +75,39 @@ def test_each_provider_reads_its_variable(
     assert get_env_api_key(provider) == "from-process"
     assert find_env_keys(provider) == [variable]
     assert env_api_key_names(provider) == [variable]
+
+
+@pytest.mark.parametrize(
+    ("provider", "own", "shared"),
+    [
+        ("qwen-token-plan", "QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"),
+        ("qwen-token-plan-cn", "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"),
+        (
+            "qwen-token-plan-individual",
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ),
+        (
+            "qwen-token-plan-individual-cn",
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ),
+    ],
+)
+def test_qwen_token_plans_prefer_their_own_variable_over_the_shared_one(
+    monkeypatch: pytest.MonkeyPatch, provider: str, own: str, shared: str
+) -> None:
+    assert env_api_key_names(provider) == [own, shared]
+    monkeypatch.setenv(shared, "shared")
+    assert get_env_api_key(provider) == "shared"
+    monkeypatch.setenv(own, "own")
+    assert get_env_api_key(provider) == "own"
+    assert find_env_keys(provider) == [own, shared]
+
+
+def test_every_catalog_provider_has_a_key_variable_unless_it_uses_ambient_or_oauth() -> None:
+    without = [p for p in get_providers() if not env_api_key_names(p)]
+    assert without == ["amazon-bedrock", "openai-codex"]
 
 
 def test_unknown_provider_has_no_key_and_no_names() -> None:

@@ -1,6 +1,6 @@
 """Every example in ``examples/`` runs, on the faux provider: the trio service (virtual
-time), the asyncio SSE app (read with httpx2's EventSource over loopback) and the benchmark harness
-(resumed from its own output)."""
+time), the asyncio SSE app (read with httpx2's EventSource over loopback), the benchmark harness
+(resumed from its own output) and the SQLite session (resumed from its database)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,15 @@ import asyncio
 import importlib.util
 import io
 import json
+import sqlite3
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import httpx2
 import pytest
+
+from pi_trio.ai import from_json, to_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -171,3 +174,28 @@ async def test_bench_harness_writes_one_json_line_per_task_and_resumes(
     assert third["ran"] == 8
     assert sorted(r["task"] for r in records(out)) == list(range(12))
     assert capsys.readouterr().out.count('"ran"') == 3
+
+
+# --------------------------------------------------------------------------- SQLite session
+
+
+async def test_sqlite_session_saves_each_message_and_resumes_the_chat(tmp_path, capsys):
+    example = load("sqlite_session")
+    db = tmp_path / "chat.sqlite3"
+    first = await example.main(["--faux", "--db", str(db), "my name is Ada"])
+    assert [m.role for m in first] == ["system", "user", "assistant"]
+    second = await example.main(["--faux", "--db", str(db), "what is my name?"])
+    assert [m.role for m in second] == ["system", "user", "assistant", "user", "assistant"]
+    assert second[-1].content[0].text == "Message 2 of this chat, received."
+    assert [to_json(m) for m in second[:3]] == [to_json(m) for m in first]
+
+    other = await example.main(["--faux", "--db", str(db), "--session", "b", "hi"])
+    assert len(other) == 3  # another conversation in the same table
+    check = sqlite3.connect(db)
+    try:
+        rows = check.execute("SELECT session, json FROM messages ORDER BY seq").fetchall()
+    finally:
+        check.close()
+    assert [r[0] for r in rows] == ["default"] * 5 + ["b"] * 3
+    assert [from_json(r[1]).role for r in rows[:5]] == [m.role for m in second]
+    assert "assistant: Message 2 of this chat, received." in capsys.readouterr().out

@@ -9,7 +9,11 @@ import pytest
 PUBLIC_MODULES = [
     "pi_trio.ai",
     "pi_trio.agent",
+    "pi_trio.proxy",
     "pi_trio.testing",
+    "pi_trio.mcp",
+    "pi_trio.session",
+    "pi_trio.otel",
     "pi_trio.durable",
     "pi_trio.fanout",
 ]
@@ -104,6 +108,21 @@ def test_the_design_names_are_public() -> None:
         "faux_assistant_message",
     ]:
         assert hasattr(testing, n), n
+
+
+def test_the_catalog_look_up_by_name_is_public() -> None:
+    ai = importlib.import_module("pi_trio.ai")
+    for n in [
+        "resolve_model",
+        "UnknownModelError",
+        "ModelPromptCache",
+        "ModelInputLimits",
+        "ModelImageInputLimits",
+        "ModelImageResizeOptions",
+    ]:
+        assert n in ai.__all__, n
+    assert issubclass(ai.UnknownModelError, LookupError)
+    assert issubclass(ai.UnknownModelError, ai.PiError)
 
 
 def test_importing_pi_trio_imports_neither_dbos_nor_ray() -> None:

@@ -47,6 +47,7 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
+from .helpers import applied
 from .provider_support import (
     abort_at_first_text_delta,
     at_url,
@@ -68,15 +69,20 @@ FIXTURES = Path(__file__).parent / "fixtures" / "google"
 FLASH = get_model("google", "gemini-2.5-flash")
 PRO = get_model("google", "gemini-2.5-pro")
 LITE = get_model("google", "gemini-2.5-flash-lite")
-G3_PRO = get_model("google", "gemini-3-pro-preview")
 G31_PRO = get_model("google", "gemini-3.1-pro-preview")
 G3_FLASH = get_model("google", "gemini-3-flash-preview")
 assert FLASH is not None
 assert PRO is not None
 assert LITE is not None
-assert G3_PRO is not None
 assert G31_PRO is not None
 assert G3_FLASH is not None
+# Gemini 3 Pro left the catalog in pi-ai 1.6; its id still selects the Gemini 3 Pro rules.
+G3_PRO = msgspec.structs.replace(
+    G31_PRO,
+    id="gemini-3-pro-preview",
+    name="Gemini 3 Pro Preview",
+    thinking_level_map={"off": None},
+)
 GEMMA4 = msgspec.structs.replace(FLASH, id="gemma-4-27b-it", name="Gemma 4")
 CLAUDE = msgspec.structs.replace(FLASH, id="claude-sonnet-4-5", name="Claude via Google")
 OTHER = msgspec.structs.replace(FLASH, id="gemini-exp-1206", name="Experimental")
@@ -456,7 +462,7 @@ def feed_all(body: bytes, model: Model = FLASH) -> list[Any]:
         events.extend(mapper.finish())
     except ProviderError as exc:
         events.append(builder.error(str(exc)))
-    return events
+    return applied(builder, events)
 
 
 def failure(events: list[Any]) -> str:

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from pi_trio.ai import AssistantMessageEvent, Context, MessageBuilder, StreamOptions
-from pi_trio.ai._inline import InlineStream
+from pi_trio.ai._consume import InlineStream
 
 from .helpers import MOCK_MODEL
 

@@ -15,6 +15,7 @@ import trio
 from pi_trio.ai import (
     AssistantMessage,
     Context,
+    Cost,
     ImageContent,
     MessageBuilder,
     Model,
@@ -55,6 +56,7 @@ from pi_trio.testing import (
     split_bytes,
     sse_body,
 )
+from tests.helpers import applied
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_completions"
 
@@ -128,6 +130,7 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
 def as_json(message: AssistantMessage) -> Any:
     data = msgspec.to_builtins(message)
     data.pop("timestamp")
+    data.pop("durationMs", None)  # wall-clock time of the stream
     return data
 
 
@@ -380,6 +383,7 @@ def map_chunks(chunks: list[bytes], model: Model) -> tuple[list[Any], Any]:
     for sse in parser.close():
         events.extend(mapper.feed(sse))
     events.extend(mapper.finish())
+    applied(builder, events)
     return shape(events), as_json(events[-1].message)
 
 
@@ -452,7 +456,65 @@ def test_usage_never_goes_negative_and_prefers_prompt_tokens_details() -> None:
         {"prompt_tokens": 10, "prompt_cache_hit_tokens": 3, "cached_tokens": 7}, model
     )
     assert usage.cache_read == 3
-    assert parse_usage({}, model) == Usage(reasoning=0)
+    assert parse_usage({}, model) == Usage(reasoning=0, cost=Cost(total_from_provider=False))
+    assert parse_usage({"reasoning_tokens": 4}, model).reasoning == 4
+
+
+OPENROUTER = {"provider": "openrouter", "base_url": "https://openrouter.ai/api/v1"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "total"),
+    [
+        ({"cost": 0.0042, "is_byok": False}, 0.0042),
+        ({"cost": 0, "is_byok": False}, 0),
+        (
+            {"cost": 0.001, "is_byok": True, "cost_details": {"upstream_inference_cost": 0.02}},
+            0.021,
+        ),
+        (
+            {
+                "cost": 0.001,
+                "is_byok": True,
+                "cost_details": {
+                    "upstream_inference_cost": None,
+                    "upstream_inference_prompt_cost": 0.01,
+                    "upstream_inference_completions_cost": 0.005,
+                },
+            },
+            0.001 + (0.01 + 0.005),
+        ),
+    ],
+)
+def test_openrouter_reports_the_billed_total(raw: dict[str, Any], total: float) -> None:
+    usage = parse_usage(
+        {"prompt_tokens": 1000, "completion_tokens": 10, **raw}, make_model(**OPENROUTER)
+    )
+    assert usage.cost.total == total
+    assert usage.cost.total_from_provider is True
+    assert usage.cost.input == 1000 * 0.15 / 1_000_000  # the parts stay the catalog estimate
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"cost": 0.0042},  # is_byok missing: accounting incomplete
+        {"cost": -1, "is_byok": False},
+        {"cost": True, "is_byok": False},
+        {"cost": "0.1", "is_byok": False},
+        {"cost": 0.001, "is_byok": True},  # no cost_details
+        {"cost": 0.001, "is_byok": True, "cost_details": {"upstream_inference_cost": None}},
+    ],
+)
+def test_incomplete_openrouter_accounting_keeps_the_catalog_total(raw: dict[str, Any]) -> None:
+    usage = parse_usage({"prompt_tokens": 1000, **raw}, make_model(**OPENROUTER))
+    assert usage.cost.total == 1000 * 0.15 / 1_000_000
+    assert usage.cost.total_from_provider is False
+
+
+def test_other_providers_ignore_a_reported_cost() -> None:
+    usage = parse_usage({"prompt_tokens": 1000, "cost": 1.0, "is_byok": False}, make_model())
+    assert (usage.cost.total, usage.cost.total_from_provider) == (1000 * 0.15 / 1_000_000, False)
 
 
 # --------------------------------------------------------------------------- compat table

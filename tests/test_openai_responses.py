@@ -54,6 +54,7 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
+from .helpers import applied
 from .provider_support import (
     abort_at_first_text_delta,
     at_url,
@@ -481,7 +482,7 @@ def feed_all(body: bytes, model: Model = GPT54, **kwargs: Any) -> list[Any]:
         events.append(mapper.finish())
     except ProviderError as exc:
         events.append(builder.error(str(exc)))
-    return events
+    return applied(builder, events)
 
 
 def failure(events: list[Any]) -> str:

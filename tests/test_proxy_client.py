@@ -19,6 +19,7 @@ from pi_trio.ai import (
     AbortController,
     AssistantMessage,
     Context,
+    MessageFold,
     Model,
     ModelCost,
     ProviderRegistry,
@@ -29,9 +30,9 @@ from pi_trio.ai import (
     complete,
     open_stream,
 )
-from pi_trio.ai._proxy_client import ERROR_BODY_LIMIT
-from pi_trio.ai._proxy_rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 from pi_trio.ai._stream import AFTER_TERMINAL_GRACE_S
+from pi_trio.proxy._client import ERROR_BODY_LIMIT
+from pi_trio.proxy._rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 
 MODEL = Model(
     id="gpt-5.4",
@@ -294,6 +295,7 @@ async def test_tool_call_arguments_are_rebuilt_from_the_deltas() -> None:
 
 def test_partial_tool_call_arguments_grow_with_each_delta() -> None:
     rebuilder = ProxyRebuilder(MODEL)
+    fold = MessageFold()
     seen = []
     for line in (
         sse(
@@ -306,8 +308,10 @@ def test_partial_tool_call_arguments_grow_with_each_delta() -> None:
         .split("\n")
     ):
         event = rebuilder.feed_line(line)
-        if event is not None and event.type == "toolcall_delta":
-            seen.append(dict(event.partial.content[0].arguments))
+        if event is not None:
+            fold.apply(event)
+            if event.type == "toolcall_delta":
+                seen.append(dict(event.partial.content[0].arguments))
     assert seen == [{"city": "Par"}, {"city": "Paris", "days": 3}]
 
 

@@ -19,8 +19,10 @@ from pi_trio.ai import (
     ProviderNotFoundError,
     ProviderRegistry,
     StartEvent,
+    TextContent,
     TextDeltaEvent,
     TextStartEvent,
+    ThinkingContent,
     ToolCall,
     complete,
     open_stream,
@@ -32,29 +34,52 @@ from .helpers import MOCK_MODEL, asst, terminal, user
 CTX = Context(messages=[user("hi")])
 
 
-def test_builder_accumulates_text_and_reads_it_back_while_open() -> None:
+def test_builder_events_are_applied_by_the_consumer_and_read_back_while_open() -> None:
     b = MessageBuilder(MOCK_MODEL)
-    b.start()
-    i = b.text_start().content_index
+    fold = MessageFold()
+    fold.apply(b.start())
+    start = b.text_start()
+    i = start.content_index
+    assert b.message.content == []  # the builder describes; the consumer applies
+    fold.apply(start)
     for part in ("ab", "cd", "ef"):
-        b.text_delta(i, part)
+        fold.apply(b.text_delta(i, part))
     assert b.message.content[i].text == "abcdef"
-    b.text_delta(i, "g")
+    fold.apply(b.text_delta(i, "g"))
     assert b.message.content[i].text == "abcdefg"
     end = b.text_end(i)
+    fold.apply(end)
     assert end.content == "abcdefg"
     done = b.done()
+    fold.apply(done)
     assert done.reason == "stop"
+    assert fold.result is done.message
     assert to_json(done.message).count(b'"text":"abcdefg"') == 1
+
+
+def test_an_event_built_but_never_applied_is_not_in_the_message() -> None:
+    b = MessageBuilder(MOCK_MODEL)
+    fold = MessageFold()
+    fold.apply(b.start())
+    i = b.text_start().content_index
+    fold.apply(TextStartEvent(content_index=i, partial=b.message))
+    fold.apply(b.text_delta(i, "sent"))
+    b.text_delta(i, " never sent")
+    assert b.message.content[i].text == "sent"
 
 
 def test_builder_streams_tool_arguments_and_parses_them_at_the_end() -> None:
     b = MessageBuilder(MOCK_MODEL)
-    i = b.toolcall_start("c1", "echo").content_index
+    fold = MessageFold()
+    fold.apply(b.start())
+    start = b.toolcall_start("c1", "echo")
+    fold.apply(start)
+    i = start.content_index
     for part in ('{"val', 'ue": "he', 'llo"}'):
-        b.toolcall_delta(i, part)
+        fold.apply(b.toolcall_delta(i, part))
     assert b.message.content[i].arguments == {"value": "hello"}
     end = b.toolcall_end(i)
+    fold.apply(end)
     assert end.tool_call == ToolCall(id="c1", name="echo", arguments={"value": "hello"})
     assert b.done().reason == "toolUse"
 
@@ -65,7 +90,7 @@ def test_builder_refuses_a_delta_for_a_block_that_was_never_started() -> None:
         b.text_delta(0, "x")
 
 
-def test_fold_replays_events_into_its_own_message() -> None:
+def test_fold_applies_a_builders_events_to_the_builders_message_once() -> None:
     b = MessageBuilder(MOCK_MODEL)
     fold = MessageFold()
     events = [b.start(), b.thinking_start()]
@@ -75,13 +100,33 @@ def test_fold_replays_events_into_its_own_message() -> None:
     events += [text_start, b.text_delta(i, "he"), b.text_delta(i, "llo")]
     for e in events:
         fold.apply(e)
-    assert fold.message is not None
-    assert fold.message is not b.message
+    assert fold.message is b.message
     assert fold.message.content[0].thinking == "hmm"
     assert fold.message.content[0].thinking_signature == "sig"
     assert fold.message.content[1].text == "hello"
-    fold.apply(b.done())
-    assert fold.result is b.message
+    done = b.done()
+    fold.apply(done)
+    assert fold.result is done.message
+    assert fold.result.content == [
+        ThinkingContent(thinking="hmm", thinking_signature="sig"),
+        TextContent(text="hello"),
+    ]
+
+
+def test_fold_replays_another_producers_events_onto_its_own_message() -> None:
+    # A producer of its own keeps its partial up to date before sending each event.
+    partial = asst([], stop="pending")
+    fold = MessageFold()
+    fold.apply(StartEvent(partial=partial))
+    partial.content.append(TextContent(text="he"))
+    fold.apply(TextStartEvent(content_index=0, partial=partial))
+    fold.apply(TextDeltaEvent(content_index=0, delta="he", partial=partial))
+    partial.content[0] = TextContent(text="hello")
+    fold.apply(TextDeltaEvent(content_index=0, delta="llo", partial=partial))
+    assert fold.message is not partial
+    assert fold.message is not None
+    assert fold.message.content[0].text == "hello"
+    assert len(partial.content) == 1
 
 
 def test_fold_rejects_events_after_the_terminal_event() -> None:

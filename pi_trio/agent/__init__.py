@@ -2,14 +2,28 @@
 
 from ..ai import AbortController as AbortController
 from ..ai import AbortSignal as AbortSignal
+from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
-from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._config import AfterToolCallHook as AfterToolCallHook
+from ._config import AgentHooks as AgentHooks
 from ._config import AgentLoopConfig as AgentLoopConfig
+from ._config import BeforeToolCallHook as BeforeToolCallHook
+from ._config import ConvertToLlmHook as ConvertToLlmHook
+from ._config import FinishTurnHook as FinishTurnHook
+from ._config import GetApiKeyHook as GetApiKeyHook
+from ._config import MessagePoll as MessagePoll
+from ._config import PrepareNextTurnHook as PrepareNextTurnHook
+from ._config import PrepareRequestHook as PrepareRequestHook
+from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
+from ._config import SignalHook as SignalHook
+from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
-from ._proxy import stream_proxy as stream_proxy
 from ._queue import QueueMode as QueueMode
+from ._result import RunAbortedError as RunAbortedError
+from ._result import RunError as RunError
+from ._result import RunResult as RunResult
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
 from ._run import ContinueError as ContinueError
@@ -20,6 +34,9 @@ from ._run import run_agent_loop_continue as run_agent_loop_continue
 from ._state import AgentState as AgentState
 from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
+from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._tool_call import ToolCallOutcome as ToolCallOutcome
+from ._tool_call import run_tool_call as run_tool_call
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
 from ._types import AgentContext as AgentContext
@@ -51,6 +68,7 @@ __all__ = [
     "AbortController",
     "AbortSignal",
     "AfterToolCallContext",
+    "AfterToolCallHook",
     "AfterToolCallResult",
     "Agent",
     "AgentBusyError",
@@ -58,6 +76,7 @@ __all__ = [
     "AgentEndEvent",
     "AgentEvent",
     "AgentEventStream",
+    "AgentHooks",
     "AgentLoopConfig",
     "AgentLoopTurnUpdate",
     "AgentMessage",
@@ -69,18 +88,32 @@ __all__ = [
     "AgentTurnContext",
     "AgentTurnDecision",
     "BeforeToolCallContext",
+    "BeforeToolCallHook",
     "BeforeToolCallResult",
     "ContinueError",
+    "ConvertToLlmHook",
     "DISPATCH_BUFFER",
+    "FinishTurnHook",
+    "GetApiKeyHook",
     "MessageEndEvent",
+    "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "PrepareNextTurnHook",
     "PrepareRequestContext",
+    "PrepareRequestHook",
     "QueueMode",
+    "RunAbortedError",
+    "RunError",
+    "RunResult",
+    "ShouldStopAfterTurnHook",
+    "SignalHook",
+    "ToolCallOutcome",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolUpdateCallback",
+    "TransformContextHook",
     "TurnEndEvent",
     "TurnStartEvent",
     "agent_loop",
@@ -88,6 +121,7 @@ __all__ = [
     "default_convert_to_llm",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "run_tool_call",
     "stream_proxy",
     "tool",
 ]

@@ -11,7 +11,7 @@ listener; then ``state.is_streaming`` is false and the agent is ready for the ne
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio
 import anyio.lowlevel
@@ -23,22 +23,27 @@ from ..ai import (
     Model,
     ModelCost,
     ProviderRegistry,
+    StreamFn,
     StreamOptions,
     TextContent,
-    ThinkingBudgets,
+    UnknownModelError,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
     now_ms,
+    resolve_model,
     to_tool_declaration,
 )
 from ..ai._errors import PiError
-from ._agent_config import RequestOptions, build_loop_config
-from ._dispatch import Dispatcher, ListenerSet
-from ._failure import deliver_run_failure
+from ._config import AgentHooks, AgentLoopConfig
+from ._dispatch import Dispatcher, ListenerSet, deliver_directly
+from ._hooks import call_hook
+from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
+from ._outcomes import failed_run_events
 from ._queue import PendingMessageQueue, QueueMode
+from ._result import RunResult
 from ._run import ContinueError, execute_loop
-from ._state import AgentState
+from ._state import AgentState, StateReducer
 from ._types import (
     AgentContext,
     AgentMessage,
@@ -103,69 +108,53 @@ class Agent:
     """A conversation with a model, with tools, queues and listeners.
 
     Keyword arguments: the initial state (``model``, ``system_prompt``, ``tools``,
-    ``messages``, ``thinking_level``) and the options (``stream_fn``, hooks, modes, …),
-    which are public attributes read at the start of each run.
+    ``messages``, ``thinking_level``), the hooks (``hooks=AgentHooks(...)``, or each hook
+    as its own keyword), the request options (``stream_options=StreamOptions(...)``, or
+    ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
+    ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
+    ``stream_options`` and the settings are public attributes, read at the start of each
+    run. ``model`` is a ``Model`` or a catalog name, ``"provider/model-id"``.
     """
 
     def __init__(
         self,
         *,
-        model: Model | None = None,
+        model: Model | str | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
         thinking_level: str = "off",
-        stream_fn: Any = None,
+        stream_fn: StreamFn | None = None,
         registry: ProviderRegistry | None = None,
-        convert_to_llm: Callable[..., Any] | None = None,
-        transform_context: Callable[..., Any] | None = None,
-        get_api_key: Callable[..., Any] | None = None,
-        before_tool_call: Callable[..., Any] | None = None,
-        after_tool_call: Callable[..., Any] | None = None,
-        finish_turn: Callable[..., Any] | None = None,
-        prepare_request: Callable[..., Any] | None = None,
-        prepare_next_turn: Callable[..., Any] | None = None,
-        should_stop_after_turn: Callable[..., Any] | None = None,
+        hooks: AgentHooks | None = None,
+        stream_options: StreamOptions | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: Literal["sequential", "parallel"] = "parallel",
         max_concurrent_tools: int | None = None,
-        session_id: str | None = None,
-        thinking_budgets: ThinkingBudgets | None = None,
-        transport: Literal["sse", "websocket", "auto"] | None = "auto",
-        max_retry_delay_ms: int | None = None,
-        on_payload: Callable[..., Any] | None = None,
-        on_response: Callable[..., Any] | None = None,
-        stream_options: StreamOptions | None = None,
         close_timeout: float = 5.0,
+        **options: Unpack[AgentOptionKeywords],
     ) -> None:
+        if isinstance(model, str):
+            try:
+                model = resolve_model(model)
+            except UnknownModelError as exc:
+                raise UnknownModelError(f"Agent(model={model!r}): {exc}") from exc
+        elif model is not None and not isinstance(model, Model):
+            raise TypeError(f"Agent(model=...) takes a Model or 'provider/model-id', got {model!r}")
         self.stream_fn = stream_fn
         self.registry = registry
-        self.convert_to_llm = convert_to_llm
-        self.transform_context = transform_context
-        self.get_api_key = get_api_key
-        self.before_tool_call = before_tool_call
-        self.after_tool_call = after_tool_call
-        self.finish_turn = finish_turn
-        self.prepare_request = prepare_request
-        self.prepare_next_turn = prepare_next_turn
-        self.should_stop_after_turn = should_stop_after_turn
+        self.hooks, self.stream_options = split_option_keywords(
+            hooks or AgentHooks(), stream_options, options
+        )
         self.tool_execution = tool_execution
         self.max_concurrent_tools = max_concurrent_tools
-        self.session_id = session_id
-        self.thinking_budgets = thinking_budgets
-        self.transport = transport
-        self.max_retry_delay_ms = max_retry_delay_ms
-        self.on_payload = on_payload
-        self.on_response = on_response
-        self.stream_options = stream_options
         self.close_timeout = close_timeout
         self._steering = PendingMessageQueue(steering_mode)
         self._follow_up = PendingMessageQueue(follow_up_mode)
         self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
         self._skip_steering_poll = False
-        self._options = RequestOptions()
 
         transcript = list(messages or [])
         tool_list = list(tools or [])
@@ -181,7 +170,17 @@ class Agent:
             tools=tool_list,
             messages=transcript,
         )
-        self.state._on_message_end = self._accept_queued
+        self._reducer = StateReducer(self.state, self._accept_queued)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: point old spellings to their new home
+        raise AttributeError(moved_option_text(name) or f"'Agent' has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        moved = moved_option_text(name)
+        if moved is not None:
+            raise AttributeError(moved)
+        object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ options
 
@@ -256,9 +255,11 @@ class Agent:
         self,
         message: str | AgentMessage | Sequence[AgentMessage],
         images: Sequence[ImageContent] | None = None,
-    ) -> None:
+    ) -> RunResult:
         """Run the agent on a new input: a text (with optional images), a message, or a
-        list of messages. Returns once the run settled (``agent_end`` delivered)."""
+        list of messages. Returns once the run settled (``agent_end`` delivered): the
+        run's new messages and how it ended (``result.raise_for_error()`` raises if it
+        failed)."""
         if self._active is not None:
             raise AgentBusyError(_PROMPT_BUSY)
         prompts: list[AgentMessage]
@@ -268,9 +269,9 @@ class Agent:
             prompts = list(message)
         else:
             prompts = [message]
-        await self._run(prompts)
+        return await self._run(prompts)
 
-    async def continue_(self) -> None:
+    async def continue_(self) -> RunResult:
         """Continue from the transcript: answer a trailing user/tool-result message, or
         deliver queued steering / follow-up messages after an assistant message."""
         if self._active is not None:
@@ -281,14 +282,12 @@ class Agent:
         if getattr(messages[-1], "role", None) == "assistant":
             steering = self._steering.drain()
             if steering:
-                await self._run(steering, skip_initial_steering_poll=True)
-                return
+                return await self._run(steering, skip_initial_steering_poll=True)
             follow_ups = self._follow_up.drain()
             if follow_ups:
-                await self._run(follow_ups)
-                return
+                return await self._run(follow_ups)
             raise ContinueError("Cannot continue from message role: assistant")
-        await self._run(None)
+        return await self._run(None)
 
     def abort(self, reason: object = None) -> None:
         """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
@@ -310,35 +309,86 @@ class Agent:
         if self._active is not None:
             raise AgentBusyError(_RESET_BUSY)
         head = get_current_system_message(self.state.messages)
-        self.state._reset([head] if head is not None else [])
+        self._reducer.reset([head] if head is not None else [])
         self.clear_all_queues()
 
     async def _run(
         self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
-    ) -> None:
+    ) -> RunResult:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing.")
         active = self._active = _ActiveRun()
         state = self.state
-        state._start_run()
+        self._reducer.start_run()
         signal = active.controller.signal
         try:
             self._skip_steering_poll = skip_initial_steering_poll
-            config = build_loop_config(self, self._options)
+            config = self._loop_config()
             context = AgentContext(messages=list(state.messages), tools=list(state.tools))
-            dispatcher = Dispatcher(self._listeners, state._reduce, signal)
+            dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
-                await execute_loop(
+                messages = await execute_loop(
                     prompts, context, config, dispatcher, signal, self.stream_fn, owned=True
                 )
             except Exception as exc:
-                await deliver_run_failure(state, self._listeners, exc, signal, self.close_timeout)
+                events = failed_run_events(
+                    state.messages, state.pending_tool_calls, state.model, exc, signal.aborted
+                )
+                await deliver_directly(
+                    events, self._listeners, self._reducer.reduce, signal, self.close_timeout
+                )
+                messages = events[-1].messages
+            return RunResult(messages)
         finally:
             self._steering.restore()
             self._follow_up.restore()
-            state._finish_run()
+            self._reducer.finish_run()
             self._active = None
             active.finish()
+
+    def _loop_config(self) -> AgentLoopConfig:
+        """The loop configuration of one run. Messages steered while the
+        ``prepare_request`` hook runs join that same request."""
+        hooks = self.hooks
+        steering = self._steering
+        prepare_request = hooks.prepare_request
+        get_request_steering_messages = None
+        if prepare_request is not None:
+            user_hook = prepare_request
+            request_mark = [steering.enqueued]
+
+            async def prepare_request(request: Any, signal: AbortSignal) -> Any:
+                request_mark[0] = steering.enqueued
+                return await call_hook(user_hook, request, signal)
+
+            def get_request_steering_messages() -> list[Any]:
+                if steering.enqueued == request_mark[0]:
+                    return []
+                request_mark[0] = steering.enqueued
+                return steering.drain()
+
+        state = self.state
+        return AgentLoopConfig(
+            model=state.model,
+            thinking_level=state.thinking_level,
+            stream_options=self.stream_options,
+            registry=self.registry,
+            convert_to_llm=hooks.convert_to_llm,
+            transform_context=hooks.transform_context,
+            get_api_key=hooks.get_api_key,
+            get_steering_messages=self._poll_steering,
+            get_follow_up_messages=self._follow_up.drain,
+            tool_execution=self.tool_execution,
+            max_concurrent_tools=self.max_concurrent_tools,
+            before_tool_call=hooks.before_tool_call,
+            after_tool_call=hooks.after_tool_call,
+            prepare_next_turn=hooks.prepare_next_turn,
+            prepare_request=prepare_request,
+            get_request_steering_messages=get_request_steering_messages,
+            finish_turn=hooks.finish_turn,
+            should_stop_after_turn=hooks.should_stop_after_turn,
+            close_timeout=self.close_timeout,
+        )
 
     def _poll_steering(self) -> list[Any]:
         if self._skip_steering_poll:

@@ -35,7 +35,7 @@ import anyio.lowlevel
 from ..ai import AbortSignal
 from ._hooks import positional_arity
 
-__all__ = ["DISPATCH_BUFFER", "Dispatcher", "Listener", "ListenerSet", "checkpoint_if_aborted"]
+__all__ = ["DISPATCH_BUFFER", "Dispatcher", "Listener", "ListenerSet", "deliver_directly"]
 
 # Events the engine may emit ahead of delivery while streaming deltas. Bounds memory and
 # bounds how far a provider can run ahead of a listener that is about to abort the run.
@@ -125,10 +125,6 @@ class Dispatcher:
         self._started = False
         self._scope: anyio.CancelScope | None = None
         self._deadline = math.inf
-        # While the engine runs inside its abort scope, an abort requested during an emit
-        # (e.g. by a listener) takes effect at the end of that emit; the engine turns
-        # this off once it writes the aborted outcome outside the scope.
-        self.checkpoint_on_abort = True
         self._draining = False
         self._deferred: list[Callable[[], object]] = []
 
@@ -248,8 +244,7 @@ class Dispatcher:
         self._raise_failure()
 
     async def emit(self, event: Any) -> None:
-        """``send`` then ``settle``: the event has reached every listener on return. An
-        abort requested meanwhile (e.g. by a listener) takes effect here."""
+        """``send`` then ``settle``: the event has reached every listener on return."""
         listeners = self._listeners
         if self._queue or self._delivering or self.failure is not None or not listeners.all_sync:
             await self.send(event)
@@ -257,9 +252,6 @@ class Dispatcher:
                 await self.settle()
         else:
             self._deliver_sync(event, listeners.entries)  # the common path, inline
-        signal = self.signal
-        if signal is not None and signal._aborted and self.checkpoint_on_abort:
-            await anyio.lowlevel.checkpoint()
 
     @property
     def idle(self) -> bool:
@@ -364,8 +356,31 @@ class Dispatcher:
             action()
 
 
-async def checkpoint_if_aborted(signal: AbortSignal | None, scope: anyio.CancelScope) -> None:
-    """Make an abort requested during synchronous work take effect now."""
-    if signal is not None and signal.aborted:
-        scope.cancel()
-        await anyio.lowlevel.checkpoint()
+async def deliver_directly(
+    events: list[Any],
+    listeners: ListenerSet,
+    reduce: Callable[[Any], None],
+    signal: AbortSignal,
+    close_timeout: float,
+) -> None:
+    """Reduce and deliver ``events`` without a dispatcher (the closing events of a run
+    whose engine raised). Every event reaches every listener; the first listener error
+    is raised afterwards. Delivery is shielded; once the caller's scope is cancelled,
+    what remains is bounded by ``close_timeout``."""
+    first_error: Exception | None = None
+    deadline = math.inf
+    for event in events:
+        if deadline == math.inf and anyio.current_effective_deadline() == -math.inf:
+            deadline = anyio.current_time() + close_timeout
+        with anyio.CancelScope(shield=True, deadline=deadline):
+            reduce(event)
+            for listener in listeners.entries:
+                if listener.active:
+                    try:
+                        result = listener.call(event, signal)
+                        if inspect.isawaitable(result):
+                            await result
+                    except Exception as exc:
+                        first_error = first_error or exc
+    if first_error is not None:
+        raise first_error

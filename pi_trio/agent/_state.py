@@ -1,17 +1,17 @@
 """``AgentState``: what a host reads (and partly writes) on ``agent.state``.
 
-Runtime fields change in exactly one place, ``_reduce``, which the dispatcher applies to
-every event before any listener sees it.
+Runtime fields change in exactly one place, ``StateReducer``, which the Agent owns: its
+``reduce`` is applied to every event before any listener sees it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ai import Model, get_current_system_prompt
 
-__all__ = ["AgentState"]
+__all__ = ["AgentState", "StateReducer"]
 
 
 class AgentState:
@@ -25,7 +25,6 @@ class AgentState:
         "_error_message",
         "_is_streaming",
         "_messages",
-        "_on_message_end",
         "_pending_tool_calls",
         "_streaming_message",
         "_tools",
@@ -44,7 +43,6 @@ class AgentState:
         self._streaming_message: Any = None
         self._pending_tool_calls: frozenset[str] = frozenset()
         self._error_message: str | None = None
-        self._on_message_end: Any = None
 
     @property
     def tools(self) -> list[Any]:
@@ -88,41 +86,53 @@ class AgentState:
             f"streaming={self._is_streaming}>"
         )
 
-    # ------------------------------------------------------------------ runtime
 
-    def _start_run(self) -> None:
-        self._is_streaming = True
-        self._streaming_message = None
-        self._error_message = None
+class StateReducer:
+    """The one writer of an ``AgentState``'s runtime fields. ``on_message_end`` is told of
+    every message that reached its ``message_end`` (the Agent's queues accept it)."""
 
-    def _finish_run(self) -> None:
-        self._is_streaming = False
-        self._streaming_message = None
-        self._pending_tool_calls = frozenset()
+    __slots__ = ("_on_message_end", "state")
 
-    def _reset(self, messages: list[Any]) -> None:
-        self._messages = messages
-        self._is_streaming = False
-        self._streaming_message = None
-        self._pending_tool_calls = frozenset()
-        self._error_message = None
+    def __init__(self, state: AgentState, on_message_end: Callable[[Any], None]) -> None:
+        self.state = state
+        self._on_message_end = on_message_end
 
-    def _reduce(self, event: Any) -> None:
+    def start_run(self) -> None:
+        state = self.state
+        state._is_streaming = True
+        state._streaming_message = None
+        state._error_message = None
+
+    def finish_run(self) -> None:
+        state = self.state
+        state._is_streaming = False
+        state._streaming_message = None
+        state._pending_tool_calls = frozenset()
+
+    def reset(self, messages: list[Any]) -> None:
+        state = self.state
+        state._messages = messages
+        state._is_streaming = False
+        state._streaming_message = None
+        state._pending_tool_calls = frozenset()
+        state._error_message = None
+
+    def reduce(self, event: Any) -> None:
+        state = self.state
         kind = event.type
         if kind == "message_update" or kind == "message_start":
-            self._streaming_message = event.message
+            state._streaming_message = event.message
         elif kind == "message_end":
-            self._streaming_message = None
-            self._messages.append(event.message)
-            if self._on_message_end is not None:
-                self._on_message_end(event.message)
+            state._streaming_message = None
+            state._messages.append(event.message)
+            self._on_message_end(event.message)
         elif kind == "tool_execution_start":
-            self._pending_tool_calls = self._pending_tool_calls | {event.tool_call_id}
+            state._pending_tool_calls = state._pending_tool_calls | {event.tool_call_id}
         elif kind == "tool_execution_end":
-            self._pending_tool_calls = self._pending_tool_calls - {event.tool_call_id}
+            state._pending_tool_calls = state._pending_tool_calls - {event.tool_call_id}
         elif kind == "turn_end":
             message = event.message
             if getattr(message, "role", None) == "assistant" and message.error_message:
-                self._error_message = message.error_message
+                state._error_message = message.error_message
         elif kind == "agent_end":
-            self._streaming_message = None
+            state._streaming_message = None

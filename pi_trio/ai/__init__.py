@@ -3,14 +3,17 @@
 from ._abort import AbortController as AbortController
 from ._abort import AbortSignal as AbortSignal
 from ._builder import MessageBuilder as MessageBuilder
-from ._builder import MessageFold as MessageFold
+from ._consume import MessageFold as MessageFold
 from ._env import env_api_key_names as env_api_key_names
 from ._env import find_env_keys as find_env_keys
 from ._env import get_env_api_key as get_env_api_key
+from ._errors import MessageDecodeError as MessageDecodeError
+from ._errors import MessageValidationError as MessageValidationError
 from ._errors import PiError as PiError
 from ._errors import ProviderError as ProviderError
 from ._errors import ProviderNotFoundError as ProviderNotFoundError
 from ._errors import StreamProtocolError as StreamProtocolError
+from ._errors import UnknownModelError as UnknownModelError
 from ._events import AssistantMessageEvent as AssistantMessageEvent
 from ._events import DoneEvent as DoneEvent
 from ._events import ErrorEvent as ErrorEvent
@@ -24,11 +27,13 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._json import extra_fields as extra_fields
 from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
+from ._json import messages_from_jsonl as messages_from_jsonl
 from ._json import messages_to_json as messages_to_json
+from ._json import messages_to_jsonl as messages_to_jsonl
 from ._json import to_json as to_json
-from ._json_parse import StreamingJsonParser as StreamingJsonParser
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
@@ -38,6 +43,7 @@ from ._models import get_models as get_models
 from ._models import get_providers as get_providers
 from ._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._models import models_are_equal as models_are_equal
+from ._models import resolve_model as resolve_model
 from ._options import ResponseInfo as ResponseInfo
 from ._options import StreamFn as StreamFn
 from ._options import StreamOptions as StreamOptions
@@ -60,6 +66,9 @@ from ._stream import complete as complete
 from ._stream import complete_simple as complete_simple
 from ._stream import open_stream as open_stream
 from ._stream import open_stream_simple as open_stream_simple
+from ._streaming_json import StreamingJsonParser as StreamingJsonParser
+from ._streaming_json import ToolCallArguments as ToolCallArguments
+from ._streaming_json import parse_tool_call_arguments as parse_tool_call_arguments
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message
@@ -87,11 +96,18 @@ from ._types import AssistantMessage as AssistantMessage
 from ._types import Context as Context
 from ._types import Cost as Cost
 from ._types import CostTier as CostTier
+from ._types import DeferredHandle as DeferredHandle
 from ._types import ImageContent as ImageContent
 from ._types import Message as Message
 from ._types import Model as Model
 from ._types import ModelCost as ModelCost
+from ._types import ModelImageInputLimits as ModelImageInputLimits
+from ._types import ModelImageResizeOptions as ModelImageResizeOptions
+from ._types import ModelInputLimits as ModelInputLimits
+from ._types import ModelPromptCache as ModelPromptCache
 from ._types import ModelThinkingLevel as ModelThinkingLevel
+from ._types import NestedToolCallRecord as NestedToolCallRecord
+from ._types import NestedToolCalls as NestedToolCalls
 from ._types import StopReason as StopReason
 from ._types import SystemMessage as SystemMessage
 from ._types import TextContent as TextContent
@@ -118,15 +134,24 @@ __all__ = [
     "Context",
     "Cost",
     "CostTier",
+    "DeferredHandle",
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
     "Message",
     "MessageBuilder",
+    "MessageDecodeError",
     "MessageFold",
+    "MessageValidationError",
     "Model",
     "ModelCost",
+    "ModelImageInputLimits",
+    "ModelImageResizeOptions",
+    "ModelInputLimits",
+    "ModelPromptCache",
     "ModelThinkingLevel",
+    "NestedToolCallRecord",
+    "NestedToolCalls",
     "PiError",
     "ProviderError",
     "ProviderNotFoundError",
@@ -139,6 +164,7 @@ __all__ = [
     "StreamOptions",
     "StreamProtocolError",
     "StreamingJsonParser",
+    "ToolCallArguments",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
@@ -159,6 +185,7 @@ __all__ = [
     "ToolRef",
     "ToolResultMessage",
     "ToolStateChanges",
+    "UnknownModelError",
     "Usage",
     "UserMessage",
     "calculate_cost",
@@ -172,6 +199,7 @@ __all__ = [
     "default_registry",
     "env_api_key_names",
     "find_env_keys",
+    "extra_fields",
     "from_json",
     "get_added_tool_names",
     "get_api_provider",
@@ -195,16 +223,20 @@ __all__ = [
     "is_recoverable_length",
     "is_retryable_assistant_error",
     "messages_from_json",
+    "messages_from_jsonl",
     "messages_to_json",
+    "messages_to_jsonl",
     "models_are_equal",
     "normalize_context",
     "now_ms",
     "open_stream",
     "open_stream_simple",
     "parse_streaming_json",
+    "parse_tool_call_arguments",
     "register_api_provider",
     "render_system_message_update",
     "repair_json",
+    "resolve_model",
     "resolve_transcript",
     "resolve_transcript_tools",
     "sanitize_surrogates",

@@ -29,6 +29,7 @@ _KEY_VARS: Final[dict[str, tuple[str, ...]]] = {
     "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
     "github-copilot": ("COPILOT_GITHUB_TOKEN",),
     "openai": ("OPENAI_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY",),
     "azure-openai-responses": ("AZURE_OPENAI_API_KEY",),
     "google": ("GEMINI_API_KEY",),
     "google-vertex": ("GOOGLE_CLOUD_API_KEY",),
@@ -60,11 +61,21 @@ _KEY_VARS: Final[dict[str, tuple[str, ...]]] = {
     "xiaomi-token-plan-cn": ("XIAOMI_TOKEN_PLAN_CN_API_KEY",),
     "xiaomi-token-plan-ams": ("XIAOMI_TOKEN_PLAN_AMS_API_KEY",),
     "xiaomi-token-plan-sgp": ("XIAOMI_TOKEN_PLAN_SGP_API_KEY",),
-    "qwen-token-plan": ("QWEN_TOKEN_PLAN_API_KEY",),
-    "qwen-token-plan-individual": ("QWEN_TOKEN_PLAN_API_KEY",),
-    "qwen-token-plan-cn": ("QWEN_TOKEN_PLAN_CN_API_KEY",),
+    # Qwen Token Plan: the plan's own variable first, then the one the plans used to share.
+    "qwen-token-plan": ("QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"),
+    "qwen-token-plan-cn": ("QWEN_TOKEN_PLAN_TEAM_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"),
+    "qwen-token-plan-individual": (
+        "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+        "QWEN_TOKEN_PLAN_API_KEY",
+    ),
+    "qwen-token-plan-individual-cn": (
+        "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+        "QWEN_TOKEN_PLAN_CN_API_KEY",
+    ),
     "ant-ling": ("ANT_LING_API_KEY",),
     "radius": ("RADIUS_API_KEY",),
+    "typesafe": ("TYPESAFE_API_KEY",),
+    "meta": ("META_API_KEY",),
     "coralbricks": ("CORALBRICKS_API_KEY",),
 }
 

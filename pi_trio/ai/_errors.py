@@ -3,7 +3,17 @@ misuse, protocol violations and the provider layer's internal plumbing."""
 
 from __future__ import annotations
 
-__all__ = ["PiError", "ProviderError", "ProviderNotFoundError", "StreamProtocolError"]
+import msgspec
+
+__all__ = [
+    "MessageDecodeError",
+    "MessageValidationError",
+    "PiError",
+    "ProviderError",
+    "ProviderNotFoundError",
+    "StreamProtocolError",
+    "UnknownModelError",
+]
 
 
 class PiError(Exception):
@@ -12,6 +22,10 @@ class PiError(Exception):
 
 class ProviderNotFoundError(PiError, LookupError):
     """No provider is registered for a model's ``api``."""
+
+
+class UnknownModelError(PiError, LookupError):
+    """The catalog has no model by that name; the message names the closest ones."""
 
 
 class ProviderError(PiError):
@@ -28,3 +42,45 @@ class ProviderError(PiError):
 class StreamProtocolError(PiError):
     """A stream function sent events that break the protocol (e.g. a delta for a block
     that was never started). The runtime turns it into an ``error`` outcome."""
+
+
+class MessageDecodeError(PiError, msgspec.DecodeError):
+    """JSON that does not hold the messages asked for (``from_json``,
+    ``messages_from_json``, ``messages_from_jsonl``, session files): here malformed JSON,
+    in the subclass ``MessageValidationError`` valid JSON of the wrong shape.
+
+    The message names where: the ``source`` (a file name, when known), the ``line`` (and
+    ``column``) and the field (``path``, msgspec's ``$[2].content[0].type``), then
+    msgspec's ``reason``. Each is also an attribute (``None`` when unknown). Being a
+    ``msgspec.DecodeError`` too, it is caught where msgspec's own errors are."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.source = source
+        self.line = line
+        self.column = column
+        self.path = path
+        where = [
+            part
+            for part in (
+                source,
+                f"line {line}" if line is not None else None,
+                f"column {column}" if column is not None else None,
+            )
+            if part is not None
+        ]
+        super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
+
+
+class MessageValidationError(MessageDecodeError, msgspec.ValidationError):
+    """Valid JSON that is not a message: a missing or unknown field, a wrong type, an
+    unknown ``role`` or content ``type``; ``path`` names the field (``$`` for the
+    message itself)."""

@@ -2,8 +2,9 @@
 
 `parse_streaming_json` turns any text into a dict and never raises: strict parse, strict
 parse of the repaired text, partial parse of the original, partial parse of the repaired
-text, ``{}``. The partial parser is a resumable state machine, so `StreamingJsonParser` can
-feed it one delta at a time in time linear in the total input.
+text, ``{}``. The partial parser is a resumable state machine that reads its input once, in
+time linear in its length. (Streamed arguments are read by `StreamingJsonParser`, in
+``_streaming_json``, whose snapshots follow the original's streaming rules.)
 
 Partial semantics at the end of the text: an unterminated string keeps its text (an
 incomplete escape, or a high surrogate still waiting for its low half, is dropped); a
@@ -24,7 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["MAX_DEPTH", "StreamingJsonParser", "copy_json", "parse_streaming_json", "repair_json"]
+__all__ = ["MAX_DEPTH", "copy_json", "parse_streaming_json", "repair_json"]
 
 MAX_DEPTH: Final = 512
 """Deepest nesting the partial parser accepts; Python's own JSON encoders and copiers
@@ -138,61 +139,6 @@ def repair_json(text: str) -> str:
     return "".join(out)
 
 
-class StreamingJsonParser:
-    """Accumulates a streamed JSON text and keeps a best-effort dict of it up to date.
-
-    `feed` costs time proportional to the chunk (amortised): the scanner keeps the completed
-    structure and its place in the grammar and never looks at earlier text again. `value`
-    costs time proportional to the value it returns (a fresh copy the caller may keep) and
-    is cached until the next `feed`, so callers that stream large arguments should read it
-    when someone looks at it, not after every delta. Inside strings the scanner applies the
-    repairs of `repair_json` as it goes (raw control characters, invalid escapes); after
-    any other malformation `value` stays at the value of the text before the offending
-    character. `final` is the full `parse_streaming_json` fallback chain over the whole
-    text, and `text` joins the chunks fed since it was last read.
-    """
-
-    __slots__ = ("_chunks", "_final", "_scanner", "_value")
-
-    def __init__(self) -> None:
-        self._chunks: list[str] = []
-        self._scanner = _Scanner(repair=True)
-        self._value: dict[str, Any] | None = None
-        self._final: dict[str, Any] | None = None
-
-    def feed(self, chunk: str) -> None:
-        if not isinstance(chunk, str):
-            raise TypeError(f"feed() takes a str chunk, got {type(chunk).__name__}: {chunk!r}")
-        if not chunk:
-            return
-        self._chunks.append(chunk)
-        self._final = None
-        if not self._scanner.broken:
-            self._value = None
-            self._scanner.feed_safely(chunk)
-
-    @property
-    def text(self) -> str:
-        """The full text fed so far."""
-        chunks = self._chunks
-        if len(chunks) > 1:
-            chunks[:] = ["".join(chunks)]
-        return chunks[0] if chunks else ""
-
-    def value(self) -> dict[str, Any]:
-        """The best-effort dict for the text so far; equal to `parse_streaming_json(text)`
-        whenever the text is a prefix of a valid JSON document."""
-        if self._value is None:
-            self._value = _object_or_empty(self._scanner.snapshot(strict=False, copy=True))
-        return self._value
-
-    def final(self) -> dict[str, Any]:
-        """`parse_streaming_json` of the whole text: the value to store at block end."""
-        if self._final is None:
-            self._final = parse_streaming_json(self.text)
-        return self._final
-
-
 _STRICT_ERRORS: Final = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
 
 
@@ -201,9 +147,9 @@ def _strict_parse(text: str) -> Any:
 
 
 def _partial_parse(text: str) -> Any:
-    scanner = _Scanner(repair=False)
+    scanner = _Scanner()
     scanner.feed(text)
-    return scanner.snapshot(strict=True, copy=False)
+    return scanner.snapshot()
 
 
 def _object_or_empty(value: Any) -> dict[str, Any]:
@@ -243,9 +189,7 @@ def _shallow(value: dict[Any, Any] | list[Any]) -> dict[Any, Any] | list[Any]:
 class _Scanner:
     """A resumable JSON scanner that builds the value as it goes (sans-IO, no recursion)."""
 
-    def __init__(self, *, repair: bool) -> None:
-        self.repair = repair
-        self.broken = False
+    def __init__(self) -> None:
         self.state = _VALUE
         self.containers: list[dict[str, Any] | list[Any]] = []
         self.keys: list[str | None] = []
@@ -255,14 +199,6 @@ class _Scanner:
         self.high = 0  # a decoded high surrogate waiting for its low half
         self.is_key = False
         self.literal: tuple[str, Any] = ("", None)
-
-    def feed_safely(self, chunk: str) -> None:
-        if self.broken:
-            return
-        try:
-            self.feed(chunk)
-        except _Malformed:
-            self.broken = True
 
     def feed(self, chunk: str) -> None:
         i, n = 0, len(chunk)
@@ -372,7 +308,7 @@ class _Scanner:
                 return i
             if char == "\\":
                 self.escape = "\\"
-            elif char < " " and not self.repair:
+            elif char < " ":
                 raise _Malformed(f"raw control character {char!r} inside a string")
             else:
                 self._flush_high()
@@ -390,11 +326,6 @@ class _Scanner:
                 self.escape = escape
                 return i + 1
             self._code_unit(int(escape[2:], 16))
-        elif self.repair:  # as repair_json does: the backslash stands for itself
-            self._flush_high()
-            self.token.append(escape)
-            self.escape = ""
-            return i
         else:
             raise _Malformed(f"invalid escape {escape + char!r} inside a string")
         self.escape = ""
@@ -452,15 +383,14 @@ class _Scanner:
 
     # -- the value so far
 
-    def snapshot(self, *, strict: bool, copy: bool) -> Any:
+    def snapshot(self) -> Any:
         """The value so far, with the token in progress completed (see the module doc)."""
         if self.state == _DONE:
-            return copy_json(self.root) if copy else self.root
+            return self.root
         if not self.containers:
             return None
-        child = self._pending_leaf(strict)
-        for container, key in zip(reversed(self.containers), reversed(self.keys), strict=True):
-            node = copy_json(container) if copy else container
+        child = self._pending_leaf()
+        for node, key in zip(reversed(self.containers), reversed(self.keys), strict=True):
             if child is not _MISSING:
                 if type(node) is dict:
                     if key is not None:
@@ -470,7 +400,7 @@ class _Scanner:
             child = node
         return child
 
-    def _pending_leaf(self, strict: bool) -> Any:
+    def _pending_leaf(self) -> Any:
         state = self.state
         if state == _STRING and not self.is_key:
             return "".join(self.token)
@@ -479,9 +409,7 @@ class _Scanner:
         if state == _NUMBER:
             text = "".join(self.token)
             if _NUM_PREFIX.fullmatch(text) is None:
-                if strict:
-                    raise _Malformed(f"{text!r} does not start a JSON number")
-                return _MISSING
+                raise _Malformed(f"{text!r} does not start a JSON number")
             head = _NUM_FULL.match(text)
             return _MISSING if head is None else _number_value(head.group())
         return _MISSING

@@ -118,7 +118,10 @@ class StreamFn(Protocol):
     Sends zero or more ``AssistantMessageEvent``s on ``send`` and then exactly one
     terminal ``done`` or ``error``, last. Request failures (HTTP status, transport
     errors, malformed payloads) become an ``error`` event, never an exception;
-    cancellation propagates. The runtime runs it as a child task and closes ``send``.
+    cancellation propagates. The runtime owns ``send``: ``open_stream`` runs the
+    function as a child task feeding a bounded channel; the engine of an agent run
+    awaits it in its own task and takes each event as it is sent (``InlineStream``).
+    Either way the consumer applies each event to the message as it accepts it.
     """
 
     def __call__(

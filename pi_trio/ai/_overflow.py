@@ -63,6 +63,9 @@ _CEREBRAS_NO_BODY: Final = re.compile(
 # Share of the window at which a response truncated before any output counts as overflow.
 _LENGTH_OVERFLOW_SHARE: Final = 0.99
 
+# 1.6's lists (pi-ai utils/retry): limits that reset after hours, and transient failures.
+# Status numbers and socket error codes count only as whole tokens (a request id such as
+# req_4290abc holds no 429).
 _QUOTA_OR_BILLING: Final = re.compile(
     "|".join(
         (
@@ -74,6 +77,9 @@ _QUOTA_OR_BILLING: Final = re.compile(
             "out of budget",
             "quota exceeded",
             "billing",
+            "subscription_sharing_usage_limit_exceeded",
+            "subscription_sharing_workplace_individual_usage_limit_exceeded",
+            r'"code"\s*:\s*"?1308(?![0-9])',
         )
     ),
     re.IGNORECASE,
@@ -82,28 +88,34 @@ _RETRYABLE: Final = re.compile(
     "|".join(
         (
             "overloaded",
+            "server_busy",
+            "servers are currently busy",
             "currently experiencing high demand",
+            "model is at capacity",
             "rate.?limit",
             "too many requests",
-            "429",
-            "500",
-            "502",
-            "503",
-            "504",
-            "520",
-            "524",
-            "service.?unavailable",
+            "(?<![a-z0-9])(?:429|500|502|503|504|520|524)(?![a-z0-9])",
+            "service.?(?:is.?)?(?:temporarily.?)?unavailable",
             "server.?error",
             "internal.?error",
-            "provider.?returned.?error",
+            "provider.?returned.?(?:an.?)?error",
             "exceeded request buffer limit while retrying upstream",
+            "unable to forward upstream",
+            "upstream.?request.?failed",
+            "upstream_stream_read_error",
+            "stream was interrupted",
+            "http/?2 stream failed",
             "network.?error",
             "connection.?error",
             "connection.?refused",
             "connection.?lost",
+            "connection.?closed",
             "other side closed",
             "fetch failed",
+            r"request to \S+ failed, reason:",
             "getaddrinfo",
+            "(?<![a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?![a-z0-9_])",
+            "connection reset by peer",
             "ENOTFOUND",
             "EAI_AGAIN",
             "upstream.?connect",
@@ -115,15 +127,21 @@ _RETRYABLE: Final = re.compile(
             "terminated",
             "websocket.?closed",
             "websocket.?error",
+            "websocket.?connection.?limit.?reached",
             "ended without",
             "stream ended before message_stop",
             "stream ended before a terminal response event",
             "http2 request did not get a response",
+            "stream disconnected before completion",
+            "cut short after the reply had begun",
+            "pending stream has been canceled",
             "retry delay",
             "you can retry your request",
             "try your request again",
             "please retry your request",
             "ResourceExhausted",
+            "subscription_sharing_usage_unavailable",
+            "subscription_sharing_user_unavailable",
         )
     ),
     re.IGNORECASE,

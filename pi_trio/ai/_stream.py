@@ -1,7 +1,9 @@
 """Running one stream function: ``open_stream``, ``complete`` and their ``*_simple`` forms.
 
 The stream function runs as a child task of ``open_stream``'s task group and sends its
-events over a bounded memory channel; ``open_stream`` yields the receiving side. Whatever
+events over a bounded memory channel; ``open_stream`` yields the receiving side, which
+applies each event as it is received (``StreamConsumer``). Inside an agent run the engine
+awaits the stream function in its own task instead (``InlineStream``). Whatever
 the stream function does — returns without a terminal event, raises, breaks the protocol —
 the consumer sees exactly one terminal event, last, and ``result()`` is the final message.
 The caller's cancellation propagates as cancellation; an abort through ``options.signal``
@@ -22,9 +24,8 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._abort import AbortSignal
-from ._builder import MessageFold, empty_message, seal_message
-from ._errors import StreamProtocolError
-from ._events import AssistantMessageEvent, ErrorEvent
+from ._consume import ABORTED_TEXT, StreamConsumer
+from ._events import AssistantMessageEvent
 from ._groups import raising_sole_exception
 from ._options import StreamFn, StreamOptions
 from ._registry import ProviderRegistry, default_registry
@@ -50,83 +51,8 @@ STREAM_BUFFER = 64
 # its HTTP response so the connection returns to the pool) before it is cancelled.
 AFTER_TERMINAL_GRACE_S = 5.0
 
-ABORTED_TEXT = "Request was aborted"
 
-
-class _StreamState:
-    """What a consumer of one stream function knows: the fold of the events it received
-    and how to write an outcome (error, aborted) from it."""
-
-    __slots__ = ("_done", "_failure", "_fold", "_model", "_name", "_signal")
-
-    def __init__(self, model: Model, name: str, signal: AbortSignal | None) -> None:
-        self._model = model
-        self._name = name
-        self._signal = signal
-        self._fold = MessageFold()
-        self._done = False
-        self._failure: BaseException | None = None
-
-    @property
-    def message(self) -> AssistantMessage | None:
-        """What was received so far (``None`` before ``start``)."""
-        return self._fold.message
-
-    @property
-    def done(self) -> bool:
-        """True once the terminal event was received."""
-        return self._done
-
-    def result(self) -> AssistantMessage:
-        result = self._fold.result
-        if result is None:
-            raise RuntimeError(
-                "result() is available once the terminal event was received; iterate the "
-                "stream to its end first (or use complete())"
-            )
-        return result
-
-    def aborted_message(self, error_message: str = ABORTED_TEXT) -> AssistantMessage:
-        """The outcome of an abort: what was received so far, finished, with
-        ``stop_reason="aborted"``."""
-        return self._outcome("aborted", error_message)
-
-    def _fold_event(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
-        """Apply ``event``; a protocol violation becomes the terminal error outcome."""
-        try:
-            self._fold.apply(event)
-        except StreamProtocolError as exc:
-            event = self._error_outcome(f"Stream function {self._name} broke the protocol: {exc}")
-            self._fold.result = event.error
-        if event.type == "done" or event.type == "error":
-            self._done = True
-        return event
-
-    def _missing_terminal(self) -> ErrorEvent:
-        if self._signal is not None and self._signal.aborted:
-            return ErrorEvent(reason="aborted", error=self._outcome("aborted", ABORTED_TEXT))
-        failure = self._failure
-        if failure is not None:
-            text = str(failure) or type(failure).__name__
-        else:
-            text = f"Stream function {self._name} returned without a terminal event"
-        return self._error_outcome(text)
-
-    def _error_outcome(self, text: str) -> ErrorEvent:
-        return ErrorEvent(reason="error", error=self._outcome("error", text))
-
-    def _outcome(self, reason: Any, text: str) -> AssistantMessage:
-        partial = self._fold.message
-        if partial is None:
-            message = empty_message(self._model, reason)
-        else:
-            message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
-            message.stop_reason = reason
-        message.error_message = text
-        return message
-
-
-class AssistantMessageStream(_StreamState):
+class AssistantMessageStream(StreamConsumer):
     """The events of one LLM call, in order; the last one is ``done`` or ``error``.
 
     Iterate it with ``async for``. ``message`` is what was received so far (``None``
@@ -160,11 +86,11 @@ class AssistantMessageStream(_StreamState):
             except anyio.WouldBlock:
                 event = await receive.receive()
         except anyio.EndOfStream:
-            event = self._missing_terminal()
+            event = self.missing_terminal()
         return self._received(event)
 
     def _received(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
-        event = self._fold_event(event)
+        event = self.accept(event)
         if self._done:
             self._receive.close()
         return event
@@ -177,7 +103,7 @@ class AssistantMessageStream(_StreamState):
         try:
             event = self._receive.receive_nowait()
         except anyio.EndOfStream:
-            event = self._missing_terminal()
+            event = self.missing_terminal()
         return self._received(event)
 
 
@@ -267,7 +193,7 @@ async def _call(
     except Exception as exc:
         # The stream function broke its contract (failures are events, not exceptions);
         # the consumer gets an ``error`` outcome naming the cause.
-        stream._failure = exc
+        stream.record_failure(exc)
 
 
 def _stream_name(stream_fn: Any) -> str:

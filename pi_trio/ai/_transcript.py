@@ -25,6 +25,7 @@ __all__ = [
     "ToolStateChanges",
     "collapse_system_messages",
     "create_initial_system_message",
+    "declaration_key",
     "declarations_equal",
     "declare_tool_changes",
     "get_current_system_message",
@@ -36,6 +37,7 @@ __all__ = [
     "normalize_context",
     "render_system_message_update",
     "split_leading_system_prompt",
+    "system_messages",
     "system_reminder_text",
     "to_tool_declaration",
 ]
@@ -111,7 +113,7 @@ def to_tool_declaration(tool: ToolLike | Tool) -> Tool:
     )
 
 
-def _declaration_key(tool: ToolLike | Tool) -> bytes:
+def declaration_key(tool: ToolLike | Tool) -> bytes:
     declaration = tool if isinstance(tool, Tool) else to_tool_declaration(tool)
     try:
         return msgspec.json.encode(declaration)
@@ -124,13 +126,13 @@ def _declaration_key(tool: ToolLike | Tool) -> bytes:
 def declarations_equal(a: ToolLike | Tool, b: ToolLike | Tool) -> bool:
     """Whether two tools declare the same thing: their compact JSON, keys in insertion
     order, is identical (``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` differ)."""
-    return _declaration_key(a) == _declaration_key(b)
+    return declaration_key(a) == declaration_key(b)
 
 
 # --------------------------------------------------------------------------- replay
 
 
-def _system_messages(messages: Iterable[object]) -> Iterable[SystemMessage]:
+def system_messages(messages: Iterable[object]) -> Iterable[SystemMessage]:
     return (message for message in messages if isinstance(message, SystemMessage))
 
 
@@ -184,7 +186,7 @@ def get_current_tools(messages: Iterable[object]) -> list[Tool]:
 def replay_tool_declarations(tools: dict[str, Tool], messages: Iterable[object]) -> None:
     """Apply the tool declarations of the system messages among ``messages`` to
     ``tools`` (name → declaration), in order; lets a caller replay incrementally."""
-    for message in _system_messages(messages):
+    for message in system_messages(messages):
         for ref in message.tools_removed or ():
             tools.pop(ref.name, None)
         for tool in message.tools_added or ():
@@ -198,7 +200,7 @@ def get_current_system_message(messages: Sequence[object]) -> SystemMessage | No
     texts: list[str] = []
     sections: dict[str, str | None] = {}
     first: SystemMessage | None = None
-    for message in _system_messages(messages):
+    for message in system_messages(messages):
         if first is None:
             first = message
         text = _content_text(message)
@@ -249,11 +251,11 @@ def get_tool_state_changes(
     ``tools_added``: current tools whose name is new or whose declaration differs, in
     ``current`` order; ``tools_removed``: previous tools whose name is gone or whose
     declaration differs, in ``previous`` order."""
-    previous_keys = {tool.name: _declaration_key(tool) for tool in previous}
+    previous_keys = {tool.name: declaration_key(tool) for tool in previous}
     current_declarations = [
         tool if isinstance(tool, Tool) else to_tool_declaration(tool) for tool in current
     ]
-    current_keys = {tool.name: _declaration_key(tool) for tool in current_declarations}
+    current_keys = {tool.name: declaration_key(tool) for tool in current_declarations}
     added = [
         tool
         for tool in current_declarations

@@ -14,10 +14,10 @@ from typing import Any
 import msgspec
 
 from ._transcript import (
-    _declaration_key,
-    _system_messages,
     collapse_system_messages,
+    declaration_key,
     get_current_tools,
+    system_messages,
 )
 from ._types import Context, SystemMessage, Tool
 
@@ -37,7 +37,7 @@ def get_declared_tools(messages: Sequence[Any]) -> list[Tool]:
     """Every tool the system messages ever declared, one entry per name (its latest
     declaration), in the order names were first declared; removals are ignored."""
     tools: dict[str, Tool] = {}
-    for message in _system_messages(messages):
+    for message in system_messages(messages):
         for tool in message.tools_added or ():
             tools[tool.name] = tool
     return list(tools.values())
@@ -46,9 +46,9 @@ def get_declared_tools(messages: Sequence[Any]) -> list[Tool]:
 def has_tool_redefinitions(messages: Sequence[Any]) -> bool:
     """True when some tool name is declared again with a different definition."""
     seen: dict[str, bytes] = {}
-    for message in _system_messages(messages):
+    for message in system_messages(messages):
         for tool in message.tools_added or ():
-            key = _declaration_key(tool)
+            key = declaration_key(tool)
             if seen.setdefault(tool.name, key) != key:
                 return True
     return False
@@ -58,7 +58,7 @@ def has_non_additive_tool_changes(messages: Sequence[Any]) -> bool:
     """True when a system message removes a tool or declares a name declared before
     (even with the same definition)."""
     names: set[str] = set()
-    for message in _system_messages(messages):
+    for message in system_messages(messages):
         if message.tools_removed:
             return True
         for tool in message.tools_added or ():

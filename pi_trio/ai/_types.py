@@ -7,13 +7,20 @@ readable as a plain attribute (``block.type == "toolCall"``, ``message.role == "
 
 Optional fields default to ``None`` and are omitted from JSON while ``None``. Fields the
 original always writes (``content``, ``usage``, ``stopReason``, ``isError``, ``timestamp``…)
-have no default that could make them disappear from the JSON.
+have no default that could make them disappear from the JSON. Where the original tells an
+absent field from an explicit ``null`` (``details``) or from a zero (``cacheWrite1h``), the
+default is ``msgspec.UNSET``.
+
+``timestamp`` defaults to the current time when a message is built in Python, but is
+required in JSON: decoding (``from_json``) refuses a message without one instead of
+inventing a time.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar, Literal, TypeAlias
+from contextvars import ContextVar
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import msgspec
 
@@ -24,11 +31,20 @@ __all__ = [
     "Context",
     "Cost",
     "CostTier",
+    "DECODING",
+    "DeferredHandle",
     "ImageContent",
+    "MissingTimestampError",
     "Message",
     "Model",
     "ModelCost",
+    "ModelImageInputLimits",
+    "ModelImageResizeOptions",
+    "ModelInputLimits",
+    "ModelPromptCache",
     "ModelThinkingLevel",
+    "NestedToolCallRecord",
+    "NestedToolCalls",
     "Number",
     "StopReason",
     "SystemMessage",
@@ -57,6 +73,20 @@ CacheRetention: TypeAlias = Literal["none", "short", "long"]
 def now_ms() -> int:
     """Wall-clock time in integer Unix milliseconds, the timestamp unit of every message."""
     return time.time_ns() // 1_000_000
+
+
+DECODING: Final[ContextVar[bool]] = ContextVar("pi_trio_decoding", default=False)
+"""True while ``from_json`` decodes: a missing ``timestamp`` is then an error, not now."""
+
+
+class MissingTimestampError(msgspec.ValidationError):
+    """A message in JSON has no ``timestamp`` (raised while decoding, before its path is known)."""
+
+
+def _default_timestamp() -> int:
+    if DECODING.get():
+        raise MissingTimestampError("Object missing required field `timestamp`")
+    return now_ms()
 
 
 class _Wire(
@@ -93,12 +123,17 @@ class ImageContent(_Wire, tag_field="type", tag="image", kw_only=True):
 
 
 class ToolCall(_Wire, tag_field="type", tag="toolCall", kw_only=True):
+    """A call the model made. ``arguments_error`` is set when the model's complete argument
+    text was not a JSON object: ``arguments`` is then ``{}`` and the error text (which
+    quotes what the model sent) is what validation reports back to the model."""
+
     type: ClassVar[Literal["toolCall"]] = "toolCall"
     id: str
     name: str
     arguments: dict[str, Any]
     thought_signature: str | None = None
     namespace: str | None = None
+    arguments_error: str | None = None
 
 
 UserContent: TypeAlias = TextContent | ImageContent
@@ -115,13 +150,19 @@ Number: TypeAlias = int | float
 
 
 class Cost(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
-    """Dollar cost of one response, per component; every field is always written."""
+    """Dollar cost of one response, per component; the five amounts are always written.
+
+    ``total`` is the best total known: the provider's billed amount when it reports one
+    (``total_from_provider`` is then true), else the sum of the catalog-priced parts.
+    ``total_from_provider`` is written by every `calculate_cost` and omitted while unset
+    (absent means false)."""
 
     input: Number = 0
     output: Number = 0
     cache_read: Number = 0
     cache_write: Number = 0
     total: Number = 0
+    total_from_provider: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class Usage(
@@ -180,19 +221,33 @@ class SystemMessage(_Wire, tag_field="role", tag="system", kw_only=True):
     sections: dict[str, str | None] | None = None
     tools_added: list[Tool] | None = None
     tools_removed: list[ToolRef] | None = None
-    timestamp: int = msgspec.field(default_factory=now_ms)
+    timestamp: int = msgspec.field(default_factory=_default_timestamp)
 
 
 class UserMessage(_Wire, tag_field="role", tag="user", kw_only=True):
     role: ClassVar[Literal["user"]] = "user"
     content: str | list[TextContent | ImageContent]
-    timestamp: int = msgspec.field(default_factory=now_ms)
+    timestamp: int = msgspec.field(default_factory=_default_timestamp)
+
+
+class DeferredHandle(_Wire, kw_only=True):
+    """A durable handle to a response that a provider finishes asynchronously."""
+
+    provider: str
+    model_id: str
+    api: str
+    id: str
+    expires_at: int | None = None
+    poll_after_ms: int | None = None
+    data: Any = msgspec.UNSET
 
 
 class AssistantMessage(_Wire, tag_field="role", tag="assistant", kw_only=True):
     """One model response. ``model`` is the requested model id; ``timestamp`` is taken
-    when the request starts. ``error_message`` is present iff the response ended in
-    ``error`` or ``aborted``. ``stop_reason == "pending"`` only on partials."""
+    when the request starts and ``duration_ms`` measures from there to the end of the
+    response (monotonic clock). ``error_message`` is present iff the response ended in
+    ``error`` or ``aborted``. ``stop_reason == "pending"`` only on partials. ``diagnostics``
+    are JSON objects (``type``, ``timestamp``, optional ``error`` and ``details``)."""
 
     role: ClassVar[Literal["assistant"]] = "assistant"
     content: list[TextContent | ThinkingContent | ToolCall]
@@ -206,27 +261,66 @@ class AssistantMessage(_Wire, tag_field="role", tag="assistant", kw_only=True):
     diagnostics: list[Any] | None = None
     usage: Usage
     stop_reason: StopReason
+    deferred: DeferredHandle | None = None
     error_message: str | None = None
     raw_stop_reason: str | None = None
     end_turn: bool | None = None
-    deferred: dict[str, Any] | None = None
     timestamp: int
+    duration_ms: int | None = None
 
 
-class ToolResultMessage(_Wire, tag_field="role", tag="toolResult", kw_only=True):
-    """The result of one tool call. ``details`` is for UIs and logs, never sent to a model;
-    ``duration_ms`` is present only when the tool actually executed."""
+class NestedToolCallRecord(_Wire, kw_only=True):
+    """One call a tool made to another tool. ``arguments`` is omitted when it was too large
+    to record (``arguments_bytes`` then gives its UTF-8 JSON size); ``unfinished`` means the
+    call still ran when the calling tool finished; ``error`` is truncated."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None = None
+    arguments_bytes: int | None = None
+    status: Literal["ok", "error", "unfinished"]
+    duration_ms: int | None = None
+    error: str | None = None
+
+
+class NestedToolCalls(_Wire, kw_only=True):
+    """The bounded record of the calls a tool made; ``complete`` is false when calls were
+    dropped, arguments omitted or calls had not finished. Results are not recorded."""
+
+    calls: list[NestedToolCallRecord]
+    complete: bool
+
+
+class _ToolResultMeta(msgspec.StructMeta):
+    """``details=None`` when building a result in Python means "no details" (omitted from
+    JSON), as an undefined ``details`` does in the original; decoding does not go through
+    here, so an explicit ``"details": null`` read from JSON is kept and written back."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if "details" in kwargs and kwargs["details"] is None:
+            kwargs["details"] = msgspec.UNSET
+        return super().__call__(*args, **kwargs)
+
+
+class ToolResultMessage(
+    _Wire, tag_field="role", tag="toolResult", kw_only=True, metaclass=_ToolResultMeta
+):
+    """The result of one tool call. ``details`` is for UIs and logs, never sent to a model
+    (``msgspec.UNSET`` when absent; ``None`` only for an explicit JSON ``null``);
+    ``nested_calls`` records the calls the tool made to other tools, for the session record
+    only; ``duration_ms`` is present only when the tool actually executed."""
 
     role: ClassVar[Literal["toolResult"]] = "toolResult"
     tool_call_id: str
     tool_name: str
     content: list[TextContent | ImageContent]
-    details: Any = None
+    details: Any = msgspec.UNSET
     usage: Usage | None = None
+    nested_calls: NestedToolCalls | None = None
     added_tool_names: list[str] | None = None
     is_error: bool
     duration_ms: int | None = None
-    timestamp: int = msgspec.field(default_factory=now_ms)
+    timestamp: int = msgspec.field(default_factory=_default_timestamp)
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
@@ -265,12 +359,50 @@ class ModelCost(_Wire, kw_only=True):
     tiers: list[CostTier] | None = None
 
 
+class ModelPromptCache(_Wire, kw_only=True):
+    """How long the provider keeps a cached prompt, in seconds, per retention tier."""
+
+    short: int | None = None
+    long: int | None = None
+
+
+class ModelImageResizeOptions(_Wire, kw_only=True):
+    """The size an image is brought down to before it is sent (pixels, bytes, 1-100)."""
+
+    max_width: int | None = None
+    max_height: int | None = None
+    max_bytes: int | None = None
+    jpeg_quality: int | None = None
+
+
+class ModelImageInputLimits(_Wire, kw_only=True):
+    """How many images a message or request may carry, and how they are resized."""
+
+    resize: ModelImageResizeOptions | None = None
+    max_per_message: int | None = None
+    max_per_request: int | None = None
+
+
+class ModelInputLimits(_Wire, kw_only=True):
+    """What the provider accepts in one request: its size in bytes, and images."""
+
+    max_request_bytes: int | None = None
+    images: ModelImageInputLimits | None = None
+
+
 class Model(_Wire, kw_only=True):
-    """A model of a provider, with what the runtime needs to call and bill it.
+    """A chat model of a provider, with what the runtime needs to call and bill it.
 
     ``max_tokens`` is the maximum *output* tokens. ``thinking_level_map`` maps a level to
     the provider-native value (``None``: level unsupported; missing: provider default).
-    ``compat`` holds the api-specific quirks table."""
+    ``compat`` holds the api-specific quirks table with the original's camelCase keys
+    (``forceAdaptiveThinking``, ``supportsStrictMode``, ``thinkingFormat``...); its shape
+    depends on ``api``, so it stays a plain dict and keeps every key, known or not.
+    ``prompt_cache`` and ``input_limits`` describe the provider's cache lifetimes and
+    request limits; ``type`` is ``"chat"`` in the catalog and may be left out.
+
+    Decoding ignores fields this version does not know (a newer catalog still loads).
+    """
 
     id: str
     name: str
@@ -286,3 +418,7 @@ class Model(_Wire, kw_only=True):
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
     sampling_params: dict[str, Any] | None = None
+    sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
+    prompt_cache: ModelPromptCache | None = None
+    input_limits: ModelInputLimits | None = None
+    type: Literal["chat"] | None = None

@@ -2,8 +2,10 @@
 
 `validate_tool_arguments` copies the arguments, deletes optional nulls the schema rejects,
 coerces scalars the way upstream does (``"42"`` → 42 for a number), validates with
-jsonschema and returns the copy; the arguments handed in are never mutated. A failure
-raises `ToolArgumentsError` with upstream's text::
+jsonschema and returns the copy; the arguments handed in are never mutated. A tool call
+whose argument text was not a JSON object (``arguments_error``) fails before any of that
+with ``Invalid arguments for tool "<name>": <arguments_error>``. A failure raises
+`ToolArgumentsError` with upstream's text::
 
     Validation failed for tool "<name>":
       - <path>: <message>
@@ -11,13 +13,12 @@ raises `ToolArgumentsError` with upstream's text::
     Received arguments:
     <the arguments as handed in, JSON with 2-space indentation>
 
-Paths follow upstream's newest form: the instance path joined with ``.``, a missing
-required property appended to its parent's path, ``root`` for the whole value. Messages
-use AJV's wording (``must be number``, ``must have required property 'x'``) for the
-keywords AJV and jsonschema share; other keywords keep jsonschema's own message. jsonschema
-reports a ``false`` sub-schema without its path, so such an error reads ``root``. Unlike
-upstream, local ``$ref``s are followed when coercing and when deciding whether an optional
-property accepts null, since msgspec-generated schemas put every object behind one.
+Paths and messages are pi-schema's (upstream 1.6, see ``_validation_explain``): the
+value's path joined with ``.``, ``root`` for the whole value; ``expected number, got
+string``, ``missing`` at the path of a missing property, ``expected "add"``, ``unknown
+field``. Unlike upstream, local ``$ref``s are followed when coercing and when deciding
+whether an optional property accepts null, since msgspec-generated schemas put every
+object behind one.
 Schemas without ``$schema`` are Draft 2020-12; remote references are never fetched. A
 schema that jsonschema cannot use (invalid, unresolvable ``$ref``) leaves the arguments
 unvalidated, as upstream does when its compiler fails, and logs a warning on the
@@ -40,10 +41,12 @@ import jsonschema
 import msgspec
 import referencing
 import referencing.exceptions
-from jsonschema.exceptions import ValidationError
 
 from ._errors import PiError
+from ._jsnum import js_number_text
 from ._json_parse import copy_json
+from ._types import ToolCall
+from ._validation_explain import explain
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
 
@@ -58,6 +61,12 @@ _DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 _RADIX: Final = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
 _UNCHANGED: Final[Any] = object()
+_DRAFT_7_AND_OLDER: Final = (
+    jsonschema.Draft7Validator,
+    jsonschema.Draft6Validator,
+    jsonschema.Draft4Validator,
+    jsonschema.Draft3Validator,
+)
 
 
 class ToolArgumentsError(PiError, ValueError):
@@ -97,6 +106,8 @@ def validate_tool_call(tools: Iterable[_ToolLike], tool_call: _ToolCallLike) -> 
     """Validate a tool call against the tool of the same name; see `validate_tool_arguments`."""
     for tool in tools:
         if tool.name == tool_call.name:
+            if isinstance(tool_call, ToolCall):
+                return validate_tool_arguments(tool, tool_call)
             return validate_tool_arguments(tool, tool_call.arguments)
     raise ToolArgumentsError(
         f'Tool "{tool_call.name}" not found',
@@ -106,7 +117,16 @@ def validate_tool_call(tools: Iterable[_ToolLike], tool_call: _ToolCallLike) -> 
 
 
 def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
-    """Return a validated, coerced copy of ``arguments`` or raise `ToolArgumentsError`."""
+    """Return a validated, coerced copy of ``arguments`` (a dict, or a `ToolCall` whose
+    arguments to take) or raise `ToolArgumentsError`."""
+    if isinstance(arguments, ToolCall):
+        if arguments.arguments_error:
+            raise ToolArgumentsError(
+                f'Invalid arguments for tool "{tool.name}": {arguments.arguments_error}',
+                tool_name=tool.name,
+                arguments=arguments.arguments,
+            )
+        arguments = arguments.arguments
     value = copy_json(arguments)
     checker = _checker(tool.parameters)
     if checker is None:
@@ -125,7 +145,9 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
         return copy_json(arguments)  # type: ignore[no-any-return]
     if not errors:
         return value  # type: ignore[no-any-return]
-    details = [(_error_path(error), _error_message(error)) for error in errors]
+    details = explain(
+        checker.schema, value, checker.accepts, checker.resolve, draft7=checker.draft7
+    )
     lines = "\n".join(f"  - {path}: {message}" for path, message in details)
     raise ToolArgumentsError(
         f'Validation failed for tool "{tool.name}":\n{lines or "Unknown validation error"}'
@@ -156,6 +178,8 @@ class _Checker:
         self.schema = schema
         self.validator = validator
         self.fast = _fast_check(schema)
+        # drafts before 2019-09: a $ref replaces its siblings
+        self.draft7 = type(validator) in _DRAFT_7_AND_OLDER
 
     def accepts(self, schema: Any, value: Any) -> bool:
         return bool(self.validator.evolve(schema=schema).is_valid(value))
@@ -427,7 +451,7 @@ def _coerce_scalar(value: Any, name: str) -> Any:
         if isinstance(value, bool):
             return "true" if value else "false"
         if _is_number(value):
-            return _js_string(value)
+            return js_number_text(value)
     elif name == "null" and (value == "" or value is False or (_is_number(value) and value == 0)):
         return None
     return _UNCHANGED
@@ -451,107 +475,37 @@ def _js_number(text: str) -> int | float | None:
     return int(number) if number.is_integer() else number
 
 
-def _js_string(number: float) -> str:
-    """JavaScript's ``String(number)``."""
-    if isinstance(number, int):
-        return str(number)
-    if math.isnan(number):
-        return "NaN"
-    if math.isinf(number):
-        return "Infinity" if number > 0 else "-Infinity"
-    if number == 0:
-        return "0"
-    mantissa, _, exponent = repr(abs(number)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    if fraction == "0":
-        fraction = ""
-    digits = whole + fraction
-    point = len(whole) + int(exponent or 0) - (len(digits) - len(digits.lstrip("0")))
-    digits = digits.strip("0")
-    if len(digits) <= point <= 21:
-        text = digits + "0" * (point - len(digits))
-    elif 0 < point <= 21:
-        text = f"{digits[:point]}.{digits[point:]}"
-    elif -6 < point <= 0:
-        text = f"0.{'0' * -point}{digits}"
-    else:
-        tail = f".{digits[1:]}" if len(digits) > 1 else ""
-        text = f"{digits[0]}{tail}e{'+' if point > 0 else '-'}{abs(point - 1)}"
-    return f"-{text}" if number < 0 else text
-
-
 # -- error text
 
 
-def _error_path(error: ValidationError) -> str:
-    path = ".".join(str(part) for part in error.absolute_path)
-    if error.validator == "required":
-        missing = _missing_property(error)
-        if missing is not None:
-            return f"{path}.{missing}" if path else missing
-    return path or "root"
-
-
-def _missing_property(error: ValidationError) -> str | None:
-    for name in _list(error.validator_value):
-        if isinstance(name, str) and error.message == f"{name!r} is a required property":
-            return name
-    return None
-
-
-_LIMITS: Final = {
-    "minimum": "must be >= {}",
-    "maximum": "must be <= {}",
-    "exclusiveMinimum": "must be > {}",
-    "exclusiveMaximum": "must be < {}",
-    "multipleOf": "must be multiple of {}",
-    "minLength": "must NOT have fewer than {} characters",
-    "maxLength": "must NOT have more than {} characters",
-    "minItems": "must NOT have fewer than {} items",
-    "maxItems": "must NOT have more than {} items",
-    "minProperties": "must NOT have fewer than {} properties",
-    "maxProperties": "must NOT have more than {} properties",
-}
-_FIXED: Final = {
-    "additionalProperties": "must NOT have additional properties",
-    "enum": "must be equal to one of the allowed values",
-    "const": "must be equal to constant",
-    "uniqueItems": "must NOT have duplicate items",
-    "anyOf": "must match a schema in anyOf",
-    "oneOf": "must match exactly one schema in oneOf",
-    "not": "must NOT be valid",
-}
-
-
-def _error_message(error: ValidationError) -> str:
-    keyword, expected = error.validator, error.validator_value
-    if keyword == "type":
-        names = expected if isinstance(expected, list) else [expected]
-        return f"must be {','.join(str(name) for name in names)}"
-    if keyword == "required":
-        missing = _missing_property(error)
-        if missing is not None:
-            return f"must have required property '{missing}'"
-    if keyword in _LIMITS and _is_number(expected):
-        if (
-            isinstance(error.schema, dict)
-            and error.schema.get(f"exclusive{keyword.title()}") is True
-        ):
-            keyword = f"exclusive{keyword.title()}"  # draft 4's boolean form
-        return _LIMITS[keyword].format(_js_string(expected))
-    if keyword == "pattern":
-        return f'must match pattern "{expected}"'
-    if keyword == "format":
-        return f'must match format "{expected}"'
-    if keyword in _FIXED:
-        return _FIXED[keyword]
-    if keyword is None and error.schema is False:
-        return "boolean schema is false"
-    return str(error.message)
-
-
 def _pretty_json(value: Any) -> str:
+    """``JSON.stringify(value, null, 2)``: numbers in JavaScript's spelling; a value that
+    is not JSON shows by ``repr``."""
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
-    except (ValueError, RecursionError):  # a cycle, or nesting deeper than json recurses
+        return _pretty(value, "", set())
+    except (ValueError, RecursionError):  # a cycle, or nesting deeper than Python recurses
         return repr(value)
+
+
+def _pretty(value: Any, indent: str, seen: set[int]) -> str:
+    if isinstance(value, float) and math.isfinite(value):
+        return js_number_text(value)
+    if not isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    if not value:
+        return "{}" if isinstance(value, dict) else "[]"
+    if id(value) in seen:
+        raise ValueError("a cycle")
+    seen.add(id(value))
+    inner = indent + "  "
+    if isinstance(value, dict):
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, inner, seen)}"
+            for k, v in value.items()
+        ]
+        text = "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    else:
+        items = [f"{inner}{_pretty(v, inner, seen)}" for v in value]
+        text = "[\n" + ",\n".join(items) + f"\n{indent}]"
+    seen.discard(id(value))
+    return text

@@ -26,6 +26,7 @@ EPILOG = """\
 first steps:
   pi-trio demo                      an offline tour (no key needed)
   pi-trio models                    the model catalog and which keys are set
+  pi-trio models claude --reasoning the reasoning models with "claude" in their name
   pi-trio run "what time is it?" --model anthropic/claude-haiku-4-5
 """
 
@@ -73,8 +74,21 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="an interactive session; typing while it works steers")
     model_options(chat)
 
-    models = commands.add_parser("models", help="the model catalog as a table")
-    models.add_argument("--provider", default=None, help="only this provider's models")
+    models = commands.add_parser(
+        "models",
+        help="the model catalog by provider, and which keys are set",
+        description="List the catalog's models, grouped by provider. Search words and the "
+        "options narrow the list; a model is kept when it matches all of them.",
+    )
+    models.add_argument(
+        "words",
+        nargs="*",
+        metavar="SEARCH",
+        help="words to find in provider/model-id or the name (any case)",
+    )
+    models.add_argument("--provider", "-p", default=None, help="only this provider's models")
+    models.add_argument("--reasoning", action="store_true", help="only models that can think")
+    models.add_argument("--images", action="store_true", help="only models that accept images")
 
     proxy = commands.add_parser("proxy", help="serve the Pi proxy protocol (needs the proxy extra)")
     proxy.add_argument("--host", default="127.0.0.1")
@@ -137,7 +151,15 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
         case "models":
             from ._models import models_command
 
-            return models_command(out=out, err=err, provider=args.provider, style=style)
+            return models_command(
+                out=out,
+                err=err,
+                provider=args.provider,
+                words=args.words,
+                reasoning=args.reasoning,
+                images=args.images,
+                style=style,
+            )
         case "proxy":
             from ._proxy import proxy_command
 

@@ -27,11 +27,10 @@ from ._render import (
     GuardedOutput,
     Renderer,
     make_renderer,
-    message_text,
     on_output_closed,
-    usage_summary,
 )
 from ._signals import EXIT_INTERRUPTED, Interrupts, run_interruptible
+from ._text import message_text, usage_summary
 
 __all__ = ["DEMO_TOKENS_PER_SECOND", "run_demo"]
 

@@ -20,7 +20,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from ._render import args_preview, format_duration, message_text, result_preview, stop_line
+from ._text import args_preview, format_duration, message_text, result_preview, stop_line
 
 __all__ = ["RichRenderer"]
 

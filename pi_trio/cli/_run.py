@@ -15,13 +15,12 @@ from ..ai import (
     Context,
     Model,
     StreamOptions,
+    UnknownModelError,
     clamp_thinking_level,
     default_registry,
     env_api_key_names,
     get_env_api_key,
-    get_model,
-    get_models,
-    get_providers,
+    resolve_model,
 )
 from ..ai._models import THINKING_LEVELS
 from ..testing import (
@@ -36,11 +35,10 @@ from ._render import (
     JsonRenderer,
     Renderer,
     make_renderer,
-    message_text,
     on_output_closed,
-    usage_summary,
 )
 from ._signals import EXIT_INTERRUPTED, run_interruptible
+from ._text import message_text, usage_summary
 from ._tools import builtin_tools
 
 __all__ = [
@@ -128,16 +126,10 @@ def resolve(spec: str) -> Resolved:
         if model is None:
             raise CliError(f"the offline provider has one model, faux/faux-1; got {spec!r}")
         return Resolved(model, faux)
-    if provider not in get_providers():
-        known = ", ".join(get_providers())
-        raise CliError(f"unknown provider {provider!r}; known providers: {known}")
-    model = get_model(provider, model_id)
-    if model is None:
-        sample = ", ".join(m.id for m in get_models(provider)[:4])
-        raise CliError(
-            f"unknown model {model_id!r} for {provider} (e.g. {sample}); "
-            f"`pi-trio models --provider {provider}` lists them all"
-        )
+    try:
+        model = resolve_model(provider, model_id)
+    except UnknownModelError as exc:
+        raise CliError(f"{exc} (`pi-trio models` lists the catalog)") from exc
     if get_env_api_key(provider) is None:
         names = env_api_key_names(provider)
         if names:

@@ -1,17 +1,60 @@
-"""The Pi proxy server: ``POST /api/stream`` for ``stream_proxy`` clients (pi_trio's and the
-original runtime's). Serving needs the optional ``proxy`` extra (hypercorn)."""
+"""The Pi proxy protocol, both sides: ``POST /api/stream`` streams one LLM call as
+assistant events without ``partial``.
 
-from ._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
-from ._app import DEFAULT_MAX_STREAMS as DEFAULT_MAX_STREAMS
-from ._app import TOKENS_ENV as TOKENS_ENV
-from ._app import ModelPolicy as ModelPolicy
-from ._app import ProxyApp as ProxyApp
-from ._app import catalog_models_only as catalog_models_only
-from ._app import create_app as create_app
-from ._app import load_tokens as load_tokens
-from ._server import DEFAULT_HOST as DEFAULT_HOST
-from ._server import DEFAULT_PORT as DEFAULT_PORT
-from ._server import serve as serve
+- ``_wire``: the request and event formats (sans-IO), shared by both sides;
+- the client: ``stream_proxy`` (``_stream_fn``, also exported by ``pi_trio.agent``), the
+  HTTP shell (``_client``) and the rebuilding of the message from the events
+  (``_rebuild``, sans-IO);
+- the server: ``create_app`` (``_app``, an ASGI app) and ``serve`` (``_server``), which
+  needs the optional ``proxy`` extra (hypercorn), imported only when serving.
+"""
+
+import typing
+from typing import Any
+
+from ._stream_fn import ProxyStreamFn as ProxyStreamFn
+from ._stream_fn import stream_proxy as stream_proxy
+
+if typing.TYPE_CHECKING:
+    from ._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+    from ._app import DEFAULT_MAX_STREAMS as DEFAULT_MAX_STREAMS
+    from ._app import TOKENS_ENV as TOKENS_ENV
+    from ._app import ModelPolicy as ModelPolicy
+    from ._app import ProxyApp as ProxyApp
+    from ._app import catalog_models_only as catalog_models_only
+    from ._app import create_app as create_app
+    from ._app import load_tokens as load_tokens
+    from ._server import DEFAULT_HOST as DEFAULT_HOST
+    from ._server import DEFAULT_PORT as DEFAULT_PORT
+    from ._server import serve as serve
+
+# The server's names load on first use: a client (``stream_proxy``, which
+# ``pi_trio.agent`` re-exports) never loads the server.
+_SERVER_NAMES = {
+    "DEFAULT_MAX_BODY_BYTES": "_app",
+    "DEFAULT_MAX_STREAMS": "_app",
+    "TOKENS_ENV": "_app",
+    "ModelPolicy": "_app",
+    "ProxyApp": "_app",
+    "catalog_models_only": "_app",
+    "create_app": "_app",
+    "load_tokens": "_app",
+    "DEFAULT_HOST": "_server",
+    "DEFAULT_PORT": "_server",
+    "serve": "_server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _SERVER_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_trio.proxy' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_HOST",
@@ -21,8 +64,10 @@ __all__ = [
     "TOKENS_ENV",
     "ModelPolicy",
     "ProxyApp",
+    "ProxyStreamFn",
     "catalog_models_only",
     "create_app",
     "load_tokens",
     "serve",
+    "stream_proxy",
 ]

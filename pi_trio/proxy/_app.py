@@ -19,8 +19,8 @@ from typing import Any, TypeAlias
 import anyio
 import msgspec
 
-from pi_trio.ai import Model, PiError, ProviderRegistry, get_model, open_stream_simple
-from pi_trio.ai._proxy_wire import ProxyRequest, decode_json, encode_event, proxy_options
+from ..ai import Model, PiError, ProviderRegistry, get_model, open_stream_simple
+from ._wire import ProxyRequest, decode_json, encode_event, proxy_options
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

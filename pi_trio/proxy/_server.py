@@ -10,8 +10,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from pi_trio.ai import ProviderRegistry
-
+from ..ai import ProviderRegistry
 from ._app import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_STREAMS,

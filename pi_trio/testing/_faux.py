@@ -12,7 +12,7 @@ import inspect
 import random
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 import anyio.lowlevel
@@ -32,8 +32,6 @@ from pi_trio.ai import (
     StreamOptions,
     TextContent,
     ThinkingContent,
-    ToolCall,
-    ToolCallDeltaEvent,
     Usage,
     default_registry,
     now_ms,
@@ -295,35 +293,34 @@ class FauxProvider:
         # the cancel scope writes the aborted outcome from what was received.
         builder = MessageBuilder(model)
         builder.message = msgspec.structs.replace(message, content=[], stop_reason="pending")
-        await send.send(_snapshot(builder.start()))
-        for index, block in enumerate(message.content):
+        await send.send(builder.start())
+        for block in message.content:
             if isinstance(block, ThinkingContent):
-                await send.send(_snapshot(builder.thinking_start(), ThinkingContent(thinking="")))
+                start = builder.thinking_start()
+                await send.send(start)
                 for chunk in self._chunks(block.thinking):
                     await self._pace(chunk)
-                    await send.send(_snapshot(builder.thinking_delta(index, chunk)))
-                await send.send(_snapshot(builder.thinking_end(index)))
+                    await send.send(builder.thinking_delta(start.content_index, chunk))
+                await send.send(builder.thinking_end(start.content_index))
             elif isinstance(block, TextContent):
-                await send.send(_snapshot(builder.text_start(), TextContent(text="")))
+                start_t = builder.text_start()
+                await send.send(start_t)
                 for chunk in self._chunks(block.text):
                     await self._pace(chunk)
-                    await send.send(_snapshot(builder.text_delta(index, chunk)))
-                await send.send(_snapshot(builder.text_end(index)))
+                    await send.send(builder.text_delta(start_t.content_index, chunk))
+                await send.send(builder.text_end(start_t.content_index))
             else:
-                start = builder.toolcall_start(block.id, block.name)
-                await send.send(
-                    _snapshot(start, ToolCall(id=block.id, name=block.name, arguments={}))
-                )
-                # The partial's arguments stay {} until the call ends, as in the original.
+                start_c = builder.toolcall_start(block.id, block.name)
+                await send.send(start_c)
                 for chunk in self._chunks(compact_json(block.arguments)):
                     await self._pace(chunk)
-                    delta = ToolCallDeltaEvent(
-                        content_index=index, delta=chunk, partial=builder.message
-                    )
-                    await send.send(_snapshot(delta))
-                end = builder.toolcall_end(index, arguments=block.arguments)
-                end.tool_call = block
-                await send.send(_snapshot(end))
+                    await send.send(builder.toolcall_delta(start_c.content_index, chunk))
+                end = builder.toolcall_end(
+                    start_c.content_index,
+                    arguments=block.arguments,
+                    arguments_error=block.arguments_error,
+                )
+                await send.send(end)
         match message.stop_reason:
             case "pending":
                 await send.send(
@@ -333,20 +330,3 @@ class FauxProvider:
                 await send.send(ErrorEvent(reason=failed, error=message))
             case "stop" | "length" | "toolUse" | "deferred" as reason:
                 await send.send(DoneEvent(reason=reason, message=message))
-
-
-_Event = TypeVar("_Event", bound=AssistantMessageEvent)
-
-
-def _snapshot(
-    event: _Event, started: TextContent | ThinkingContent | ToolCall | None = None
-) -> _Event:
-    """``event`` with its partial replaced by a shallow copy of the live message, as the
-    original faux provider sends them: later blocks do not appear in it, while the blocks
-    it holds keep growing. A block that ``started`` is snapshotted empty."""
-    partial: AssistantMessage = event.partial  # type: ignore[union-attr]
-    content = list(partial.content)
-    if started is not None:
-        content[-1] = started
-    event.partial = msgspec.structs.replace(partial, content=content)  # type: ignore[union-attr]
-    return event

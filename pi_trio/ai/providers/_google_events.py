@@ -18,7 +18,7 @@ from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._models import calculate_cost
-from .._types import Model, ToolCall, now_ms
+from .._types import Model, now_ms
 
 __all__ = ["GoogleEventMapper"]
 
@@ -154,7 +154,7 @@ class GoogleEventMapper:
         out.raw_stop_reason = reason
         mapped = _STOP_REASONS.get(reason, "error")
         self._failure = None
-        if any(isinstance(block, ToolCall) for block in out.content):
+        if self.builder.tool_call_count:
             mapped = "toolUse"
         elif mapped == "error":
             detail = (

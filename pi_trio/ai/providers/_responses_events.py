@@ -18,7 +18,8 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
 from .._models import calculate_cost
-from .._types import Model, ToolCall
+from .._streaming_json import parse_tool_call_arguments
+from .._types import Model
 from ._common import unparseable_event
 from ._http import UNKNOWN_ERROR_TEXT
 from ._responses_shared import encode_text_signature
@@ -181,7 +182,7 @@ class ResponsesEventMapper:
         if isinstance(status, str):
             out.raw_stop_reason = status
         stop = _STATUS.get(status, "stop") if isinstance(status, str) else "stop"
-        if stop == "stop" and any(isinstance(b, ToolCall) for b in out.content):
+        if stop == "stop" and self.builder.tool_call_count:
             stop = "toolUse"
         out.stop_reason = stop  # type: ignore[assignment]
         if stop == "error":
@@ -256,7 +257,7 @@ class ResponsesEventMapper:
             return [self.builder.toolcall_delta(slot.index, suffix)]
         if final != streamed:
             slot.arguments[:] = [final]
-            self.builder.tool_call(slot.index).arguments = parse_streaming_json(final)
+            self.builder.tool_call(slot.index).set_final(parse_streaming_json(final))
         return []
 
     def _item_done(self, event: dict[str, Any]) -> list[AssistantMessageEvent]:
@@ -270,25 +271,24 @@ class ResponsesEventMapper:
         if slot is None:
             return []
         b = self.builder
-        live: Any = b.message.content[slot.index]
         if slot.kind == "thinking":
-            text = _reasoning_text(item)
-            if text is not None and text != live.thinking:
-                live.thinking = text
             signature = msgspec.json.encode(item).decode()
-            return [b.thinking_end(slot.index, thinking_signature=signature)]
+            return [
+                b.thinking_end(
+                    slot.index, thinking_signature=signature, thinking=_reasoning_text(item)
+                )
+            ]
         if slot.kind == "text":
-            text = _message_text(item)
-            if text is not None and text != live.text:
-                live.text = text
             signature = encode_text_signature(str(item.get("id") or ""), item.get("phase"))
-            return [b.text_end(slot.index, text_signature=signature)]
-        streamed = "".join(slot.arguments)
-        if streamed:
-            return [b.toolcall_end(slot.index, arguments=parse_streaming_json(streamed))]
+            return [b.text_end(slot.index, text_signature=signature, text=_message_text(item))]
         initial = item.get("arguments")
-        text = initial if isinstance(initial, str) and initial else "{}"
-        return [b.toolcall_end(slot.index, arguments=parse_streaming_json(text))]
+        text = "".join(slot.arguments) or (initial if isinstance(initial, str) else "")
+        parsed = parse_tool_call_arguments(text)
+        return [
+            b.toolcall_end(
+                slot.index, arguments=parsed.arguments, arguments_error=parsed.arguments_error
+            )
+        ]
 
 
 def _reasoning_text(item: dict[str, Any]) -> str | None:

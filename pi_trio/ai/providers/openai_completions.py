@@ -17,19 +17,22 @@ import msgspec
 from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._models import calculate_cost, clamp_thinking_level
+from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
 from .._transcript import normalize_context
-from .._types import Context, Model, ToolCall, Usage
+from .._types import Context, Model
 from ._http import ProviderRun, SSEEvent, run_provider
 from ._openai_compat import CompletionsCompat, resolve_compat
 from ._openai_request import build_body
+from ._openai_usage import apply_openrouter_cost as apply_openrouter_cost
+from ._openai_usage import parse_usage as parse_usage
 from ._simple import build_base_options
 
 __all__ = [
     "API_PROVIDER",
     "CompletionsStreamMapper",
+    "apply_openrouter_cost",
     "map_finish_reason",
     "parse_usage",
     "stream_openai_completions",
@@ -42,39 +45,6 @@ NO_FINISH_REASON_TEXT: Final = "Stream ended without finish_reason"
 ERROR_STOP_TEXT: Final = "Provider returned an error stop reason"
 
 _decode = msgspec.json.decode
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
-    """Usage of a chunk: prompt tokens minus cache reads and writes are ``input``;
-    ``completion_tokens`` (reasoning included) are ``output``; cost computed."""
-    prompt = _int(raw.get("prompt_tokens"))
-    details = raw.get("prompt_tokens_details")
-    details = details if isinstance(details, dict) else {}
-    cache_read: Any = details.get("cached_tokens")
-    if cache_read is None:
-        cache_read = raw.get("prompt_cache_hit_tokens")
-    if cache_read is None:
-        cache_read = raw.get("cached_tokens")
-    cache_read = _int(cache_read)
-    cache_write = _int(details.get("cache_write_tokens"))
-    completion = raw.get("completion_tokens_details")
-    reasoning = _int(completion.get("reasoning_tokens")) if isinstance(completion, dict) else 0
-    output = _int(raw.get("completion_tokens"))
-    input_tokens = max(0, prompt - cache_read - cache_write)
-    usage = Usage(
-        input=input_tokens,
-        output=output,
-        cache_read=cache_read,
-        cache_write=cache_write,
-        reasoning=reasoning,
-        total_tokens=input_tokens + output + cache_read + cache_write,
-    )
-    calculate_cost(model, usage)
-    return usage
 
 
 def map_finish_reason(reason: str) -> tuple[str, str | None]:
@@ -294,13 +264,12 @@ class CompletionsStreamMapper:
         builder = self._builder
         message = builder.message
         if self._thinking is not None and self._details is not None:
-            block: Any = message.content[self._thinking]
+            block: Any = builder.started_block(self._thinking)
             block.thinking_signature = msgspec.json.encode(self._details).decode()
         out = builder.end_open_blocks()
         compat = self._compat
         if not self._finished and not compat.supports_finish_reason:
-            has_calls = any(isinstance(b, ToolCall) for b in message.content)
-            message.stop_reason = "toolUse" if has_calls else "stop"
+            message.stop_reason = "toolUse" if builder.tool_call_count else "stop"
         if message.stop_reason == "error":
             out.append(builder.error(message.error_message or ERROR_STOP_TEXT))
         elif (compat.supports_finish_reason and not self._finished) or (

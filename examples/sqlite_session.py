@@ -1,0 +1,110 @@
+"""A chat whose conversation lives in SQLite: each message is a row, written as it
+finishes, and the next run resumes where the last one stopped.
+
+A session store is two methods, ``append`` and ``load``; ``SqliteSessionStore`` below is
+the whole of it.
+
+    python examples/sqlite_session.py --faux "my name is Ada"      # offline, scripted
+    python examples/sqlite_session.py --faux "what is my name?"    # resumes the chat
+    python examples/sqlite_session.py --model anthropic/claude-haiku-4-5 "hello"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import trio
+
+from pi_trio.agent import Agent
+from pi_trio.ai import from_json, get_model, to_json
+from pi_trio.session import record_session
+from pi_trio.testing import FauxProvider, faux_assistant_message
+
+
+class SqliteSessionStore:
+    """One conversation (``session``) in a SQLite table, a message per row."""
+
+    def __init__(self, db: sqlite3.Connection, session: str) -> None:
+        self.db = db
+        self.session = session
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS messages"
+            " (session TEXT, seq INTEGER PRIMARY KEY AUTOINCREMENT, json BLOB)"
+        )
+
+    def append(self, message: Any) -> None:
+        with self.db:  # one transaction per message: committed as it finishes
+            self.db.execute(
+                "INSERT INTO messages (session, json) VALUES (?, ?)",
+                (self.session, to_json(message)),
+            )
+
+    def load(self) -> list[Any]:
+        rows = self.db.execute(
+            "SELECT json FROM messages WHERE session = ? ORDER BY seq", (self.session,)
+        )
+        return [from_json(row[0]) for row in rows]
+
+
+def faux_model() -> tuple[Any, FauxProvider]:
+    """A scripted model that answers with how many user messages it has seen."""
+    faux = FauxProvider()
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        faux.append_responses([reply])
+        said = [m for m in context.messages if m.role == "user"]
+        return faux_assistant_message(f"Message {len(said)} of this chat, received.")
+
+    faux.set_responses([reply])
+    return faux.get_model(), faux
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("prompt")
+    parser.add_argument("--faux", action="store_true", default=bool(os.environ.get("PI_TRIO_FAUX")))
+    parser.add_argument("--model", help="provider/model-id (needs its API key in the environment)")
+    parser.add_argument("--db", default="chat.sqlite3", help="the SQLite file")
+    parser.add_argument("--session", default="default", help="which conversation")
+    args = parser.parse_args(argv)
+    if not args.faux and not args.model:
+        parser.error("choose --faux (offline) or --model provider/model-id")
+    return args
+
+
+async def main(argv: Sequence[str] | None = None) -> list[Any]:
+    args = parse_args(argv)
+    if args.faux:
+        model, stream_fn = faux_model()
+    else:
+        provider, _, model_id = args.model.partition("/")
+        model, stream_fn = get_model(provider, model_id), None
+        if model is None:
+            sys.exit(f"unknown model {args.model!r}; `pi-trio models` lists them")
+    db = sqlite3.connect(args.db)
+    try:
+        store = SqliteSessionStore(db, args.session)
+        agent = Agent(
+            model=model,
+            stream_fn=stream_fn,
+            system_prompt="You are a brief assistant.",
+            messages=store.load(),  # resume: the conversation so far
+        )
+        record_session(agent, store)  # save every message as it finishes
+        await agent.prompt(args.prompt)
+    finally:
+        db.close()
+    for message in agent.state.messages:
+        text = message.content if isinstance(message.content, str) else ""
+        text = text or "".join(getattr(b, "text", "") for b in message.content)
+        print(f"{message.role:>9}: {text}")
+    return agent.state.messages
+
+
+if __name__ == "__main__":
+    trio.run(main)

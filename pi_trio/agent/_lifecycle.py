@@ -1,0 +1,295 @@
+"""The lifecycle of one run: what it has opened and not yet closed, in one place.
+
+``RunLifecycle`` owns the run's transcript (the working context's messages and the new
+messages the run returns) and emits every structural event: ``agent_start``,
+``turn_start``, the ``message_start``/``message_end`` of inputs and responses,
+``turn_end`` and ``agent_end``. Its ``phase`` says what is open::
+
+    NOT_STARTED -> RUN -> TURN -> (INPUT -> TURN)* -> REQUEST -> ASSISTANT -> RESPONSE
+                                -> TOOLS -> RESULTS -> RUN (turn_end) -> ... -> FINISHED
+
+``close_aborted`` writes the aborted outcome from the phase alone: it closes the innermost
+open thing until the run is finished (an open input gets its ``message_end``, a request
+becomes the aborted message with the content received so far, tool calls get one result
+each, then ``turn_end`` and ``agent_end``). The loop (``LoopRun``) decides what happens
+next; the lifecycle only records and announces it.
+
+After each structural event the run's abort check runs (``check``), so an abort or a
+cancellation requested by a listener takes effect right there; while closing, nothing is
+checked: the outcome is written whole.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..ai import AbortSignal, AssistantMessage, Model, ToolCall, ToolResultMessage
+from ..ai._builder import empty_message
+from ..ai._consume import InlineStream
+from ._batch import ToolBatch
+from ._declarations import ToolDeclarations
+from ._dispatch import Dispatcher
+from ._outcomes import aborted_text
+from ._types import (
+    AgentContext,
+    AgentEndEvent,
+    AgentMessage,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+
+__all__ = ["Phase", "RunLifecycle"]
+
+
+class Phase(enum.Enum):
+    """What the run has emitted and not yet closed."""
+
+    NOT_STARTED = "nothing emitted yet"
+    RUN = "agent_start emitted, no turn open"
+    TURN = "turn_start emitted, nothing open in the turn"
+    INPUT = "an input's message_start emitted, not its message_end"
+    REQUEST = "a provider request running"
+    ASSISTANT = "the response's message_start emitted, not its message_end"
+    RESPONSE = "the response ended; its tool calls have not run"
+    TOOLS = "a tool batch running"
+    RESULTS = "the turn's results are in; turn_end not emitted"
+    FINISHED = "agent_end emitted"
+
+
+class RunLifecycle:
+    """See the module docstring. ``context`` is the run's working context (its messages
+    list belongs to the run); ``make_batch`` builds the tool batch of a response."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        dispatcher: Dispatcher,
+        signal: AbortSignal,
+        check: Callable[[], Awaitable[None]],
+        make_batch: Callable[[AssistantMessage, list[ToolCall]], ToolBatch],
+    ) -> None:
+        self.context = context
+        self.dispatcher = dispatcher
+        self.signal = signal
+        self.phase = Phase.NOT_STARTED
+        self.new_messages: list[AgentMessage] = []
+        self.assistant: AssistantMessage | None = None
+        self.results: list[ToolResultMessage] = []
+        self.batch: ToolBatch | None = None
+        self._check = check
+        self._make_batch = make_batch
+        self._closing = False
+        self._declarations = ToolDeclarations()
+        # prompt messages already in the transcript whose events were not emitted yet
+        self._unannounced: deque[AgentMessage] = deque()
+        self._input: tuple[AgentMessage, bool] | None = None
+        self._stream: InlineStream | None = None
+        self._placeholder = False  # the response's partial is in the transcript
+
+    async def _emit(self, event: Any) -> None:
+        await self.dispatcher.emit(event)
+        if not self._closing:
+            await self._check()
+
+    # ------------------------------------------------------------------ run and turns
+
+    async def start(self, prompts: list[AgentMessage] | None) -> None:
+        """``agent_start`` and the first ``turn_start``, then the prompts (``None``:
+        continuing). The prompts enter the transcript first, so an abort during these
+        events still keeps them."""
+        if prompts is not None:
+            context = self.context
+            initial = self._declarations.declare(context, prompts)
+            context.messages.extend(initial)
+            self.new_messages.extend(initial)
+            self._unannounced.extend(initial)
+        self.phase = Phase.RUN
+        await self._emit(AgentStartEvent())
+        self.phase = Phase.TURN
+        await self._emit(TurnStartEvent())
+        await self._announce()
+
+    async def start_turn(self) -> None:
+        self.assistant = None
+        self.results = []
+        self.phase = Phase.TURN
+        await self._emit(TurnStartEvent())
+
+    async def end_turn(self) -> None:
+        assert self.assistant is not None
+        self.phase = Phase.RUN
+        await self._emit(TurnEndEvent(message=self.assistant, tool_results=self.results))
+
+    async def end_run(self) -> None:
+        self.phase = Phase.FINISHED
+        await self._emit(AgentEndEvent(messages=self.new_messages))
+
+    # ------------------------------------------------------------------ inputs
+
+    async def accept_inputs(self, pending: list[AgentMessage]) -> None:
+        """Declare tool changes, then emit and append each pending message."""
+        for message in self._declarations.declare(self.context, pending):
+            await self._open_input(message, append=True)
+
+    async def _announce(self) -> None:
+        """Emit the prompt messages (already in the transcript) not emitted yet."""
+        unannounced = self._unannounced
+        while unannounced:
+            await self._open_input(unannounced.popleft(), append=False)
+
+    async def _open_input(self, message: AgentMessage, *, append: bool) -> None:
+        self._input = (message, append)
+        self.phase = Phase.INPUT
+        await self._emit(MessageStartEvent(message=message))
+        await self._close_input()
+
+    async def _close_input(self) -> None:
+        """End the open input (once started, a message is accepted, so events stay well
+        nested also after an abort)."""
+        assert self._input is not None
+        message, append = self._input
+        self._input = None
+        self.phase = Phase.TURN
+        if append:
+            self.context.messages.append(message)
+            self.new_messages.append(message)
+        await self._emit(MessageEndEvent(message=message))
+
+    # ------------------------------------------------------------------ the response
+
+    def begin_request(self, stream: InlineStream) -> None:
+        self._stream = stream
+        self._placeholder = False
+        self.assistant = None
+        self.phase = Phase.REQUEST
+
+    def stop_request(self) -> None:
+        """The run was aborted: the running request accepts no more events."""
+        if self._stream is not None:
+            self._stream.stop()
+
+    def on_stream_event(self, event: Any) -> None:
+        """Each provider event as the stream accepts it: the partial enters the working
+        transcript at ``start``; block events become ``message_update``s."""
+        kind = event.type
+        if kind == "done" or kind == "error":
+            return
+        stream = self._stream
+        assert stream is not None
+        partial = stream.message
+        if kind == "start":
+            self.context.messages.append(partial)
+            self._placeholder = True
+            self.dispatcher.send_nowait(MessageStartEvent(message=partial))
+        elif self._placeholder:
+            self.dispatcher.send_nowait(
+                MessageUpdateEvent(message=partial, assistant_message_event=event)
+            )
+
+    async def accept_response(self, final: AssistantMessage, thinking_level: str) -> None:
+        """The request's final message replaces its partial in the transcript."""
+        self._stream = None
+        final.thinking_level = thinking_level
+        self.assistant = final
+        self.new_messages.append(final)
+        messages = self.context.messages
+        started = self._placeholder
+        if started:
+            messages[-1] = final
+            self._placeholder = False
+        else:
+            messages.append(final)
+        self.phase = Phase.ASSISTANT
+        if not started:
+            await self.dispatcher.send(MessageStartEvent(message=final))
+        self.phase = Phase.RESPONSE
+        await self._emit(MessageEndEvent(message=final))
+
+    # ------------------------------------------------------------------ tools
+
+    def begin_batch(self, batch: ToolBatch) -> None:
+        self.batch = batch
+        self.phase = Phase.TOOLS
+
+    def commit_batch(self) -> list[ToolResultMessage]:
+        """The batch's result messages join the transcript (in source order)."""
+        batch = self.batch
+        assert batch is not None
+        self.batch = None
+        results = batch.result_messages()
+        self.context.messages.extend(results)
+        self.new_messages.extend(results)
+        self.results = results
+        self.phase = Phase.RESULTS
+        return results
+
+    def without_tools(self) -> None:
+        self.results = []
+        self.phase = Phase.RESULTS
+
+    # ------------------------------------------------------------------ abort outcome
+
+    async def close_aborted(self, model: Model, thinking_level: str) -> None:
+        """Write the aborted outcome: close what is open, innermost first, until
+        ``agent_end`` (see the module docstring). Called outside the cancelled scope."""
+        self._closing = True
+        while True:
+            match self.phase:
+                case Phase.NOT_STARTED:
+                    self.phase = Phase.RUN
+                    await self._emit(AgentStartEvent())
+                case Phase.RUN if self._unannounced:
+                    # A prompt is part of the run once it started: it reaches the
+                    # transcript (and the listeners) before the aborted answer to it.
+                    self.phase = Phase.TURN
+                    await self._emit(TurnStartEvent())
+                case Phase.RUN:
+                    await self.end_run()
+                case Phase.TURN if self._unannounced:
+                    await self._announce()
+                case Phase.TURN:
+                    response = empty_message(
+                        model, "aborted", error_message=aborted_text(self.signal)
+                    )
+                    await self.accept_response(response, thinking_level)
+                case Phase.INPUT:
+                    await self._close_input()
+                case Phase.REQUEST:
+                    stream = self._stream
+                    assert stream is not None
+                    final = stream.aborted_message(aborted_text(self.signal))
+                    await self.accept_response(final, thinking_level)
+                case Phase.ASSISTANT:
+                    assert self.assistant is not None
+                    self.phase = Phase.RESPONSE
+                    await self._emit(MessageEndEvent(message=self.assistant))
+                case Phase.RESPONSE:
+                    self._close_response()
+                case Phase.TOOLS:
+                    assert self.batch is not None
+                    await self.batch.finish_aborted()
+                    self.commit_batch()
+                case Phase.RESULTS:
+                    await self.end_turn()
+                case Phase.FINISHED:
+                    return
+
+    def _close_response(self) -> None:
+        """Aborted after the response arrived but before its tools started: every call
+        still gets its one result."""
+        assistant = self.assistant
+        assert assistant is not None
+        calls: list[ToolCall] = []
+        if assistant.stop_reason not in ("error", "aborted"):
+            calls = [b for b in assistant.content if isinstance(b, ToolCall)]
+        if calls:
+            self.begin_batch(self._make_batch(assistant, calls))
+        else:
+            self.without_tools()

@@ -1,0 +1,166 @@
+"""``instrument()``: OpenTelemetry for one agent, or for every agent made afterwards."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from ..agent import Agent
+from ._listener import AgentTelemetry
+from ._telemetry import Telemetry
+from ._tools import ToolWrapping
+
+__all__ = ["instrument"]
+
+
+class _Instrumentation:
+    """One agent's instrumentation: its listener and its traced tools, and how to undo
+    both. The agent holds it (through its listener), so it lives as long as the agent
+    and no longer."""
+
+    def __init__(self, agent: Agent, telemetry: Telemetry, owner: object) -> None:
+        self.owner = owner  # the global instrumentation that made it, or None
+        self.listener = AgentTelemetry(agent, telemetry, self._run_ended)
+        self.tools = ToolWrapping(self.listener)
+        self.tools.wrap(agent.state.tools)
+        self.unsubscribe = agent.subscribe(self.listener)
+        self.agent = weakref.ref(agent)
+        self.done = False
+
+    def _run_ended(self) -> None:
+        agent = self.agent()
+        if agent is not None:
+            self.tools.wrap(agent.state.tools)  # tools added meanwhile: from the next run on
+
+    def undo(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.unsubscribe()
+        agent = self.agent()
+        if agent is not None:
+            self.tools.restore(agent.state.tools)
+            _instrumented.pop(agent, None)
+        self.listener.close("the agent was uninstrumented during the run")
+
+
+# The agents instrumented now. Weak both ways: an agent that is dropped is collected,
+# instrumented or not.
+_instrumented: weakref.WeakKeyDictionary[Agent, weakref.ref[_Instrumentation]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class _Global:
+    """Every ``Agent`` constructed while this is installed gets instrumented."""
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self.telemetry = telemetry
+        self.agents: weakref.WeakSet[Agent] = weakref.WeakSet()
+        self.original_init: Any = None
+        self.patched_init: Any = None
+
+
+_global: _Global | None = None
+
+
+def instrument(
+    agent: Agent | None = None,
+    *,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    capture_content: bool | None = None,
+    agent_name: str | None = None,
+) -> Callable[[], None]:
+    """Trace and measure ``agent``'s runs, or (without ``agent``) those of every ``Agent``
+    constructed from now on. Returns the function that turns it off again.
+
+    Spans: ``invoke_agent`` per run, ``turn`` per turn under it, ``chat {model}`` per
+    model request and ``execute_tool {name}`` per tool call under their turn, with the
+    OpenTelemetry GenAI attributes (provider, models, token usage, finish reasons,
+    ``error.type``) and ``pi.usage.cost``. Metrics: ``gen_ai.client.token.usage`` and
+    ``gen_ai.client.operation.duration`` (requests, tool calls and runs). A tool's own
+    spans nest under its ``execute_tool`` span.
+
+    ``tracer_provider`` / ``meter_provider`` default to the global ones. Message
+    content (prompts, answers, tool arguments and results) is recorded only with
+    ``capture_content=True``, or when it is ``None`` and the environment variable
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``true``. ``agent_name``
+    becomes ``gen_ai.agent.name`` and part of the run span's name.
+    """
+    if agent is not None and not isinstance(agent, Agent):
+        raise TypeError(
+            f"instrument() takes a pi_trio.agent.Agent (or nothing, for every new Agent), "
+            f"got {agent!r}"
+        )
+    _check_not_instrumented(agent)
+    telemetry = Telemetry(
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
+        agent_name=agent_name,
+    )
+    if agent is None:
+        return _instrument_globally(telemetry)
+    return _instrument_agent(agent, telemetry)
+
+
+def _check_not_instrumented(agent: Agent | None) -> None:
+    if agent is None and _global is not None:
+        raise RuntimeError(
+            "every new Agent is instrumented already; call the function instrument() "
+            "returned to turn that off before instrumenting globally again"
+        )
+    if agent is not None and _is_instrumented(agent):
+        raise RuntimeError(
+            f"{agent!r} is instrumented already; call the function instrument() returned "
+            "to turn that off before instrumenting it again"
+        )
+
+
+def _is_instrumented(agent: Agent) -> bool:
+    ref = _instrumented.get(agent)
+    return ref is not None and ref() is not None
+
+
+def _instrument_agent(
+    agent: Agent, telemetry: Telemetry, owner: object = None
+) -> Callable[[], None]:
+    instrumentation = _Instrumentation(agent, telemetry, owner)
+    _instrumented[agent] = weakref.ref(instrumentation)
+    return instrumentation.undo
+
+
+def _instrument_globally(telemetry: Telemetry) -> Callable[[], None]:
+    global _global
+    state = _Global(telemetry)
+    original = Agent.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Agent, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if _global is state and not _is_instrumented(self):
+            _instrument_agent(self, state.telemetry, state)
+            state.agents.add(self)
+
+    state.original_init = original
+    state.patched_init = __init__
+    setattr(Agent, "__init__", __init__)  # noqa: B010 - mypy refuses assigning a method
+    _global = state
+
+    def uninstrument() -> None:
+        global _global
+        if _global is not state:
+            return
+        _global = None
+        if Agent.__dict__.get("__init__") is state.patched_init:
+            setattr(Agent, "__init__", state.original_init)  # noqa: B010
+        for agent in list(state.agents):
+            ref = _instrumented.get(agent)
+            instrumentation = ref() if ref is not None else None
+            if instrumentation is not None and instrumentation.owner is state:
+                instrumentation.undo()
+
+    return uninstrument

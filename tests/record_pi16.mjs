@@ -1,0 +1,718 @@
+// Records what the original TypeScript runtime writes, as fixtures for pi_trio's tests.
+//
+//   npm install --prefix <dir> @earendil-works/pi-agent-core@1.6.0 @earendil-works/pi-ai@1.6.0
+//   node tests/record_pi16.mjs <dir> [out]          # out: tests/fixtures/pi16
+//
+//   npm install --prefix <dir> @mariozechner/pi-agent-core@0.73.1 @mariozechner/pi-ai@0.73.1
+//   node tests/record_pi16.mjs <dir> [out]          # out: tests/fixtures/pi073
+//
+// Every agent scenario runs on the faux provider (or, for the provider scenarios, the
+// original's openai-completions provider against a local HTTP server) and writes
+// <scenario>.transcript.json (JSON.stringify of agent.state.messages, byte for byte),
+// <scenario>.events.jsonl (JSON.stringify of every event a listener saw, in order) and
+// <scenario>.json (the scenario's other observations). index.json lists the scenarios.
+// The clock is virtual (Date.now and performance.now advance by 1 ms per read) and token
+// chunks have a fixed size, so recording twice gives the same files.
+
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [packageDir, outArgument] = process.argv.slice(2);
+if (!packageDir) {
+	console.error("usage: node tests/record_pi16.mjs <dir with node_modules/@earendil-works> [out]");
+	process.exit(2);
+}
+const modules = join(resolve(packageDir), "node_modules");
+const scopes = [
+	["@earendil-works", "1.6"],
+	["@mariozechner", "0.73"],
+];
+const found = scopes.find(([scope]) => {
+	try {
+		readFileSync(join(modules, scope, "pi-ai", "package.json"));
+		return true;
+	} catch {
+		return false;
+	}
+});
+if (!found) {
+	console.error(`no @earendil-works/pi-ai or @mariozechner/pi-ai under ${modules}`);
+	process.exit(2);
+}
+const [scope, line] = found;
+const packageFile = (name, ...path) => join(modules, scope, name, ...path);
+const version = (name) => JSON.parse(readFileSync(packageFile(name, "package.json"), "utf8")).version;
+const load = (name, ...path) => import(pathToFileURL(packageFile(name, ...path)).href);
+const ai = await load("pi-ai", "dist", "index.js");
+const core = await load("pi-agent-core", "dist", "index.js");
+const completions =
+	line === "1.6"
+		? await load("pi-ai", "dist", "api", "openai-completions.js")
+		: await load("pi-ai", "dist", "providers", "openai-completions.js");
+const out = resolve(outArgument ?? join("tests", "fixtures", line === "1.6" ? "pi16" : "pi073"));
+mkdirSync(out, { recursive: true });
+
+// ------------------------------------------------------------------ virtual clock
+
+const EPOCH = 1767225600000; // 2026-01-01T00:00:00Z
+let clock = EPOCH;
+Date.now = () => ++clock;
+Object.defineProperty(performance, "now", { value: () => ++clock - EPOCH, configurable: true });
+
+// ------------------------------------------------------------------ helpers
+
+// Scripted responses are built when the request arrives, so their timestamps (and the
+// durationMs the event stream adds) are those of a real response.
+const later = (build) => () => build();
+
+
+function faux(responses, extra = {}) {
+	const options = { api: "faux", tokenSize: { min: 3, max: 3 }, ...extra };
+	if (line === "1.6") {
+		const handle = ai.fauxProvider(options);
+		handle.setResponses(responses.map(later));
+		const streamFn = (model, context, streamOptions) =>
+			handle.provider.streamSimple(model, context, streamOptions);
+		return { model: handle.getModel(), streamFn, handle };
+	}
+	const registration = ai.registerFauxProvider(options);
+	registration.setResponses(responses.map(later));
+	const streamFn = (model, context, streamOptions) => ai.streamSimple(model, context, streamOptions);
+	return { model: registration.getModel(), streamFn, handle: registration };
+}
+
+const numbers = {
+	type: "object",
+	properties: { a: { type: "number" }, b: { type: "number" } },
+	required: ["a", "b"],
+};
+
+function tool(name, description, execute, parameters = numbers) {
+	return { name, label: name, description, parameters, execute };
+}
+
+const add = tool("add", "Add two numbers", async (_id, { a, b }) => ({
+	content: [{ type: "text", text: String(a + b) }],
+	details: { sum: a + b },
+}));
+const mul = tool("mul", "Multiply two numbers", async (_id, { a, b }) => ({
+	content: [{ type: "text", text: String(a * b) }],
+	details: { product: a * b },
+}));
+
+function newAgent(setup, state = {}, options = {}) {
+	return new core.Agent({
+		initialState: { model: setup.model, ...state },
+		streamFn: setup.streamFn,
+		...options,
+	});
+}
+
+function record(agent) {
+	const events = [];
+	agent.subscribe((event) => {
+		events.push(JSON.stringify(event));
+	});
+	return events;
+}
+
+const scenarios = [];
+
+function save(name, description, { agent, events, extra = {} }) {
+	if (agent !== undefined) {
+		writeFileSync(join(out, `${name}.transcript.json`), JSON.stringify(agent.state.messages));
+	}
+	if (events !== undefined) writeFileSync(join(out, `${name}.events.jsonl`), `${events.join("\n")}\n`);
+	writeFileSync(join(out, `${name}.json`), `${JSON.stringify({ scenario: name, description, ...extra }, null, 2)}\n`);
+	scenarios.push({
+		name,
+		description,
+		transcript: agent !== undefined,
+		events: events !== undefined,
+	});
+}
+
+// ------------------------------------------------------------------ agent scenarios
+
+async function toolTurn() {
+	const setup = faux([
+		() => ai.fauxAssistantMessage(
+			[ai.fauxThinking("Add them."), ai.fauxText("Let me add."), ai.fauxToolCall("add", { a: 2, b: 3 }, { id: "call_1" })],
+			{ stopReason: "toolUse" },
+		),
+		() => ai.fauxAssistantMessage("2 + 3 = 5"),
+	]);
+	const agent = newAgent(setup, { systemPrompt: "You add numbers.", tools: [add] });
+	const events = record(agent);
+	await agent.prompt("What is 2 + 3?");
+	save("tool_turn", "one tool call, its result, then the answer", { agent, events });
+}
+
+async function parallelTools() {
+	let fastDone;
+	const fastFinished = new Promise((resolve) => {
+		fastDone = resolve;
+	});
+	const slow = tool("slow", "Finishes after fast", async (_id, { a, b }, _signal, onUpdate) => {
+		onUpdate?.({ content: [{ type: "text", text: "waiting" }], details: { stage: 1 } });
+		await fastFinished;
+		return { content: [{ type: "text", text: `slow ${a + b}` }], details: {} };
+	});
+	const fast = tool("fast", "Finishes first", async (_id, { a, b }) => {
+		fastDone();
+		return { content: [{ type: "text", text: `fast ${a * b}` }], details: {} };
+	});
+	const setup = faux([
+		() => ai.fauxAssistantMessage(
+			[ai.fauxToolCall("slow", { a: 1, b: 2 }, { id: "call_slow" }), ai.fauxToolCall("fast", { a: 3, b: 4 }, { id: "call_fast" })],
+			{ stopReason: "toolUse" },
+		),
+		() => ai.fauxAssistantMessage("done"),
+	]);
+	const agent = newAgent(setup, { tools: [slow, fast] });
+	const events = record(agent);
+	await agent.prompt("Run both.");
+	save("parallel_tools", "two tool calls in one response; the second finishes first; an update", {
+		agent,
+		events,
+	});
+}
+
+async function abortStreaming() {
+	// paced, so the listener's abort lands between two chunks
+	const setup = faux([() => ai.fauxAssistantMessage("This answer is long enough to be cut off early.")], {
+		tokensPerSecond: 1000,
+	});
+	const agent = newAgent(setup);
+	const events = record(agent);
+	agent.subscribe((event) => {
+		if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") agent.abort();
+	});
+	await agent.prompt("Talk.");
+	save("abort_streaming", "abort() on the first text_delta", { agent, events });
+}
+
+async function abortTools() {
+	const quick = tool("quick", "Returns at once", async () => ({ content: [{ type: "text", text: "quick" }], details: {} }));
+	const hang = tool("hang", "Waits for the abort", async (_id, _params, signal) => {
+		await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+		throw new Error("hang saw the abort");
+	});
+	const setup = faux([
+		() => ai.fauxAssistantMessage(
+			[ai.fauxToolCall("hang", { a: 1, b: 1 }, { id: "call_hang" }), ai.fauxToolCall("quick", { a: 1, b: 1 }, { id: "call_quick" })],
+			{ stopReason: "toolUse" },
+		),
+		() => ai.fauxAssistantMessage("never asked"),
+	]);
+	const agent = newAgent(setup, { tools: [hang, quick] });
+	const events = record(agent);
+	agent.subscribe((event) => {
+		if (event.type === "tool_execution_end") agent.abort();
+	});
+	await agent.prompt("Run both.");
+	save("abort_tools", "abort() when the first of two parallel tool calls ends", { agent, events });
+}
+
+async function streamFunctionThrows() {
+	const setup = faux([]);
+	setup.streamFn = () => {
+		throw new Error("network down");
+	};
+	const agent = newAgent(setup, { tools: [add] });
+	const events = record(agent);
+	await agent.prompt("Hello?");
+	save("stream_function_throws", "the stream function throws instead of returning a stream", {
+		agent,
+		events,
+		extra: { errorMessage: agent.state.errorMessage },
+	});
+}
+
+async function lengthWithToolCalls() {
+	const hooks = [];
+	const setup = faux([
+		() => ai.fauxAssistantMessage(
+			[ai.fauxText("Adding."), ai.fauxToolCall("add", { a: 1, b: 2 }, { id: "call_1" }), ai.fauxToolCall("add", { a: 3 }, { id: "call_2" })],
+			{ stopReason: "length" },
+		),
+		() => ai.fauxAssistantMessage("Let me try again."),
+	]);
+	const agent = newAgent(
+		setup,
+		{ tools: [add] },
+		{
+			beforeToolCall: async ({ toolCall }) => {
+				hooks.push(`before ${toolCall.id}`);
+			},
+		},
+	);
+	const events = record(agent);
+	await agent.prompt("Add twice.");
+	save("length_with_tool_calls", "a response cut off by the token limit that holds tool calls", {
+		agent,
+		events,
+		extra: { hooks },
+	});
+}
+
+async function malformedArguments() {
+	const text = '{"a": 2, "b": ';
+	const parsed = ai.parseToolCallArguments(text);
+	const hooks = [];
+	const setup = faux([
+		() => ai.fauxAssistantMessage([{ ...ai.fauxToolCall("add", {}, { id: "call_1" }), ...parsed }], { stopReason: "toolUse" }),
+		() => ai.fauxAssistantMessage("Sorry."),
+	]);
+	const agent = newAgent(
+		setup,
+		{ tools: [add] },
+		{
+			beforeToolCall: async ({ toolCall }) => {
+				hooks.push(`before ${toolCall.id}`);
+			},
+			afterToolCall: async ({ toolCall }) => {
+				hooks.push(`after ${toolCall.id}`);
+			},
+		},
+	);
+	const events = record(agent);
+	await agent.prompt("Add.");
+	save("malformed_arguments", "a tool call whose argument text was not JSON (argumentsError)", {
+		agent,
+		events,
+		extra: { argumentText: text, parsed, hooks },
+	});
+}
+
+async function nestedCalls() {
+	const hooks = [];
+	let captured;
+	const outcomes = [];
+	const batch = tool(
+		"batch",
+		"Runs add twice and a missing tool",
+		async (_id, _params, signal) => {
+			const calls = [
+				{ type: "toolCall", id: "nested_1", name: "add", arguments: { a: 1, b: 2 } },
+				{ type: "toolCall", id: "nested_2", name: "add", arguments: { a: "x" } },
+				{ type: "toolCall", id: "nested_3", name: "nope", arguments: {} },
+			];
+			for (const call of calls) {
+				const outcome = await core.runToolCall(call, {
+					tools: [add],
+					assistantMessage: captured.assistantMessage,
+					context: captured.context,
+					signal,
+					beforeToolCall: async ({ toolCall }) => {
+						hooks.push(`nested before ${toolCall.id}`);
+					},
+					afterToolCall: async ({ toolCall, isError }) => {
+						hooks.push(`nested after ${toolCall.id} ${isError}`);
+					},
+				});
+				outcomes.push(outcome);
+			}
+			return {
+				content: [{ type: "text", text: outcomes.map((o) => o.result.content[0].text).join("; ") }],
+				details: { ran: outcomes.length },
+			};
+		},
+		{ type: "object", properties: {} },
+	);
+	const setup = faux([
+		() => ai.fauxAssistantMessage([ai.fauxToolCall("batch", {}, { id: "call_batch" })], { stopReason: "toolUse" }),
+		() => ai.fauxAssistantMessage("Batch done."),
+	]);
+	const agent = newAgent(
+		setup,
+		{ tools: [batch, add] },
+		{
+			beforeToolCall: async (context) => {
+				captured = context;
+				hooks.push(`before ${context.toolCall.id}`);
+			},
+			afterToolCall: async ({ toolCall }) => {
+				hooks.push(`after ${toolCall.id}`);
+			},
+		},
+	);
+	// The host records the nested calls on the result message (the loop does not).
+	agent.subscribe((event) => {
+		if (event.type === "message_end" && event.message.role === "toolResult") {
+			event.message.nestedCalls = {
+				calls: outcomes.map(({ toolCall, isError, durationMs }) => ({
+					id: toolCall.id,
+					name: toolCall.name,
+					arguments: toolCall.arguments,
+					status: isError ? "error" : "ok",
+					...(durationMs === undefined ? {} : { durationMs }),
+					...(isError ? { error: "failed" } : {}),
+				})),
+				complete: true,
+			};
+		}
+	});
+	const events = record(agent);
+	await agent.prompt("Run the batch.");
+	save("run_tool_call_nested", "a tool runs nested calls with runToolCall; the host records nestedCalls", {
+		agent,
+		events,
+		extra: { hooks, outcomes },
+	});
+}
+
+async function systemToolChanges() {
+	const setup = faux([() => ai.fauxAssistantMessage("First."), () => ai.fauxAssistantMessage("Second.")]);
+	const agent = newAgent(setup, { systemPrompt: "You do arithmetic.", tools: [add] });
+	const events = record(agent);
+	await agent.prompt("One.");
+	agent.state.tools = [mul];
+	await agent.prompt("Two.");
+	save("system_tool_changes", "the transcript declares the tools; changing state.tools adds a system message", {
+		agent,
+		events,
+		extra: { systemPrompt: agent.state.systemPrompt },
+	});
+}
+
+async function retry() {
+	const setup = faux([
+		() => ai.fauxAssistantMessage([], { stopReason: "error", errorMessage: "529 overloaded_error: Overloaded" }),
+		() => ai.fauxAssistantMessage([], { stopReason: "error", errorMessage: "Connection closed." }),
+		() => ai.fauxAssistantMessage("Recovered."),
+	]);
+	const log = [];
+	const produce = async () => {
+		const stream = setup.streamFn(setup.model, ai.normalizeContext({ messages: [{ role: "user", content: "Hi", timestamp: 1 }] }), {});
+		return stream.result();
+	};
+	const policy = { enabled: true, maxRetries: 3, baseDelayMs: 1 };
+	const message = await ai.retryAssistantCall(produce, policy, undefined, {
+		onRetryScheduled: (attempt, maxAttempts, delayMs, errorMessage) => {
+			log.push({ event: "scheduled", attempt, maxAttempts, delayMs, errorMessage });
+		},
+		onRetryAttemptStart: () => {
+			log.push({ event: "attempt_start" });
+		},
+		onRetryFinished: (success, attempt, finalError) => {
+			log.push({ event: "finished", success, attempt, ...(finalError === undefined ? {} : { finalError }) });
+		},
+	});
+	const delays = [1, 2, 3, 4, 5, 10, 20].map((attempt) => ({
+		attempt,
+		default: ai.retryDelayMs({ baseDelayMs: 2000 }, attempt),
+		capped: ai.retryDelayMs({ baseDelayMs: 2000, maxAgentDelayMs: 10000 }, attempt),
+	}));
+	const errors = [
+		"429 Too Many Requests",
+		"req_4290abc failed",
+		"Error 503: service temporarily unavailable",
+		"overloaded_error",
+		"rate limit exceeded",
+		"ECONNRESET",
+		"read ETIMEDOUT",
+		"Connection closed.",
+		"websocket connection limit reached",
+		"fetch failed",
+		"terminated",
+		"Request was aborted",
+		"400 invalid_request_error: prompt is too long",
+		"500 Internal Server Error",
+		"model_x5023 not found",
+		"Error: 529",
+		"502",
+		"context length exceeded",
+	].map((errorMessage) => ({
+		errorMessage,
+		retryable: ai.isRetryableAssistantError({ ...ai.fauxAssistantMessage([], { stopReason: "error", errorMessage }) }),
+	}));
+	save("retry", "retryAssistantCall over two retryable errors; delays; which errors are retryable", {
+		extra: { policy, log, message, delays, errors, defaultMaxDelayMs: ai.DEFAULT_MAX_AGENT_RETRY_DELAY_MS },
+	});
+}
+
+// ------------------------------------------------------------------ provider scenarios
+
+const SSE_CHUNKS = {
+	openrouter_cost: [
+		{ id: "gen-1", model: "openai/gpt-4o-mini", choices: [{ index: 0, delta: { role: "assistant", content: "Hel" } }] },
+		{ id: "gen-1", model: "openai/gpt-4o-mini", choices: [{ index: 0, delta: { content: "lo." } }] },
+		{ id: "gen-1", model: "openai/gpt-4o-mini", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+		{
+			id: "gen-1",
+			model: "openai/gpt-4o-mini",
+			choices: [],
+			usage: {
+				prompt_tokens: 120,
+				completion_tokens: 3,
+				total_tokens: 123,
+				prompt_tokens_details: { cached_tokens: 20 },
+				cost: 0.0000419,
+				is_byok: false,
+			},
+		},
+	],
+	openrouter_byok_cost: [
+		{ id: "gen-2", model: "anthropic/claude-sonnet-4.5", choices: [{ index: 0, delta: { content: "Hi" } }] },
+		{
+			id: "gen-2",
+			model: "anthropic/claude-sonnet-4.5",
+			choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+			usage: {
+				prompt_tokens: 10,
+				completion_tokens: 1,
+				total_tokens: 11,
+				cost: 0.000001,
+				is_byok: true,
+				cost_details: { upstream_inference_cost: null, upstream_inference_prompt_cost: 0.00003, upstream_inference_completions_cost: 0.000015 },
+			},
+		},
+	],
+	completions_malformed_arguments: [
+		{ id: "c-3", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_w", type: "function", function: { name: "write", arguments: "" } }] } }] },
+		{ id: "c-3", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"path": "a.txt", ' } }] } }] },
+		{ id: "c-3", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"content": "trunc' } }] } }] },
+		{ id: "c-3", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } },
+	],
+};
+
+function sseBody(chunks) {
+	return `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`;
+}
+
+async function providerScenario(name, description, model) {
+	const body = sseBody(SSE_CHUNKS[name]);
+	const server = createServer((request, response) => {
+		request.resume();
+		request.on("end", () => {
+			response.writeHead(200, { "content-type": "text/event-stream" });
+			response.end(body);
+		});
+	});
+	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const baseUrl = `http://127.0.0.1:${server.address().port}/api/v1`;
+	const fullModel = {
+		name: model.id,
+		api: "openai-completions",
+		baseUrl,
+		reasoning: false,
+		input: ["text"],
+		contextWindow: 128000,
+		maxTokens: 16384,
+		...model,
+	};
+	const context = { messages: [{ role: "user", content: "Hi", timestamp: 1 }] };
+	const transcript = line === "1.6" ? ai.normalizeContext(context) : context;
+	const stream = completions.streamSimple(fullModel, transcript, { apiKey: "test-key" });
+	const events = [];
+	for await (const event of stream) events.push(JSON.stringify(event));
+	const message = await stream.result();
+	server.close();
+	const { baseUrl: _baseUrl, ...recordedModel } = fullModel;
+	writeFileSync(join(out, `${name}.sse`), body);
+	writeFileSync(join(out, `${name}.message.json`), JSON.stringify(message));
+	save(name, description, { events, extra: { model: recordedModel } });
+}
+
+// ------------------------------------------------------------------ corpora
+
+function mulberry32(seed) {
+	return () => {
+		seed = (seed + 0x6d2b79f5) | 0;
+		let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+function streamingJsonCorpus() {
+	const random = mulberry32(16);
+	const pick = (items) => items[Math.floor(random() * items.length)];
+	const bases = [
+		{ a: [1, 2.5, { b: "x\\y" }], c: null, d: true },
+		{ path: "a/b.txt", content: 'line\n"q" é', n: -12.5e3 },
+		{ k: [[], {}, [{ z: false }]] },
+		{ s: "😀", t: "\\u0041", u: "tab\there" },
+	];
+	const alphabet = [..."{}[]\":,\\ \tntrufalsNIy-0123456789.eEabc", "\\u00e9", "\\u12", "é", "\u0001"];
+	const cases = [];
+	for (let n = 0; n < 400; n++) {
+		let text = JSON.stringify(pick(bases));
+		for (let edits = Math.floor(random() * 5); edits > 0; edits--) {
+			const at = Math.floor(random() * (text.length + 1));
+			const roll = random();
+			if (roll < 0.4) text = text.slice(0, at) + text.slice(at + 1);
+			else if (roll < 0.8) text = text.slice(0, at) + pick(alphabet) + text.slice(at);
+			else text = text.slice(0, at);
+		}
+		const cuts = [...new Set(Array.from({ length: Math.floor(random() * 6) }, () => Math.floor(random() * (text.length + 1))))].sort((x, y) => x - y);
+		const points = [0, ...cuts, text.length];
+		const chunks = points.slice(1).map((end, i) => text.slice(points[i], end));
+		const parser = new ai.StreamingJsonParser();
+		const snapshots = chunks.map((chunk) => {
+			parser.append(chunk);
+			const snapshot = parser.snapshot();
+			return snapshot === undefined ? null : snapshot;
+		});
+		cases.push({ chunks, snapshots });
+	}
+	save("streaming_json", "StreamingJsonParser: pieces of (mutated) JSON and the snapshot after each", {
+		extra: { cases },
+	});
+}
+
+const ARGUMENT_TEXTS = [
+	"",
+	"  ",
+	'{"a": 1}',
+	'{"a": [1, {"b": null}], "c": "é"}',
+	'{"a": ',
+	'{"a": "abc',
+	'{"a":1',
+	'{"a": }',
+	'{"a":1}x',
+	"{'a': 1}",
+	'{"a": 01}',
+	'{"a": 1.}',
+	'{"a": 1e}',
+	'{"a": -}',
+	"[1]",
+	'"text"',
+	"null",
+	'{"a": "x\ty\\q"}',
+	'{"a": "\\ud83d!"}',
+	'{"a":1,}',
+	"[1,]",
+	'{"a":1 "b":2}',
+	'{"a" 1}',
+	'{"a": NaN}',
+	'{"a": tru}',
+	'{"a": "\\u12"}',
+	'{"a": "b\u0001"}',
+	'{"path": "/tmp/x", "content": "hello world, this is long", "z": }',
+	'x{"content": "hello world, this is long", "z": ]}',
+	'{"a": "😀", "b": }',
+];
+
+function argumentsCorpus() {
+	const cases = ARGUMENT_TEXTS.map((text) => ({ text, parsed: ai.parseToolCallArguments(text) }));
+	save("parse_tool_call_arguments", "parseToolCallArguments on complete argument texts", { extra: { cases } });
+}
+
+function validationCorpus() {
+	const object = (properties, required, extra = {}) => ({ type: "object", properties, ...(required ? { required } : {}), ...extra });
+	const pairs = [
+		[object({ a: { type: "number" } }, ["a", "b"]), { a: "x", é: [1] }],
+		[object({ v: { type: "number", minimum: 1 } }), { v: 0 }],
+		[object({ v: { type: "number", multipleOf: 2 } }), { v: 3 }],
+		[object({ v: { type: "string", minLength: 2, pattern: "^a" } }), { v: "b" }],
+		[object({ v: { type: "array", maxItems: 1, uniqueItems: true } }), { v: [1, 1] }],
+		[object({ v: { enum: ["a", "b"] } }), { v: "c" }],
+		[object({ v: { const: "add" } }), { v: "c" }],
+		[object({ v: { type: ["string", "null"] } }), { v: [] }],
+		[object({ a: { type: "integer" } }, undefined, { additionalProperties: false, maxProperties: 1 }), { a: 1, b: 2 }],
+		[object({}, undefined, { dependentRequired: { a: ["b"] } }), { a: 1 }],
+		[
+			{ type: "object", oneOf: [object({ op: { const: "add" }, a: { type: "number" } }, ["op", "a"]), object({ op: { const: "neg" }, x: { type: "number" } }, ["op", "x"])] },
+			{ op: "mul", a: 1 },
+		],
+		[
+			{ type: "object", oneOf: [object({ op: { const: "add" }, a: { type: "number" } }, ["op", "a"]), object({ op: { const: "neg" }, x: { type: "number" } }, ["op", "x"])] },
+			{ op: "add", a: [] },
+		],
+		[object({ v: { oneOf: [{ type: "number" }, { type: "integer" }] } }), { v: 3 }],
+		[{ $defs: { n: { type: "integer", minimum: 0 } }, type: "object", properties: { a: { $ref: "#/$defs/n" } } }, { a: -1 }],
+		[
+			object({ path: { type: "string" }, edits: { type: "array", items: object({ oldText: { type: "string" }, newText: { type: "string" } }, ["oldText", "newText"]) } }, ["path", "edits"]),
+			{ path: "a", edits: [{ oldText: 1 }] },
+		],
+		[object({ n: { type: "integer" } }), { n: "7" }],
+		[object({ f: { type: "number" } }), { f: 0.000003, g: 1.5 }],
+		[{ type: "array", prefixItems: [{ type: "integer" }], items: false }, [1, 2]],
+	];
+	const cases = pairs.map(([parameters, args]) => {
+		const call = { type: "toolCall", id: "1", name: "calc", arguments: args };
+		try {
+			return { parameters, arguments: args, result: ai.validateToolArguments({ name: "calc", description: "d", parameters }, call) };
+		} catch (error) {
+			return { parameters, arguments: args, error: error.message };
+		}
+	});
+	save("validation", "validateToolArguments: schemas, arguments and the error texts", { extra: { cases } });
+}
+
+function costCorpus() {
+	const rates = [
+		{ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+		{ input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 },
+		{
+			input: 1.25,
+			output: 10,
+			cacheRead: 0.125,
+			cacheWrite: 1.625,
+			tiers: [{ inputTokensAbove: 200000, input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: 4.5 }],
+		},
+	];
+	const usages = [
+		{ input: 1, output: 0, cacheRead: 0, cacheWrite: 300 },
+		{ input: 1000, output: 500, cacheRead: 2000, cacheWrite: 400, cacheWrite1h: 100 },
+		{ input: 250000, output: 7, cacheRead: 0, cacheWrite: 0 },
+		{ input: 3, output: 2, cacheRead: 1, cacheWrite: 0 },
+	];
+	const cases = [];
+	for (const cost of rates) {
+		for (const usage of usages) {
+			const full = { ...usage, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+			ai.calculateCost({ cost }, full);
+			cases.push({ rates: cost, usage: JSON.stringify(full) });
+		}
+	}
+	save("calculate_cost", "calculateCost: rates, usage and the usage JSON it writes", { extra: { cases } });
+}
+
+// ------------------------------------------------------------------ main
+
+await toolTurn();
+await parallelTools();
+await abortStreaming();
+await abortTools();
+await streamFunctionThrows();
+if (line === "1.6") {
+	await lengthWithToolCalls();
+	await malformedArguments();
+	await nestedCalls();
+	await systemToolChanges();
+	await retry();
+	await providerScenario("openrouter_cost", "OpenRouter reports the billed cost in usage.cost", {
+		id: "openai/gpt-4o-mini",
+		provider: "openrouter",
+		cost: { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 },
+	});
+	await providerScenario("openrouter_byok_cost", "OpenRouter BYOK: billed cost plus the upstream cost", {
+		id: "anthropic/claude-sonnet-4.5",
+		provider: "openrouter",
+		cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+	});
+	await providerScenario("completions_malformed_arguments", "streamed tool arguments cut off mid-string", {
+		id: "gpt-4o-mini",
+		provider: "openai",
+		cost: { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 },
+	});
+	streamingJsonCorpus();
+	argumentsCorpus();
+	validationCorpus();
+	costCorpus();
+}
+const index = {
+	recordedWith: {
+		"pi-ai": version("pi-ai"),
+		"pi-agent-core": version("pi-agent-core"),
+		node: process.version,
+	},
+	scenarios,
+};
+writeFileSync(join(out, "index.json"), `${JSON.stringify(index, null, 2)}\n`);
+console.log(`recorded ${scenarios.length} scenarios with ${scope} ${index.recordedWith["pi-ai"]} into ${out}`);
