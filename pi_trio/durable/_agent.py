@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
 from dbos import error as dbos_error
 
@@ -229,7 +230,11 @@ class DurableAgent:
             agent.state.messages = history
         agent.stream_fn = durable_stream_fn(agent.stream_fn, execution)
         agent.state.tools = [durable_tool(tool, execution) for tool in agent.state.tools]
-        agent.should_stop_after_turn = self._after_turn(agent.should_stop_after_turn, execution)
+        # a copy: a hooks object may be shared by several agents
+        agent.hooks = msgspec.structs.replace(
+            agent.hooks,
+            should_stop_after_turn=self._after_turn(agent.hooks.should_stop_after_turn, execution),
+        )
         for subscription in self._subscriptions:
             agent.subscribe(agent_listener(subscription, execution))
 

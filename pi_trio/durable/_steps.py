@@ -29,6 +29,7 @@ from ..ai import (
     AssistantMessage,
     Context,
     Model,
+    StartEvent,
     StreamFn,
     StreamOptions,
     TextContent,
@@ -78,6 +79,11 @@ def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
                 model, context, options, registry=options.registry, stream_fn=inner
             ) as events:
                 async for event in events:
+                    if event.type == "start":
+                        # ``events`` has applied the provider's events to its message;
+                        # the agent gets them as from a producer of its own, which it
+                        # replays onto a message of its own
+                        event = StartEvent(partial=event.partial)
                     if forwarding:
                         try:
                             await send.send(event)
