@@ -113,6 +113,8 @@ ALLOWED = {
     "session": {"ai", "agent", "session"},
     "mcp": {"ai", "agent", "mcp"},
     "otel": {"ai", "agent", "otel"},
+    "durable": {"ai", "agent", "durable"},
+    "fanout": {"ai", "agent", "fanout"},
     "cli": {"ai", "agent", "proxy", "testing", "cli"},
 }
 

@@ -14,6 +14,8 @@ PUBLIC_MODULES = [
     "pi_trio.mcp",
     "pi_trio.session",
     "pi_trio.otel",
+    "pi_trio.durable",
+    "pi_trio.fanout",
 ]
 
 
@@ -121,3 +123,15 @@ def test_the_catalog_look_up_by_name_is_public() -> None:
         assert n in ai.__all__, n
     assert issubclass(ai.UnknownModelError, LookupError)
     assert issubclass(ai.UnknownModelError, ai.PiError)
+
+
+def test_importing_pi_trio_imports_neither_dbos_nor_ray() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pi_trio, pi_trio.ai, pi_trio.agent, pi_trio.testing, pi_trio.cli\n"
+        "print(sorted(m for m in ('dbos', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

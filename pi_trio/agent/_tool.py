@@ -27,7 +27,10 @@ class AgentTool:
     ``prepare_arguments(raw) -> args`` (sync) adapts old argument shapes before
     validation. ``execution_mode="sequential"`` makes every batch containing this tool run
     sequentially. ``timeout`` (seconds) gives the call an error result
-    ``Tool "<name>" timed out after <t>s`` when it runs longer.
+    ``Tool "<name>" timed out after <t>s`` when it runs longer. ``replay`` is the recovery
+    policy of a durable run for a call that was started but whose outcome is unknown (the
+    process died meanwhile): ``"safe"`` runs it again, ``"never"`` (the default) reports it
+    as interrupted instead. Like ``label`` it is never declared to the model.
     """
 
     __slots__ = (
@@ -39,6 +42,7 @@ class AgentTool:
         "name",
         "parameters",
         "prepare_arguments",
+        "replay",
         "timeout",
     )
 
@@ -54,6 +58,7 @@ class AgentTool:
         execution_mode: Literal["sequential", "parallel"] | None = None,
         timeout: float | None = None,
         constrained_sampling: Any = None,
+        replay: Literal["never", "safe"] = "never",
     ) -> None:
         if not isinstance(parameters, dict):
             raise TypeError(
@@ -62,6 +67,10 @@ class AgentTool:
         if timeout is not None and timeout <= 0:
             raise ValueError(
                 f"AgentTool {name!r}: timeout must be positive seconds, got {timeout!r}"
+            )
+        if replay not in ("never", "safe"):
+            raise ValueError(
+                f"AgentTool {name!r}: replay must be 'never' or 'safe', got {replay!r}"
             )
         self.name = name
         self.label = label or name
@@ -72,6 +81,7 @@ class AgentTool:
         self.execution_mode = execution_mode
         self.timeout = timeout
         self.constrained_sampling = constrained_sampling
+        self.replay: Literal["never", "safe"] = replay
 
     def __repr__(self) -> str:
         return f"AgentTool(name={self.name!r}, label={self.label!r})"
@@ -98,6 +108,7 @@ def _build(
     label: str | None,
     execution_mode: Literal["sequential", "parallel"] | None,
     timeout: float | None,
+    replay: Literal["never", "safe"] = "never",
 ) -> AgentTool:
     tool_name = name or fn.__name__
     signature = inspect.signature(fn)
@@ -153,6 +164,7 @@ def _build(
         label=label,
         execution_mode=execution_mode,
         timeout=timeout,
+        replay=replay,
     )
 
 
@@ -179,6 +191,7 @@ def tool(
     label: str | None = None,
     execution_mode: Literal["sequential", "parallel"] | None = None,
     timeout: float | None = None,
+    replay: Literal["never", "safe"] = "never",
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -191,6 +204,7 @@ def tool(
     label: str | None = None,
     execution_mode: Literal["sequential", "parallel"] | None = None,
     timeout: float | None = None,
+    replay: Literal["never", "safe"] = "never",
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an ``AgentTool`` from a type-annotated function.
 
@@ -214,6 +228,7 @@ def tool(
             label=label,
             execution_mode=execution_mode,
             timeout=timeout,
+            replay=replay,
         )
 
     if fn is not None:

@@ -1,0 +1,133 @@
+"""Many agent jobs over a Ray cluster: shards of concurrent agents, one JSON line per
+finished job on stdout, a progress line on stderr, the transcripts in a JSONL file.
+
+    python examples/ray_fanout.py --faux --jobs 1000 --shards 2 --concurrency 64
+    python examples/ray_fanout.py --model groq/openai/gpt-oss-20b --jobs 20 --address auto
+
+Ctrl-C (or ``--deadline``) aborts the agents still running: their transcripts, cut off
+consistently by the abort contract, are written like the others, and the run ends with a
+summary. A second Ctrl-C exits at once. ``--block-every N`` makes every Nth faux job wait
+in a tool until it is aborted, to see that happen. Needs ``pip install 'pi-trio[ray]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import ray
+
+from pi_trio.agent import Agent, AgentTool
+from pi_trio.ai import get_model
+from pi_trio.fanout import AgentJob, Harness
+from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
+
+
+def lookup_tool(block: bool) -> AgentTool:
+    async def lookup(tool_call_id: str, params: Any) -> str:
+        if block:
+            await anyio.sleep_forever()  # until the harness is cancelled
+        return f"record {params['key']}: ok"
+
+    return AgentTool(
+        name="lookup",
+        description="Look a record up.",
+        parameters={"type": "object", "properties": {"key": {"type": "integer"}}},
+        execute=lookup,
+        replay="safe",
+    )
+
+
+def faux_agent(job: int, block: bool) -> Agent:
+    """Built in the Ray worker: a scripted model that looks a record up and answers."""
+    faux = FauxProvider(api="faux-fanout")
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_text(f"Looking up {job}."), faux_tool_call("lookup", {"key": job})],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message(f"Record {job} is ok."),
+        ]
+    )
+    return Agent(model=faux.get_model(), tools=[lookup_tool(block)], stream_fn=faux)
+
+
+def model_agent(model_name: str) -> Agent:
+    provider, _, model_id = model_name.partition("/")
+    model = get_model(provider, model_id)
+    if model is None:
+        raise ValueError(f"unknown model {model_name!r}; `pi-trio models` lists them")
+    return Agent(model=model, tools=[lookup_tool(False)])
+
+
+def make_jobs(args: argparse.Namespace) -> list[AgentJob]:
+    jobs = []
+    for job in range(args.jobs):
+        if args.faux:
+            block = bool(args.block_every) and job % args.block_every == 0
+            factory = functools.partial(faux_agent, job, block)
+        else:
+            factory = functools.partial(model_agent, args.model)
+        prompt = f"Look up record {job} and say whether it is ok."
+        jobs.append(AgentJob(job, prompt, factory, deadline=args.job_deadline))
+    return jobs
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--faux", action="store_true", help="the scripted model (no key)")
+    parser.add_argument("--model", help="provider/model-id (needs its API key)")
+    parser.add_argument("--jobs", type=int, default=100)
+    parser.add_argument("--shards", type=int, default=None, help="default: one per CPU")
+    parser.add_argument("--concurrency", type=int, default=64, help="agents per shard")
+    parser.add_argument("--backend", choices=["trio", "asyncio"], default="trio")
+    parser.add_argument("--deadline", type=float, default=None, help="seconds for all jobs")
+    parser.add_argument("--job-deadline", type=float, default=None, help="seconds per job")
+    parser.add_argument("--block-every", type=int, default=0, help="faux: every Nth job waits")
+    parser.add_argument("--out", type=Path, default=None, help="JSONL file of transcripts")
+    parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto')")
+    args = parser.parse_args(argv)
+    if not args.faux and not args.model:
+        parser.error("choose --faux (offline) or --model provider/model-id")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if not ray.is_initialized():
+        ray.init(address=args.address, include_dashboard=False)
+    harness = Harness(
+        make_jobs(args),
+        shards=args.shards,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        deadline=args.deadline,
+    )
+    out = args.out.open("w", encoding="utf-8") if args.out else None
+    try:
+        for result in harness:
+            line = {"id": result.id, "status": result.status, "seconds": round(result.seconds, 3)}
+            if result.error:
+                line["error"] = result.error
+            print(json.dumps(line), flush=True)
+            if out is not None:
+                transcript = json.loads(result.transcript)
+                out.write(json.dumps({**line, "messages": transcript}) + "\n")
+    finally:
+        if out is not None:
+            out.close()
+    summary = {"jobs": len(harness.jobs), "cancelled": harness.cancelled, "counts": harness.counts}
+    print(json.dumps({"summary": summary}), flush=True)
+    return summary
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,228 @@
+"""Model requests and tool executions as DBOS steps.
+
+``durable_stream_fn`` wraps the agent's stream function: each request is a step that
+streams the events on as they arrive and records the final assistant message as pi JSON.
+When a resumed run reaches a recorded request, the model is not called: the recorded
+message is sent again as events (``replay_events``).
+
+``durable_tool`` wraps a tool: each call is two steps, drawn together before either runs
+so that parallel calls get the same step ids on every execution. The first only records
+that the call started; the second runs the tool and records its result. A resumed run
+that finds the first recorded but not the second knows the call was interrupted: it runs
+it again when the tool's ``replay`` is ``"safe"`` and otherwise reports the interruption
+to the model without repeating it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import msgspec
+from dbos import DBOS
+from dbos import error as dbos_error
+
+from ..agent import AgentTool, AgentToolResult
+from ..ai import (
+    AssistantMessage,
+    Context,
+    Model,
+    StartEvent,
+    StreamFn,
+    StreamOptions,
+    TextContent,
+    from_json,
+    open_stream_simple,
+    to_json,
+)
+from ._execution import Execution, call_with_arity
+from ._replay import replay_events
+
+__all__ = [
+    "MODEL_STEP",
+    "TOOL_STARTED_STEP",
+    "TOOL_STEP",
+    "durable_stream_fn",
+    "durable_tool",
+    "interrupted_text",
+]
+
+MODEL_STEP = "pi_trio.model_request"
+TOOL_STARTED_STEP = "pi_trio.tool_started"
+TOOL_STEP = "pi_trio.tool"
+
+
+def interrupted_text(name: str) -> str:
+    """The result a ``replay="never"`` call gets when a crash interrupted it."""
+    return (
+        f'Tool "{name}" was interrupted: the process running it stopped before the call '
+        'finished, and the call was not repeated because the tool\'s replay policy is "never". '
+        "It may or may not have taken effect."
+    )
+
+
+def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
+    """A stream function that makes each request of ``inner`` (the registry's provider
+    when ``None``) a DBOS step recording the final message."""
+
+    async def stream(model: Model, context: Context, options: StreamOptions, send: Any) -> None:
+        ran = False
+
+        async def request() -> str:
+            nonlocal ran
+            ran = True
+            execution.mark_live()
+            forwarding = True
+            async with open_stream_simple(
+                model, context, options, registry=options.registry, stream_fn=inner
+            ) as events:
+                async for event in events:
+                    if event.type == "start":
+                        # ``events`` has applied the provider's events to its message;
+                        # the agent gets them as from a producer of its own, which it
+                        # replays onto a message of its own
+                        event = StartEvent(partial=event.partial)
+                    if forwarding:
+                        try:
+                            await send.send(event)
+                        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                            # a listener failed; the agent reports that, while the
+                            # request itself is still recorded as it ends
+                            forwarding = False
+                final = events.result()
+            return to_json(final).decode()
+
+        try:
+            recorded = await DBOS.run_step_async({"name": MODEL_STEP, "preemptible": True}, request)
+        except dbos_error.DBOSWorkflowCancelledError:
+            await execution.stop_for_cancel()
+            return
+        if not ran:
+            message = from_json(recorded, AssistantMessage)
+            for event in replay_events(message, model):
+                await send.send(event)
+
+    return stream
+
+
+class _Recorded(msgspec.Struct, omit_defaults=True):
+    """What the result step of a tool call records: the result, or the text of the
+    failure the agent reports (an exception or a timeout)."""
+
+    result: AgentToolResult | None = None
+    failure: str | None = None
+
+
+class ToolCallFailed(Exception):
+    """A recorded tool failure, raised again so the agent reports it as it did then."""
+
+
+def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
+    """``tool`` with each execution recorded as DBOS steps (see the module docstring)."""
+    name = tool.name
+    timeout = tool.timeout
+    replay = tool.replay
+    inner = tool.execute
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        # A parallel batch starts its calls as tasks when the first one waits; waiting
+        # here, before any step, gives those tasks the workflow's context (not a step's)
+        # and draws every call's step ids in source order.
+        await anyio.lowlevel.checkpoint()
+        started_step = DBOS.reserve_step()
+        result_step = DBOS.reserve_step()
+        started_now = False
+
+        async def mark_started() -> bool:
+            nonlocal started_now
+            started_now = True
+            execution.mark_live()
+            return True
+
+        ran = False
+
+        async def run_once() -> str:
+            nonlocal ran
+            ran = True
+            execution.mark_live()
+            if not started_now and replay != "safe":
+                interrupted = AgentToolResult(
+                    content=[TextContent(text=interrupted_text(name))],
+                    details={"interrupted": True},
+                    is_error=True,
+                )
+                return _encode(_Recorded(result=interrupted))
+            try:
+                with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
+                    value = await call_with_arity(inner, tool_call_id, params, signal, on_update)
+                if scope.cancelled_caught:
+                    return _encode(_Recorded(failure=f'Tool "{name}" timed out after {timeout:g}s'))
+                result = _as_result(name, value)
+            except Exception as exc:
+                return _encode(_Recorded(failure=str(exc) or type(exc).__name__))
+            try:
+                return _encode(_Recorded(result=result))
+            except (TypeError, msgspec.EncodeError) as exc:
+                return _encode(
+                    _Recorded(
+                        failure=f"Tool {name} returned a result a durable run cannot record "
+                        f"as JSON ({exc}); return JSON-serialisable content and details"
+                    )
+                )
+
+        try:
+            await started_step.run_async({"name": f"{TOOL_STARTED_STEP}:{name}"}, mark_started)
+            raw = await result_step.run_async(
+                {"name": f"{TOOL_STEP}:{name}", "preemptible": True}, run_once
+            )
+        except dbos_error.DBOSWorkflowCancelledError:
+            await execution.stop_for_cancel()
+            raise AssertionError("unreachable: the abort cancels this call") from None
+        if not ran:
+            execution.replayed_calls.add(tool_call_id)
+        recorded = msgspec.json.decode(raw, type=_Recorded)
+        if recorded.failure is not None:
+            raise ToolCallFailed(recorded.failure)
+        return recorded.result
+
+    return AgentTool(
+        name=name,
+        description=tool.description,
+        parameters=tool.parameters,
+        execute=execute,
+        label=tool.label,
+        prepare_arguments=tool.prepare_arguments,
+        execution_mode=tool.execution_mode,
+        constrained_sampling=tool.constrained_sampling,
+        replay=replay,
+    )
+
+
+def _encode(recorded: _Recorded) -> str:
+    return msgspec.json.encode(recorded).decode()
+
+
+def _as_result(name: str, value: Any) -> AgentToolResult:
+    """What the tool returned, as the agent would take it (a result, its fields as a
+    dict, a ``str`` or ``None``)."""
+    if isinstance(value, AgentToolResult):
+        return value
+    if value is None:
+        return AgentToolResult()
+    if isinstance(value, str):
+        return AgentToolResult(content=[TextContent(text=value)])
+    if isinstance(value, dict):
+        try:
+            return msgspec.convert(value, AgentToolResult, from_attributes=True)
+        except msgspec.ValidationError as exc:
+            raise TypeError(
+                f"Tool {name} returned {value!r}, which is not a valid AgentToolResult: {exc}"
+            ) from exc
+    if inspect.isawaitable(value):
+        raise TypeError(f"Tool {name} returned an awaitable it did not await: {value!r}")
+    raise TypeError(
+        f"Tool {name} returned {value!r}; expected an AgentToolResult "
+        "(or a dict of its fields, a str, or None)"
+    )

@@ -1,0 +1,289 @@
+"""Durable runs survive real process death: a child process runs a durable agent on
+SQLite, is killed with SIGKILL during the third tool call, and a new process resumes the
+run (``tests/durable_child.py`` is the child; the parent talks to it through its stdin and
+stdout, never by sleeping)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbos import DBOSClient
+
+from pi_trio.durable import interrupted_text
+
+from . import durable_child
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = "crash-run-1"
+READ_TIMEOUT = 60.0  # seconds a step of the child may take before the test gives up
+
+
+class Child:
+    """A child process whose stdout lines are read by a thread (so waits are bounded)."""
+
+    def __init__(self, workdir: Path, command: str, *, replay: str, wait: bool) -> None:
+        env = dict(
+            os.environ,
+            PI_TRIO_DURABLE_DIR=str(workdir),
+            PI_TRIO_CHARGE_REPLAY=replay,
+            PI_TRIO_WAIT_FOR_PARENT="1" if wait else "0",
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.durable_child", command, WORKFLOW],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put("")  # end of output
+
+    def expect(self, line: str) -> None:
+        got = self.lines.get(timeout=READ_TIMEOUT)
+        assert got == line, self._failure(f"expected {line!r}, got {got!r}")
+
+    def go_on(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def result(self) -> dict[str, Any]:
+        line = self.lines.get(timeout=READ_TIMEOUT)
+        assert line, self._failure("no result")
+        assert self.proc.wait(timeout=READ_TIMEOUT) == 0, self._failure("non-zero exit")
+        self._close()
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        assert self.proc.wait(timeout=READ_TIMEOUT) == -signal.SIGKILL
+        self._close()
+
+    def _close(self) -> None:
+        self._reader.join(timeout=READ_TIMEOUT)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def _failure(self, what: str) -> str:
+        self.proc.kill()
+        self.proc.wait()
+        assert self.proc.stderr is not None
+        stderr = self.proc.stderr.read()[-4000:]
+        self._close()
+        return f"{what}; child stderr:\n{stderr}"
+
+
+def send(workdir: Path, kind: str, text: str) -> None:
+    """Queue a message for the run from this process, which does not run DBOS itself."""
+    client = DBOSClient(system_database_url=f"sqlite:///{workdir / 'dbos.sqlite'}")
+    try:
+        agent = durable_child.AGENT
+        sender = agent.steer if kind == "steer" else agent.follow_up
+        asyncio.run(sender(WORKFLOW, text, client=client))
+    finally:
+        client.destroy()
+
+
+def first_process(workdir: Path, *, replay: str, crash: bool) -> Child:
+    """Start the run; steer while ``note(1)`` runs and queue a follow-up while ``charge``
+    runs; then either kill the process there or let it finish."""
+    child = Child(workdir, "start", replay=replay, wait=True)
+    child.expect("NOTE 1 STARTED")
+    send(workdir, "steer", durable_child.STEER)
+    child.go_on()
+    child.expect("CHARGE STARTED")
+    send(workdir, "follow_up", durable_child.FOLLOW_UP)
+    if crash:
+        child.kill()
+    else:
+        child.go_on()
+    return child
+
+
+def normalized(value: Any) -> Any:
+    """Without what differs between any two runs: wall-clock timestamps and durations."""
+    if isinstance(value, dict):
+        return {k: normalized(v) for k, v in value.items() if k not in ("timestamp", "durationMs")}
+    if isinstance(value, list):
+        return [normalized(v) for v in value]
+    return value
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in lines(path)]
+
+
+def shape(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(r["type"], r.get("role"), r.get("call"), r.get("event")) for r in records]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The same run, uninterrupted."""
+    workdir = tmp_path_factory.mktemp("reference")
+    result = first_process(workdir, replay="never", crash=False).result()
+    return {
+        "result": result,
+        "calls": lines(workdir / "calls"),
+        "runs": lines(workdir / "runs"),
+        "events": events(workdir / "events-new"),
+        "events_all": events(workdir / "events-all"),
+    }
+
+
+def crash_and_resume(workdir: Path, replay: str) -> tuple[dict[str, Any], int, int]:
+    first = first_process(workdir, replay=replay, crash=True)
+    resumed = Child(workdir, "resume", replay=replay, wait=False)
+    return resumed.result(), first.proc.pid, resumed.proc.pid
+
+
+@pytest.fixture(scope="module")
+def safe_crash(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int, int]:
+    """The run with ``charge`` declared ``replay="safe"``, killed and resumed."""
+    workdir = tmp_path_factory.mktemp("safe")
+    result, first_pid, second_pid = crash_and_resume(workdir, "safe")
+    return workdir, result, first_pid, second_pid
+
+
+def test_reference_run_has_the_expected_shape(reference):
+    roles = [m["role"] for m in reference["result"]["messages"]]
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "toolResult",
+        "user",  # the steering message, taken after the first turn
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "user",  # the follow-up, taken when the run would have stopped
+        "assistant",
+    ]
+    assert len(reference["calls"]) == 5
+    assert reference["runs"] == ["note 1", "note 2", "charge 3"]
+
+
+def test_a_never_tool_interrupted_by_sigkill_is_reported_not_repeated(tmp_path, reference):
+    result, first_pid, second_pid = crash_and_resume(tmp_path, "never")
+
+    messages = result["messages"]
+    charge = next(m for m in messages if m["role"] == "toolResult" and m["toolName"] == "charge")
+    assert charge["isError"] is True
+    assert charge["content"] == [{"type": "text", "text": interrupted_text("charge")}]
+    expected = normalized(reference["result"]["messages"])
+    index = next(i for i, m in enumerate(expected) if m.get("toolName") == "charge")
+    got = normalized(messages)
+    assert len(got) == len(expected)
+    assert got[:index] == expected[:index]
+    # afterwards the model saw the interruption instead of the result: the same answers,
+    # with usage estimated from that other prompt
+    for mine, theirs in zip(got[index + 1 :], expected[index + 1 :], strict=True):
+        assert {**mine, "usage": None} == {**theirs, "usage": None}
+    assert result["stopReason"] == "stop"
+    assert result["queued"] == []
+
+    # the model was called as often as without the crash: three times before, twice after
+    calls = [int(line.split()[0]) for line in lines(tmp_path / "calls")]
+    assert calls == [first_pid] * 3 + [second_pid] * 2
+    # completed tools ran once; the interrupted "never" tool was not run again
+    assert lines(tmp_path / "runs") == ["note 1", "note 2", "charge 3"]
+
+
+def test_a_safe_tool_interrupted_by_sigkill_runs_again_and_the_transcript_is_unchanged(
+    safe_crash, reference
+):
+    tmp_path, result, first_pid, second_pid = safe_crash
+
+    assert normalized(result["messages"]) == normalized(reference["result"]["messages"])
+    calls = [int(line.split()[0]) for line in lines(tmp_path / "calls")]
+    assert calls == [first_pid] * 3 + [second_pid] * 2
+    assert lines(tmp_path / "runs") == ["note 1", "note 2", "charge 3", "charge 3"]
+
+
+def test_steering_and_follow_up_survive_the_crash_in_order_and_once(safe_crash):
+    _, result, _, _ = safe_crash
+    texts = [m["content"][0]["text"] for m in result["messages"] if m["role"] == "user"]
+    # the steering message was taken before the crash (recorded, replayed, not taken
+    # again); the follow-up was still waiting in the database when the process died
+    assert texts == [durable_child.PROMPT, durable_child.STEER, durable_child.FOLLOW_UP]
+
+
+def test_listeners_get_new_events_once_by_default_and_replays_when_asked(safe_crash, reference):
+    tmp_path, _, first_pid, second_pid = safe_crash
+
+    new = events(tmp_path / "events-new")
+    # across both processes, every event of the run reached the default listener once
+    assert shape(new) == shape(reference["events"])
+    assert not any(r["replayed"] for r in new)
+    before = [r for r in new if r["pid"] == first_pid]
+    assert shape(before)[-1] == ("tool_execution_start", None, "call-3", None)
+
+    everything = events(tmp_path / "events-all")
+    resumed = [r for r in everything if r["pid"] == second_pid]
+    # the resumed process re-delivered the whole run to the listener that asked for it
+    assert shape(resumed) == shape(reference["events_all"])
+    replayed = [r["replayed"] for r in resumed]
+    cut = len(before)
+    assert replayed == [True] * cut + [False] * (len(resumed) - cut)
+
+
+def test_the_example_resumes_where_it_was_killed(tmp_path):
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "durable_agent.py"),
+        "--faux",
+        f"--db={tmp_path / 'example.sqlite'}",
+    ]
+
+    def run_to_end(*extra: str) -> list[str]:
+        out = subprocess.run(
+            [*command, *extra], cwd=ROOT, capture_output=True, text=True, timeout=READ_TIMEOUT
+        )
+        assert out.returncode == 0, out.stderr[-4000:]
+        return out.stdout.splitlines()
+
+    first = subprocess.Popen(
+        [*command, "--tool-seconds=600"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert first.stdout is not None
+    with first.stdout:
+        assert first.stdout.readline() == "  [new] assistant: Let me look.\n"
+        assert first.stdout.readline() == "  fetch status.example started\n"
+        first.send_signal(signal.SIGKILL)
+        assert first.wait(timeout=READ_TIMEOUT) == -signal.SIGKILL
+
+    answer = "answer: The status page says all systems are nominal."
+    assert run_to_end("--tool-seconds=0") == [
+        "  [replayed] assistant: Let me look.",  # from the database, not the model
+        "  fetch status.example started",  # replay="safe": the interrupted fetch runs again
+        "  [new] fetch -> <html>status.example: all systems nominal</html>",
+        "  [new] assistant: The status page says all systems are nominal.",
+        answer,
+    ]
+    assert run_to_end() == [answer]  # finished: the recorded result
