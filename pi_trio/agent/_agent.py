@@ -21,20 +21,18 @@ from ..ai import (
     AbortSignal,
     ImageContent,
     Model,
-    ModelCost,
     ProviderRegistry,
     StreamFn,
     StreamOptions,
     TextContent,
-    UnknownModelError,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
     now_ms,
-    resolve_model,
     to_tool_declaration,
 )
 from ..ai._errors import PiError
+from ._checks import check_run_settings, check_tools
 from ._config import AgentHooks, AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
@@ -49,20 +47,7 @@ from ._types import (
     AgentMessage,
 )
 
-__all__ = ["Agent", "AgentBusyError", "UNKNOWN_MODEL"]
-
-UNKNOWN_MODEL = Model(
-    id="unknown",
-    name="unknown",
-    api="unknown",
-    provider="unknown",
-    base_url="",
-    reasoning=False,
-    input=[],
-    cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-    context_window=0,
-    max_tokens=0,
-)
+__all__ = ["Agent", "AgentBusyError"]
 
 _PROMPT_BUSY = (
     "Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
@@ -113,7 +98,8 @@ class Agent:
     ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
     ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
     ``stream_options`` and the settings are public attributes, read at the start of each
-    run. ``model`` is a ``Model`` or a catalog name, ``"provider/model-id"``.
+    run. ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``.
+    A wrong argument is an error here, naming the argument, not a failed run later.
     """
 
     def __init__(
@@ -135,13 +121,14 @@ class Agent:
         close_timeout: float = 5.0,
         **options: Unpack[AgentOptionKeywords],
     ) -> None:
-        if isinstance(model, str):
-            try:
-                model = resolve_model(model)
-            except UnknownModelError as exc:
-                raise UnknownModelError(f"Agent(model={model!r}): {exc}") from exc
-        elif model is not None and not isinstance(model, Model):
-            raise TypeError(f"Agent(model=...) takes a Model or 'provider/model-id', got {model!r}")
+        check_run_settings(
+            messages=messages,
+            system_prompt=system_prompt,
+            tool_execution=tool_execution,
+            max_concurrent_tools=max_concurrent_tools,
+            close_timeout=close_timeout,
+            stream_fn=stream_fn,
+        )
         self.stream_fn = stream_fn
         self.registry = registry
         self.hooks, self.stream_options = split_option_keywords(
@@ -157,7 +144,7 @@ class Agent:
         self._skip_steering_poll = False
 
         transcript = list(messages or [])
-        tool_list = list(tools or [])
+        tool_list = check_tools(tools)
         if not (transcript and getattr(transcript[0], "role", None) == "system"):
             head = create_initial_system_message(
                 system_prompt, [to_tool_declaration(t) for t in tool_list]
@@ -165,8 +152,9 @@ class Agent:
             if head is not None:
                 transcript.insert(0, head)
         self.state = AgentState(
-            model=model or UNKNOWN_MODEL,
+            model=model,
             thinking_level=thinking_level,
+            where="Agent",
             tools=tool_list,
             messages=transcript,
         )
@@ -213,6 +201,11 @@ class Agent:
     def subscribe(self, listener: Callable[..., Any]) -> Callable[[], None]:
         """Call ``listener(event, signal)`` (or ``listener(event)``) for every event, in
         subscription order, sync or async. Returns the function that unsubscribes."""
+        if not callable(listener):
+            raise TypeError(
+                "Agent.subscribe() takes a function called as listener(event) or "
+                f"listener(event, signal), got {listener!r}"
+            )
         entry = self._listeners.add(listener)
         return lambda: self._listeners.remove(entry)
 
@@ -338,7 +331,7 @@ class Agent:
                     events, self._listeners, self._reducer.reduce, signal, self.close_timeout
                 )
                 messages = events[-1].messages
-            return RunResult(messages)
+            return RunResult(messages, aborted=signal.aborted)
         finally:
             self._steering.restore()
             self._follow_up.restore()

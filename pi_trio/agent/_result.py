@@ -17,7 +17,7 @@ from ..ai import AssistantMessage
 from ..ai._errors import PiError
 from ._types import AgentMessage
 
-__all__ = ["RunAbortedError", "RunError", "RunResult"]
+__all__ = ["ABORTED_BETWEEN_TURNS", "RunAbortedError", "RunError", "RunResult"]
 
 
 class RunError(PiError):
@@ -32,16 +32,26 @@ class RunAbortedError(RunError):
     """The run was aborted (``stop_reason="aborted"``); ``result`` is the run."""
 
 
+# The stop reason and text of a run aborted after its last response (between turns, or
+# before the first request): no assistant message says so, the run does.
+ABORTED_BETWEEN_TURNS = "The run was aborted before its final answer"
+
+
 class RunResult:
     """The messages a run added to the transcript (``agent_end.messages``) and how it
     ended: ``final`` is its last assistant message, ``stop_reason`` and
     ``error_message`` are that message's, ``ok`` is false when it ended in ``error`` or
-    ``aborted``."""
+    ``aborted``. A run aborted after a response was complete (while its tool results came
+    in, or before the first request) ends without an assistant message of its own: its
+    ``stop_reason`` is ``"aborted"`` all the same."""
 
-    __slots__ = ("messages",)
+    __slots__ = ("_aborted", "messages")
 
-    def __init__(self, messages: list[AgentMessage]) -> None:
+    def __init__(self, messages: list[AgentMessage], *, aborted: bool = False) -> None:
         self.messages = messages
+        # ``aborted``: the run's signal was aborted; it matters only when the run's last
+        # message is not an assistant message (else that message tells how it ended)
+        self._aborted = aborted and not (messages and isinstance(messages[-1], AssistantMessage))
 
     @property
     def final(self) -> AssistantMessage | None:
@@ -52,11 +62,15 @@ class RunResult:
 
     @property
     def stop_reason(self) -> str | None:
+        if self._aborted:
+            return "aborted"
         final = self.final
         return final.stop_reason if final is not None else None
 
     @property
     def error_message(self) -> str | None:
+        if self._aborted:
+            return ABORTED_BETWEEN_TURNS
         final = self.final
         return final.error_message if final is not None else None
 
@@ -90,6 +104,10 @@ class RunResult:
         )
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, RunResult) and other.messages == self.messages
+        return (
+            isinstance(other, RunResult)
+            and other.messages == self.messages
+            and other.stop_reason == self.stop_reason
+        )
 
     __hash__ = None  # type: ignore[assignment]
