@@ -140,18 +140,6 @@ def test_run_shows_the_waiting_time_on_a_terminal_and_times_out_as_asked(termina
     assert "[error] Request timed out while waiting for data" in text
 
 
-def test_run_shows_no_waiting_time_when_stderr_is_not_a_terminal(silent_server):
-    done = subprocess.run(
-        [sys.executable, "-m", "pi_trio", "run", "hi", "--model", "openai/gpt-5-mini",
-         "--base-url", silent_server, "--timeout", "1.5"],
-        capture_output=True, text=True, cwd=REPO, timeout=60,
-        env={**NO_KEYS, "OPENAI_API_KEY": "sk-test"},
-    )  # fmt: skip
-    assert done.returncode == 1
-    assert "waiting" not in done.stderr
-    assert "[error] Request timed out while waiting for data" in done.stdout
-
-
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -195,23 +183,45 @@ async def test_the_waiting_line_counts_seconds_and_is_erased_when_the_answer_sta
     assert shown[0].endswith("\r\x1b[2K")  # erased before the answer is drawn
 
 
+async def test_nothing_is_drawn_when_stderr_is_not_a_terminal(autojump_clock):
+    err = io.StringIO()
+    waiting = WaitingIndicator(err, "faux/faux-1", 300)
+    assert not waiting.enabled
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(waiting.run)
+        waiting.event(type("TurnStart", (), {"type": "turn_start"})())
+        await trio.sleep(5)
+        nursery.cancel_scope.cancel()
+    assert err.getvalue() == ""
+
+
 # --------------------------------------------------------------------------- demo
 
 
-def test_the_demos_next_step_works_as_printed_without_the_command_on_path(tmp_path):
-    env = {**NO_KEYS, "PATH": os.pathsep.join(["/usr/bin", "/bin"])}
-    done = subprocess.run(
-        [sys.executable, "-m", "pi_trio", "demo", "--fast"],
-        capture_output=True, text=True, cwd=REPO, timeout=60, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0
-    last = done.stdout.rstrip().splitlines()[-1]
+def test_the_demos_next_step_works_as_printed_without_the_command_on_path(capsys, monkeypatch):
+    from pi_trio.cli import main
+
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))
+    assert main(["demo", "--fast"]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
     assert last.startswith("-- next: ")
     command = last.removeprefix("-- next: ").split(" models, then ")[0]
     assert command != "pi-trio"  # not on this PATH: the printed command has a path
     followed = subprocess.run(
         [*command.split(), "models", "--provider", "anthropic"],
-        capture_output=True, text=True, cwd=REPO, timeout=60, env=env,
+        capture_output=True, text=True, timeout=60, env={**NO_KEYS, "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
     assert followed.returncode == 0, followed.stderr
     assert "anthropic/claude-haiku-4-5" in followed.stdout
+
+
+def test_the_demos_next_step_is_the_bare_command_when_it_is_on_path(capsys, monkeypatch):
+    import sysconfig
+
+    from pi_trio.cli._demo import next_steps
+
+    scripts = sysconfig.get_path("scripts")
+    if not os.path.exists(os.path.join(scripts, "pi-trio")):
+        pytest.skip("pi-trio is not installed as a script here")
+    monkeypatch.setenv("PATH", os.pathsep.join([scripts, "/usr/bin", "/bin"]))
+    assert next_steps() == 'next: pi-trio models, then pi-trio run "…" --model provider/id'

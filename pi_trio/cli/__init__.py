@@ -45,7 +45,8 @@ Serve the Pi proxy protocol: POST /api/stream with a bearer token and a JSON bod
 {"model": ..., "context": {"messages": [...]}, "options": {...}}, answered by
 Server-Sent Events. The server calls the providers with its own API keys (from its
 environment) and serves only catalog models at their catalog URLs. Clients use
-stream_proxy(url, auth_token) from pi_trio.proxy (or the original's streamProxy)."""
+stream_proxy(proxy_url=..., auth_token=...) from pi_trio.proxy (or the original's
+streamProxy)."""
 
 PROXY_EPILOG = """\
 tokens (one of the two is required):
