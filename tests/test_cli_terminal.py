@@ -129,6 +129,20 @@ def test_chat_reads_piped_lines_and_names_one_that_is_not_utf8():
 # --------------------------------------------------------------------------- run
 
 
+def test_ctrl_c_can_be_tried_offline_on_a_paced_faux_model(terminal):
+    term = terminal(
+        "--plain", "run", "hello", "--model", "faux/faux-1", "--tokens-per-second", "20"
+    )
+    term.wait_for("thinking: I am")  # it types like a model: a few words a second
+    term.type("\x03")
+    assert term.finish() == 130
+    text = term.text()
+    assert "Interrupted: aborting the run (press Ctrl-C again to exit)" in text
+    assert "[aborted] Request was aborted" in text
+    assert "You said: hello" not in text
+    assert "Traceback" not in text
+
+
 def test_run_shows_the_waiting_time_on_a_terminal_and_times_out_as_asked(terminal, silent_server):
     term = terminal(
         "--plain", "run", "hi", "--model", "openai/gpt-5-mini", "--base-url", silent_server,

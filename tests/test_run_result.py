@@ -109,3 +109,13 @@ async def test_an_abort_after_the_final_answer_keeps_the_answer_ok() -> None:
     result = await agent.prompt("hi")
     assert result.ok
     assert result.text == "all done"
+
+
+async def test_an_unscripted_faux_provider_fails_the_run_with_its_reason() -> None:
+    provider = FauxProvider()  # no responses queued
+    agent = Agent(model=provider.get_model(), stream_fn=provider)
+    result = await agent.prompt("hi")
+    assert not result.ok
+    assert result.error_message == "No more faux responses queued"
+    with pytest.raises(RunError, match=r"^No more faux responses queued$"):
+        result.raise_for_error()

@@ -151,7 +151,8 @@ async def chat_command(
     keep_terminal: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     source = next_line
     if source is None:
-        on_terminal = os.isatty(0) and out.isatty()
+        # a POSIX terminal: readline at the prompt, a readable wait while the agent works
+        on_terminal = os.name == "posix" and os.isatty(0) and out.isatty()
         source = terminal_lines() if on_terminal else stdin_lines()
         if on_terminal:
             keep_terminal = terminal_settings_kept()
