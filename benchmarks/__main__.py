@@ -41,6 +41,7 @@ WORKLOADS = {
     "W6": Workload("w6_http_many", False, "module"),
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
+    "W9": Workload("w9_long_conversation", False, None),
 }
 
 # Workload-specific figures shown under the table.

@@ -36,9 +36,9 @@ async def replay_stream(
 
 
 def final_json(event: Any) -> bytes:
-    """The terminal event's final message as JSON, without its timestamp."""
+    """The terminal event's final message as JSON, without its timestamp and duration."""
     final = event.message if event.type == "done" else event.error
-    return msgspec.json.encode(msgspec.structs.replace(final, timestamp=0))
+    return msgspec.json.encode(msgspec.structs.replace(final, timestamp=0, duration_ms=None))
 
 
 def event_shape(events: list[Any]) -> list[tuple[Any, ...]]:

@@ -7,8 +7,20 @@ from pathlib import Path
 import pytest
 
 from benchmarks import __main__ as runner
-from benchmarks import _ts, w1, w2, w3, w4, w7_big_tool_args, w8_footprint, wire_json
+from benchmarks import (
+    _ts,
+    soak,
+    w1,
+    w2,
+    w3,
+    w4,
+    w7_big_tool_args,
+    w8_footprint,
+    w9_long_conversation,
+    wire_json,
+)
 from benchmarks.scripted import Turn, big_arguments, expected_events, tool_turns
+from pi_trio.testing import serve_sse
 
 
 def test_expected_event_counts_match_the_workload_table() -> None:
@@ -46,6 +58,13 @@ async def test_w4_aborts_every_agent_without_late_deltas_or_leftover_tasks() -> 
     assert out["tasks_left"] == 0
 
 
+async def test_w9_times_turns_early_and_late_in_a_long_conversation() -> None:
+    out = await w9_long_conversation.run(turns_with_tools=300)
+    assert out["turns"] == 301
+    assert out["us_per_turn_at_100"] > 0
+    assert out["us_per_turn_late"] > 0
+
+
 async def test_w7_streams_big_arguments_in_64_byte_deltas() -> None:
     out = await w7_big_tool_args.run({"4KiB": 4096})
     assert out["toolcall_deltas"] == {"4KiB": 64}
@@ -70,10 +89,22 @@ async def test_w8_reports_cpu_and_retention_per_run() -> None:
     assert {"cpu_ms_per_run", "retained_objects_per_run", "retained_bytes_per_run"} <= set(out)
 
 
+async def test_the_soak_runs_its_mix_and_reports_memory_and_descriptors() -> None:
+    reply = soak.make_reply()
+    untimed = {kind: weight for kind, weight in soak.MIX.items() if kind not in soak.TIMED}
+    async with serve_sse(lambda request: reply(request)) as server:
+        out = await soak.soak(server.url, runs=90, every=30, concurrency=3, mix=untimed)
+    assert [point["runs"] for point in out["series"]] == [0, 30, 60, 90]
+    assert all(point["rss_mb"] > 0 and point["open_fds"] > 0 for point in out["series"])
+    assert sum(out["outcomes"].values()) == 90
+    assert {"stop", "error", "aborted", "cancelled"} <= set(out["outcomes"])
+    assert "RSS growth after the first checkpoint" in soak.table(out)
+
+
 def test_runner_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        runner.main(["W9"])
-    assert "unknown or missing workloads ['W9']" in capsys.readouterr().err
+        runner.main(["W99"])
+    assert "unknown or missing workloads ['W99']" in capsys.readouterr().err
 
 
 def test_table_shows_medians_ratios_and_workload_notes() -> None:

@@ -326,6 +326,13 @@ def test_proxy_without_tokens_explains_and_exits_2(capsys, monkeypatch):
     assert "PI_TRIO_PROXY_TOKENS" in err
 
 
+def test_proxy_limits_come_from_the_flags(capsys, monkeypatch):
+    monkeypatch.setenv("PI_TRIO_PROXY_TOKENS", "t0ken")
+    code, _, err = cli(capsys, "proxy", "--port", "0", "--max-streams", "0", "--body-timeout", "5")
+    assert code == 2
+    assert "got 33554432, 0 and 5.0" in err
+
+
 def test_proxy_without_the_extra_names_it(capsys, monkeypatch):
     import importlib.util
 

@@ -711,8 +711,8 @@ def worked_example_context() -> Context:
 
 
 WORKED_EXAMPLE_PROMPT = (
-    "system:sys\n\nuser:hello\n[image:image/png:4]\n\nassistant:prior\n\n"
-    f"toolResult:echo\ntool out\n\ntools:[{ECHO_JSON}]"
+    f"system:sys\ntool+:{ECHO_JSON}\n\nuser:hello\n[image:image/png:4]\n\n"
+    "assistant:prior\n\ntoolResult:echo\ntool out"
 )
 
 
@@ -757,13 +757,13 @@ def test_later_system_messages_render_their_text_and_tool_changes() -> None:
     assert serialize_prompt(context) == (
         "system:sys\n\nuser:hi\n\n"
         f'system:more rules\ntool-:{{"name":"old"}}\ntool+:{ECHO_JSON}\n\n'
-        f"user:go\n\ntools:[{ECHO_JSON}]"
+        "user:go"
     )
 
 
-def test_an_empty_leading_system_prompt_adds_no_system_line() -> None:
+def test_an_empty_system_prompt_still_declares_its_tools() -> None:
     context = Context(messages=[UserMessage(content="hi", timestamp=0)], tools=[ECHO])
-    assert serialize_prompt(context) == f"user:hi\n\ntools:[{ECHO_JSON}]"
+    assert serialize_prompt(context) == f"system:tool+:{ECHO_JSON}\n\nuser:hi"
 
 
 async def test_token_estimates_count_utf16_code_units() -> None:

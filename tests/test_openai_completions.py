@@ -130,6 +130,7 @@ def shape(events: list[Any]) -> list[tuple[Any, ...]]:
 def as_json(message: AssistantMessage) -> Any:
     data = msgspec.to_builtins(message)
     data.pop("timestamp")
+    data.pop("durationMs", None)  # wall-clock time of the stream
     return data
 
 

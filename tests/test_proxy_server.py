@@ -538,6 +538,7 @@ async def test_the_client_rebuilds_exactly_what_the_provider_built(
     direct = await complete(model, hello(), stream_fn=scripted)
     proxied = await ask(url, model)
     direct.timestamp = proxied.timestamp
+    direct.duration_ms = proxied.duration_ms  # each side timed its own stream
     assert msgspec.to_builtins(proxied) == msgspec.to_builtins(direct)
     assert msgspec.to_builtins(proxied.content[2]) == SIGNED_CALL
 

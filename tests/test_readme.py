@@ -303,6 +303,11 @@ def test_the_sqlite_store_block_saves_and_loads_a_session():
     db.close()
 
 
+def test_the_structured_output_block_prints_what_is_shown_below_it():
+    out, _ = run_code(code("Structured output"))
+    assert out == code("Structured output", 1)
+
+
 def test_the_opentelemetry_block_prints_the_tree_shown_below_it():
     out, _ = run_code(code("OpenTelemetry"))
     assert out == code("OpenTelemetry", 1)
@@ -319,12 +324,17 @@ def test_the_make_targets_exist():
 def test_every_command_line_parses_and_the_offline_one_runs(capsys):
     from pi_trio.cli import build_parser, main
 
+    commands: list[list[str]] = []
     for line in code("The command line").splitlines():
         words = shlex.split(line, comments=True)
-        assert words[0] == "pi-trio"
-        # optional parts in brackets are given; WORDS and F are placeholders
-        argv = [w.strip("[]") for w in words[1:]]
-        argv = ["claude" if w == "WORDS" else "tokens.txt" if w == "F" else w for w in argv]
+        if words[0] == "pi-trio":
+            commands.append(words[1:])
+        else:  # a continuation of the command above
+            commands[-1].extend(words)
+    placeholders = {"WORDS": "claude", "F": "tokens.txt", "N": "10", "S": "5"}
+    for words in commands:
+        # optional parts in brackets are given; capitals are placeholders
+        argv = [placeholders.get(w.strip("[]"), w.strip("[]")) for w in words]
         build_parser().parse_args(argv)  # exits (and fails the test) on a usage error
         if "faux/faux-1" in argv:
             assert main(argv) == 0
@@ -444,6 +454,8 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The same under asyncio", 1): test_the_deadline_block_cancels_the_run_and_the_agent_settles,
     ("Transcripts and JSON", 0): test_the_transcript_block_round_trips_and_names_the_broken_field,
     ("Tools and the `tool` decorator", 0): test_the_tool_decorator_block_builds_a_tool_that_reports_progress,
+    ("Structured output", 0): test_the_structured_output_block_prints_what_is_shown_below_it,
+    ("Structured output", 1): test_the_structured_output_block_prints_what_is_shown_below_it,
     ("MCP tools", 0): test_the_mcp_block_lists_the_servers_tool_and_the_agent_calls_it,
     ("Sessions: save and resume", 0): test_the_sessions_block_resumes_and_writes_a_line_per_message,
     ("Sessions: save and resume", 1): test_the_sqlite_store_block_saves_and_loads_a_session,

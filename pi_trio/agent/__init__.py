@@ -5,7 +5,6 @@ from ..ai import AbortSignal as AbortSignal
 from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
-from ._batch import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
 from ._config import AgentLoopConfig as AgentLoopConfig
@@ -21,7 +20,12 @@ from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
 from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
+from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
+from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
+from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
+from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
+from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
 from ._result import RunResult as RunResult
@@ -35,6 +39,9 @@ from ._run import run_agent_loop_continue as run_agent_loop_continue
 from ._state import AgentState as AgentState
 from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
+from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from ._tool_call import ToolCallOutcome as ToolCallOutcome
+from ._tool_call import run_tool_call as run_tool_call
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
 from ._types import AgentContext as AgentContext
@@ -47,6 +54,8 @@ from ._types import AgentStartEvent as AgentStartEvent
 from ._types import AgentToolResult as AgentToolResult
 from ._types import AgentTurnContext as AgentTurnContext
 from ._types import AgentTurnDecision as AgentTurnDecision
+from ._types import AutoRetryEndEvent as AutoRetryEndEvent
+from ._types import AutoRetryStartEvent as AutoRetryStartEvent
 from ._types import BeforeToolCallContext as BeforeToolCallContext
 from ._types import BeforeToolCallResult as BeforeToolCallResult
 from ._types import MessageEndEvent as MessageEndEvent
@@ -61,6 +70,7 @@ from ._types import TurnEndEvent as TurnEndEvent
 from ._types import TurnStartEvent as TurnStartEvent
 
 __all__ = [
+    "DEFAULT_AGENT_IDENTITY",
     "ABORTED_TOOL_TEXT",
     "AGENT_EVENT_BUFFER",
     "AbortController",
@@ -85,18 +95,24 @@ __all__ = [
     "AgentToolResult",
     "AgentTurnContext",
     "AgentTurnDecision",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
     "BeforeToolCallContext",
     "BeforeToolCallHook",
     "BeforeToolCallResult",
     "ContinueError",
     "ConvertToLlmHook",
+    "DEFAULT_MAX_OUTPUT_RETRIES",
     "DISPATCH_BUFFER",
+    "FINAL_RESULT_TOOL",
     "FinishTurnHook",
     "GetApiKeyHook",
     "MessageEndEvent",
     "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "OutputMode",
+    "OutputValidationError",
     "PrepareNextTurnHook",
     "PrepareRequestContext",
     "PrepareRequestHook",
@@ -106,6 +122,7 @@ __all__ = [
     "RunResult",
     "ShouldStopAfterTurnHook",
     "SignalHook",
+    "ToolCallOutcome",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
@@ -118,6 +135,7 @@ __all__ = [
     "default_convert_to_llm",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "run_tool_call",
     "stream_proxy",
     "tool",
 ]

@@ -11,7 +11,7 @@ listener; then ``state.is_streaming`` is false and the agent is ready for the ne
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, TypeVar, Unpack, overload
 
 import anyio
 import anyio.lowlevel
@@ -22,6 +22,7 @@ from ..ai import (
     ImageContent,
     Model,
     ProviderRegistry,
+    RetryPolicy,
     StreamFn,
     StreamOptions,
     TextContent,
@@ -38,6 +39,7 @@ from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
 from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
 from ._outcomes import failed_run_events
+from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode, OutputRun
 from ._queue import PendingMessageQueue, QueueMode
 from ._result import RunResult
 from ._run import ContinueError, execute_loop
@@ -46,8 +48,11 @@ from ._types import (
     AgentContext,
     AgentMessage,
 )
+from ._view import Transcript
 
 __all__ = ["Agent", "AgentBusyError"]
+
+T = TypeVar("T")
 
 _PROMPT_BUSY = (
     "Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
@@ -100,6 +105,9 @@ class Agent:
     ``stream_options`` and the settings are public attributes, read at the start of each
     run. ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``.
     A wrong argument is an error here, naming the argument, not a failed run later.
+    ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
+    and ``continue_()`` take it per run too), produced natively or through a
+    ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.
     """
 
     def __init__(
@@ -119,6 +127,10 @@ class Agent:
         tool_execution: Literal["sequential", "parallel"] = "parallel",
         max_concurrent_tools: int | None = None,
         close_timeout: float = 5.0,
+        retry: RetryPolicy | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode = "auto",
+        max_output_retries: int = DEFAULT_MAX_OUTPUT_RETRIES,
         **options: Unpack[AgentOptionKeywords],
     ) -> None:
         check_run_settings(
@@ -137,6 +149,10 @@ class Agent:
         self.tool_execution = tool_execution
         self.max_concurrent_tools = max_concurrent_tools
         self.close_timeout = close_timeout
+        self.retry = retry
+        self.output_type = output_type
+        self.output_mode: OutputMode = output_mode
+        self.max_output_retries = max_output_retries
         self._steering = PendingMessageQueue(steering_mode)
         self._follow_up = PendingMessageQueue(follow_up_mode)
         self._listeners = ListenerSet()
@@ -244,15 +260,36 @@ class Agent:
 
     # ------------------------------------------------------------------ runs
 
+    @overload
     async def prompt(
         self,
         message: str | AgentMessage | Sequence[AgentMessage],
         images: Sequence[ImageContent] | None = None,
-    ) -> RunResult:
+        *,
+        output_type: None = None,
+    ) -> RunResult[Any]: ...
+
+    @overload
+    async def prompt(
+        self,
+        message: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: type[T],
+    ) -> RunResult[T]: ...
+
+    async def prompt(
+        self,
+        message: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> RunResult[Any]:
         """Run the agent on a new input: a text (with optional images), a message, or a
         list of messages. Returns once the run settled (``agent_end`` delivered): the
         run's new messages and how it ended (``result.raise_for_error()`` raises if it
-        failed)."""
+        failed). ``output_type`` (default: the Agent's) asks for a typed answer,
+        ``result.output``."""
         if self._active is not None:
             raise AgentBusyError(_PROMPT_BUSY)
         prompts: list[AgentMessage]
@@ -262,11 +299,18 @@ class Agent:
             prompts = list(message)
         else:
             prompts = [message]
-        return await self._run(prompts)
+        return await self._run(prompts, output_type=output_type)
 
-    async def continue_(self) -> RunResult:
+    @overload
+    async def continue_(self, *, output_type: None = None) -> RunResult[Any]: ...
+
+    @overload
+    async def continue_(self, *, output_type: type[T]) -> RunResult[T]: ...
+
+    async def continue_(self, *, output_type: Any = None) -> RunResult[Any]:
         """Continue from the transcript: answer a trailing user/tool-result message, or
-        deliver queued steering / follow-up messages after an assistant message."""
+        deliver queued steering / follow-up messages after an assistant message.
+        ``output_type`` as for ``prompt()``."""
         if self._active is not None:
             raise AgentBusyError(_CONTINUE_BUSY)
         messages = self.state.messages
@@ -275,12 +319,14 @@ class Agent:
         if getattr(messages[-1], "role", None) == "assistant":
             steering = self._steering.drain()
             if steering:
-                return await self._run(steering, skip_initial_steering_poll=True)
+                return await self._run(
+                    steering, skip_initial_steering_poll=True, output_type=output_type
+                )
             follow_ups = self._follow_up.drain()
             if follow_ups:
-                return await self._run(follow_ups)
+                return await self._run(follow_ups, output_type=output_type)
             raise ContinueError("Cannot continue from message role: assistant")
-        return await self._run(None)
+        return await self._run(None, output_type=output_type)
 
     def abort(self, reason: object = None) -> None:
         """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
@@ -306,8 +352,12 @@ class Agent:
         self.clear_all_queues()
 
     async def _run(
-        self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
-    ) -> RunResult:
+        self,
+        prompts: list[AgentMessage] | None,
+        *,
+        skip_initial_steering_poll: bool = False,
+        output_type: Any = None,
+    ) -> RunResult[Any]:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing.")
         active = self._active = _ActiveRun()
@@ -315,9 +365,20 @@ class Agent:
         self._reducer.start_run()
         signal = active.controller.signal
         try:
+            # a type msgspec cannot describe fails here, before any event
+            output = OutputRun.start(
+                self.output_type if output_type is None else output_type,
+                self.output_mode,
+                self.max_output_retries,
+                state.model,
+                self.stream_fn,
+                state.tools,
+            )
             self._skip_steering_poll = skip_initial_steering_poll
             config = self._loop_config()
-            context = AgentContext(messages=list(state.messages), tools=list(state.tools))
+            context = AgentContext(messages=Transcript(state.messages), tools=list(state.tools))
+            if output is not None:
+                config = output.configure(config, context)
             dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
                 messages = await execute_loop(
@@ -331,7 +392,10 @@ class Agent:
                     events, self._listeners, self._reducer.reduce, signal, self.close_timeout
                 )
                 messages = events[-1].messages
-            return RunResult(messages, aborted=signal.aborted)
+            aborted = signal.aborted
+            if output is None:
+                return RunResult(messages, aborted=aborted)
+            return output.result(messages, aborted=aborted)
         finally:
             self._steering.restore()
             self._follow_up.restore()
@@ -381,6 +445,7 @@ class Agent:
             finish_turn=hooks.finish_turn,
             should_stop_after_turn=hooks.should_stop_after_turn,
             close_timeout=self.close_timeout,
+            retry=self.retry,
         )
 
     def _poll_steering(self) -> list[Any]:

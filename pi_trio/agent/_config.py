@@ -19,6 +19,7 @@ from ..ai import (
     Message,
     Model,
     ProviderRegistry,
+    RetryPolicy,
     StreamOptions,
     SystemMessage,
     ToolResultMessage,
@@ -144,6 +145,9 @@ class AgentLoopConfig(msgspec.Struct, kw_only=True):
     finish_turn: FinishTurnHook | None = None
     should_stop_after_turn: ShouldStopAfterTurnHook | None = None
     get_request_steering_messages: MessagePoll | None = None
+    retry: RetryPolicy | None = None
+    """Retry a response that failed with a transient error (``auto_retry_start`` /
+    ``auto_retry_end`` tell the listeners); ``None`` never retries."""
     """Polled right after ``prepare_request``; what it returns joins the same request
     (the Agent uses it for messages steered while ``prepare_request`` ran)."""
     close_timeout: float = 5.0

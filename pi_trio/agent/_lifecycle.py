@@ -38,12 +38,15 @@ from ._types import (
     AgentEndEvent,
     AgentMessage,
     AgentStartEvent,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
+from ._view import Transcript
 
 __all__ = ["Phase", "RunLifecycle"]
 
@@ -92,6 +95,8 @@ class RunLifecycle:
         self._input: tuple[AgentMessage, bool] | None = None
         self._stream: InlineStream | None = None
         self._placeholder = False  # the response's partial is in the transcript
+        # a retry in progress: (attempt, the error retried, waiting for the backoff)
+        self._retry: tuple[int, str, bool] | None = None
 
     async def _emit(self, event: Any) -> None:
         await self.dispatcher.emit(event)
@@ -202,7 +207,10 @@ class RunLifecycle:
         messages = self.context.messages
         started = self._placeholder
         if started:
-            messages[-1] = final
+            if isinstance(messages, Transcript):
+                messages.replace_last(final)
+            else:
+                messages[-1] = final
             self._placeholder = False
         else:
             messages.append(final)
@@ -211,6 +219,42 @@ class RunLifecycle:
             await self.dispatcher.send(MessageStartEvent(message=final))
         self.phase = Phase.RESPONSE
         await self._emit(MessageEndEvent(message=final))
+
+    # ------------------------------------------------------------------ retries
+
+    async def withdraw_response(self, attempt: int, max_attempts: int, delay_ms: int) -> None:
+        """The response that just ended failed and is retried: it leaves the transcript
+        (``auto_retry_start`` tells the listeners; the Agent's reducer drops it too)."""
+        failed = self.assistant
+        assert failed is not None
+        assert self.phase is Phase.RESPONSE
+        messages = self.context.messages
+        if messages and messages[-1] is failed:
+            messages.pop()
+        self.new_messages.remove(failed)
+        self.assistant = None
+        error = failed.error_message or "Unknown error"
+        self._retry = (attempt, error, True)
+        self.phase = Phase.TURN
+        await self._emit(
+            AutoRetryStartEvent(
+                attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=error
+            )
+        )
+
+    def retrying(self) -> None:
+        """The backoff is over; the retried request starts."""
+        if self._retry is not None:
+            attempt, error, _ = self._retry
+            self._retry = (attempt, error, False)
+
+    async def end_retries(self, success: bool, final_error: str | None = None) -> None:
+        """``auto_retry_end``, once a response that was retried settled."""
+        retry, self._retry = self._retry, None
+        if retry is not None:
+            await self._emit(
+                AutoRetryEndEvent(success=success, attempt=retry[0], final_error=final_error)
+            )
 
     # ------------------------------------------------------------------ tools
 
@@ -276,6 +320,10 @@ class RunLifecycle:
                     assert self.batch is not None
                     await self.batch.finish_aborted()
                     self.commit_batch()
+                case Phase.RESULTS if self._retry is not None:
+                    # aborted while retrying: during the backoff, the error it retried
+                    _, error, waiting = self._retry
+                    await self.end_retries(False, error if waiting else None)
                 case Phase.RESULTS:
                     await self.end_turn()
                 case Phase.FINISHED:

@@ -25,18 +25,23 @@ import anyio.lowlevel
 import msgspec
 
 from ..ai import (
+    PI_TRIO_ATTRIBUTION,
     AbortSignal,
     AssistantMessage,
+    ClientIdentity,
     Context,
     StreamOptions,
     ToolCall,
     ToolResultMessage,
+    is_retryable_assistant_error,
+    merge_client_identity,
+    retry_delay_ms,
 )
 from ..ai._consume import InlineStream
 from ..ai._registry import default_registry
 from ..ai._stream import resolve_stream_fn
 from ._batch import ToolBatch
-from ._config import AgentLoopConfig, default_convert_to_llm, turn_decision
+from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
 from ._hooks import coerce_result, first_parameter_name, positional_arity
 from ._lifecycle import RunLifecycle
@@ -49,10 +54,14 @@ from ._types import (
     AgentTurnContext,
     PrepareRequestContext,
 )
+from ._view import LlmView, Transcript
 
-__all__ = ["LoopRun"]
+__all__ = ["DEFAULT_AGENT_IDENTITY", "LoopRun"]
 
 _DEFAULT_OPTIONS = StreamOptions()  # never mutated: requests get a replaced copy
+DEFAULT_AGENT_IDENTITY = ClientIdentity(attribution=PI_TRIO_ATTRIBUTION)
+"""The identity of an agent's requests; ``StreamOptions.identity`` overrides it field by
+field."""
 
 
 class LoopRun:
@@ -81,9 +90,14 @@ class LoopRun:
         self.stream_fn = stream_fn
         self.model = config.model
         self.thinking_level = config.thinking_level
+        # the agent's attribution under the request options' identity
+        self.identity = merge_client_identity(
+            DEFAULT_AGENT_IDENTITY, (config.stream_options or _DEFAULT_OPTIONS).identity
+        )
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
+        self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
 
     @property
@@ -101,7 +115,11 @@ class LoopRun:
         await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def call(self, hook: Callable[..., Any], *args: Any) -> Any:
-        """Call a hook (sync or async) with the arguments it accepts, then ``check``."""
+        """Call a hook (sync or async) with the arguments it accepts, then ``check``.
+        A deadline of the caller that passed while synchronous code ran (no scheduler
+        pass has seen it yet) stops the call before the hook runs."""
+        if anyio.current_effective_deadline() <= anyio.current_time():
+            await anyio.lowlevel.checkpoint()
         result = hook(*args[: positional_arity(hook)])
         if inspect.isawaitable(result):
             result = await result
@@ -124,7 +142,7 @@ class LoopRun:
                 try:
                     try:
                         if prompts is not None and not self.owned:
-                            life.context.messages = list(life.context.messages)
+                            life.context.messages = Transcript(life.context.messages)
                         await life.start(prompts)
                         await self._loop()
                     except BaseException as exc:
@@ -183,7 +201,7 @@ class LoopRun:
                 if config.prepare_request is not None:
                     await self._prepare_request()
 
-                message = await self._request()
+                message = await self._respond()
                 if message.stop_reason in ("error", "aborted"):
                     life.without_tools()
                     last_turn = self._turn_context(message, [])
@@ -285,6 +303,34 @@ class LoopRun:
 
     # ------------------------------------------------------------------ one request
 
+    async def _respond(self) -> AssistantMessage:
+        """The turn's response: one request, repeated under the config's ``RetryPolicy``
+        while it fails with a transient error. The failed response leaves the
+        transcript; an abort during the backoff ends the run at once."""
+        policy = self.config.retry
+        if policy is None or not policy.enabled:
+            return await self._request()
+        life = self.life
+        attempt = 0
+        while True:
+            message = await self._request()
+            retry = (
+                message.stop_reason == "error"
+                and attempt < policy.max_retries
+                and is_retryable_assistant_error(message)
+            )
+            if not retry:
+                if attempt:
+                    success = message.stop_reason not in ("error", "aborted")
+                    failed = None if success else message.error_message
+                    await life.end_retries(success, failed)
+                return message
+            attempt += 1
+            delay = retry_delay_ms(policy, attempt)
+            await life.withdraw_response(attempt, policy.max_retries, delay)
+            await anyio.sleep(delay / 1000)
+            life.retrying()
+
     async def _request(self) -> AssistantMessage:
         config = self.config
         signal = self.signal
@@ -292,7 +338,7 @@ class LoopRun:
         if config.transform_context is not None:
             messages = await self.call(config.transform_context, messages, signal)
         if config.convert_to_llm is None:
-            llm_messages = default_convert_to_llm(messages)  # a new list
+            llm_messages = self._llm_view.convert(messages)  # a new list
         else:
             llm_messages = list(await self.call(config.convert_to_llm, messages))
         base = config.stream_options or _DEFAULT_OPTIONS
@@ -306,6 +352,7 @@ class LoopRun:
             signal=signal,
             reasoning=None if level == "off" else level,
             registry=base.registry or config.registry or default_registry,
+            identity=self.identity,
         )
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         life = self.life

@@ -80,6 +80,10 @@ _AGENT_KEYWORDS = (
     "tool_execution",
     "max_concurrent_tools",
     "close_timeout",
+    "retry",
+    "output_type",
+    "output_mode",
+    "max_output_retries",
     *sorted(_HOOKS | _REQUEST),
 )
 

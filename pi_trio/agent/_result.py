@@ -7,23 +7,53 @@ turns such an ending into an exception for callers who want one, as httpx's
 
     result = await agent.prompt("Summarize the report.")
     print(result.raise_for_error().text)
+
+A run asked for a typed output (``output_type=``) carries it as ``result.output``, a
+``RunResult[T]`` for ``prompt(..., output_type=T)``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final, Generic, TypeVar
 
 from ..ai import AssistantMessage
 from ..ai._errors import PiError
 from ._types import AgentMessage
 
-__all__ = ["ABORTED_BETWEEN_TURNS", "RunAbortedError", "RunError", "RunResult"]
+__all__ = [
+    "ABORTED_BETWEEN_TURNS",
+    "NO_OUTPUT",
+    "OutputValidationError",
+    "RunAbortedError",
+    "RunError",
+    "RunResult",
+]
+
+T = TypeVar("T")
+
+_NOT_ASKED = (
+    "this run was not asked for a typed output: pass output_type=... to prompt(), "
+    "continue_() or Agent()"
+)
+
+
+class _NoOutput:
+    def __repr__(self) -> str:
+        return "NO_OUTPUT"
+
+
+NO_OUTPUT: Final = _NoOutput()
+"""The output of a run that has none (yet)."""
+
+# The text of a run aborted after its last response (between turns, or before the first
+# request): no assistant message says how it ended, so the run does.
+ABORTED_BETWEEN_TURNS: Final = "The run was aborted before its final answer"
 
 
 class RunError(PiError):
     """The run ended with an error (``stop_reason="error"``); ``result`` is the run."""
 
-    def __init__(self, message: str, result: RunResult) -> None:
+    def __init__(self, message: str, result: RunResult[Any]) -> None:
         super().__init__(message)
         self.result = result
 
@@ -32,26 +62,50 @@ class RunAbortedError(RunError):
     """The run was aborted (``stop_reason="aborted"``); ``result`` is the run."""
 
 
-# The stop reason and text of a run aborted after its last response (between turns, or
-# before the first request): no assistant message says so, the run does.
-ABORTED_BETWEEN_TURNS = "The run was aborted before its final answer"
+class OutputValidationError(RunError):
+    """The run was asked for a typed output and has none: the model's answers did not
+    validate within the retries (the message has the last error, naming the field), or
+    the run ended before a final answer. ``result`` is the run."""
 
 
-class RunResult:
+class RunResult(Generic[T]):
     """The messages a run added to the transcript (``agent_end.messages``) and how it
     ended: ``final`` is its last assistant message, ``stop_reason`` and
     ``error_message`` are that message's, ``ok`` is false when it ended in ``error`` or
-    ``aborted``. A run aborted after a response was complete (while its tool results came
-    in, or before the first request) ends without an assistant message of its own: its
-    ``stop_reason`` is ``"aborted"`` all the same."""
+    ``aborted``, or has no typed output although one was asked for (``output_type``).
+    ``output`` is that typed output. A run aborted after a response was complete (while
+    its tool results came in, or before the first request) ends without an assistant
+    message of its own: its ``stop_reason`` is ``"aborted"`` all the same."""
 
-    __slots__ = ("_aborted", "messages")
+    __slots__ = ("_aborted", "_output", "_output_error", "messages", "output_type")
 
-    def __init__(self, messages: list[AgentMessage], *, aborted: bool = False) -> None:
+    def __init__(
+        self,
+        messages: list[AgentMessage],
+        *,
+        output_type: Any = None,
+        output: Any = NO_OUTPUT,
+        output_error: str | None = None,
+        aborted: bool = False,
+    ) -> None:
         self.messages = messages
+        self.output_type = output_type
+        self._output = output
+        self._output_error = output_error
         # ``aborted``: the run's signal was aborted; it matters only when the run's last
         # message is not an assistant message (else that message tells how it ended)
         self._aborted = aborted and not (messages and isinstance(messages[-1], AssistantMessage))
+
+    @property
+    def output(self) -> T:
+        """The run's answer as ``output_type``. Raises what ``raise_for_error()`` raises
+        when the run failed (``OutputValidationError`` when the answer never validated),
+        and ``RuntimeError`` when no output type was asked for."""
+        if self.output_type is None:
+            raise RuntimeError(_NOT_ASKED)
+        self.raise_for_error()
+        output: T = self._output
+        return output
 
     @property
     def final(self) -> AssistantMessage | None:
@@ -76,7 +130,9 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.stop_reason not in ("error", "aborted")
+        if self.stop_reason in ("error", "aborted"):
+            return False
+        return self.output_type is None or self._output is not NO_OUTPUT
 
     @property
     def text(self) -> str:
@@ -86,20 +142,31 @@ class RunResult:
             return ""
         return "".join(block.text for block in final.content if block.type == "text")
 
-    def raise_for_error(self) -> RunResult:
+    def raise_for_error(self) -> RunResult[T]:
         """Return the result, or raise ``RunError`` (``RunAbortedError`` for an abort)
-        whose message is the run's ``error_message``."""
+        whose message is the run's ``error_message``, or ``OutputValidationError`` when
+        a typed output was asked for and the run has none."""
         reason = self.stop_reason
         if reason == "aborted":
             raise RunAbortedError(self.error_message or "The run was aborted", self)
         if reason == "error":
             raise RunError(self.error_message or "The run failed", self)
+        if self.output_type is not None and self._output is NO_OUTPUT:
+            raise OutputValidationError(
+                self._output_error or "The run ended without a typed output", self
+            )
         return self
 
     def __repr__(self) -> str:
+        output = ""
+        if self.output_type is not None:
+            output = f", output={self._output!r}"
+            if self._output_error is not None:
+                output += f", output_error={self._output_error!r}"
         return (
             f"<RunResult {len(self.messages)} messages, stop_reason={self.stop_reason!r}"
             + (f", error_message={self.error_message!r}" if self.error_message else "")
+            + output
             + ">"
         )
 
@@ -108,6 +175,8 @@ class RunResult:
             isinstance(other, RunResult)
             and other.messages == self.messages
             and other.stop_reason == self.stop_reason
+            and other.output_type == self.output_type
+            and other._output == self._output
         )
 
     __hash__ = None  # type: ignore[assignment]

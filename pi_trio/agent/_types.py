@@ -35,6 +35,8 @@ __all__ = [
     "AgentRequestUpdate",
     "AgentStartEvent",
     "AgentToolResult",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
     "AgentTurnContext",
     "AgentTurnDecision",
     "BeforeToolCallContext",
@@ -86,9 +88,9 @@ class AgentContext(msgspec.Struct, kw_only=True):
 
 
 class _AgentEvent(
-    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True
+    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True, gc=False
 ):
-    pass
+    """Events never form reference cycles: untracked by the garbage collector."""
 
 
 class AgentStartEvent(_AgentEvent, tag="agent_start", kw_only=True):
@@ -175,6 +177,29 @@ class ToolExecutionEndEvent(_AgentEvent, tag="tool_execution_end", kw_only=True)
     duration_ms: int | None = None
 
 
+class AutoRetryStartEvent(_AgentEvent, tag="auto_retry_start", kw_only=True):
+    """An Agent with a ``RetryPolicy`` retries a failed response: the response (already
+    ended with ``message_end``) leaves the transcript, and after ``delay_ms`` the request
+    is made again. ``attempt`` counts retries from 1. (Named as pi's coding agent names
+    its retry events.)"""
+
+    type: ClassVar[Literal["auto_retry_start"]] = "auto_retry_start"
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class AutoRetryEndEvent(_AgentEvent, tag="auto_retry_end", kw_only=True):
+    """Retrying ended: ``success`` when a retried request completed; otherwise the
+    retries ran out, the error was not retryable, or the run was aborted."""
+
+    type: ClassVar[Literal["auto_retry_end"]] = "auto_retry_end"
+    success: bool
+    attempt: int
+    final_error: str | None = None
+
+
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | AgentEndEvent
@@ -186,6 +211,8 @@ AgentEvent: TypeAlias = (
     | ToolExecutionStartEvent
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
 )
 
 

@@ -27,6 +27,11 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._identity import PI_TRIO_ATTRIBUTION as PI_TRIO_ATTRIBUTION
+from ._identity import ClientAttribution as ClientAttribution
+from ._identity import ClientIdentity as ClientIdentity
+from ._identity import CustomUserAgent as CustomUserAgent
+from ._identity import merge_client_identity as merge_client_identity
 from ._json import extra_fields as extra_fields
 from ._json import from_json as from_json
 from ._json import messages_from_json as messages_from_json
@@ -34,6 +39,7 @@ from ._json import messages_from_jsonl as messages_from_jsonl
 from ._json import messages_to_json as messages_to_json
 from ._json import messages_to_jsonl as messages_to_jsonl
 from ._json import to_json as to_json
+from ._json_depth import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 from ._json_parse import parse_streaming_json as parse_streaming_json
 from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
@@ -44,6 +50,7 @@ from ._models import get_providers as get_providers
 from ._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._models import models_are_equal as models_are_equal
 from ._models import resolve_model as resolve_model
+from ._options import OutputFormat as OutputFormat
 from ._options import ResponseInfo as ResponseInfo
 from ._options import StreamFn as StreamFn
 from ._options import StreamOptions as StreamOptions
@@ -60,6 +67,10 @@ from ._registry import get_api_providers as get_api_providers
 from ._registry import register_api_provider as register_api_provider
 from ._registry import unregister_api_provider as unregister_api_provider
 from ._registry import unregister_api_providers as unregister_api_providers
+from ._retry import DEFAULT_MAX_AGENT_RETRY_DELAY_MS as DEFAULT_MAX_AGENT_RETRY_DELAY_MS
+from ._retry import RetryPolicy as RetryPolicy
+from ._retry import retry_assistant_call as retry_assistant_call
+from ._retry import retry_delay_ms as retry_delay_ms
 from ._sanitize import sanitize_surrogates as sanitize_surrogates
 from ._stream import AssistantMessageStream as AssistantMessageStream
 from ._stream import complete as complete
@@ -123,6 +134,7 @@ from ._types import now_ms as now_ms
 from ._validation import ToolArgumentsError as ToolArgumentsError
 from ._validation import validate_tool_arguments as validate_tool_arguments
 from ._validation import validate_tool_call as validate_tool_call
+from .providers._output import supports_json_schema_output as supports_json_schema_output
 
 __all__ = [
     "AbortController",
@@ -131,13 +143,18 @@ __all__ = [
     "AssistantMessage",
     "AssistantMessageEvent",
     "AssistantMessageStream",
+    "ClientAttribution",
+    "ClientIdentity",
     "Context",
     "Cost",
     "CostTier",
+    "CustomUserAgent",
+    "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
     "DeferredHandle",
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
+    "MAX_JSON_DEPTH",
     "Message",
     "MessageBuilder",
     "MessageDecodeError",
@@ -152,19 +169,21 @@ __all__ = [
     "ModelThinkingLevel",
     "NestedToolCallRecord",
     "NestedToolCalls",
+    "PI_TRIO_ATTRIBUTION",
     "PiError",
     "ProviderError",
     "ProviderNotFoundError",
     "ProviderRegistry",
     "ResolvedTranscriptTools",
+    "OutputFormat",
     "ResponseInfo",
+    "RetryPolicy",
     "StartEvent",
     "StopReason",
     "StreamFn",
     "StreamOptions",
     "StreamProtocolError",
     "StreamingJsonParser",
-    "ToolCallArguments",
     "SystemMessage",
     "TextContent",
     "TextDeltaEvent",
@@ -179,6 +198,7 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
+    "ToolCallArguments",
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
@@ -198,8 +218,8 @@ __all__ = [
     "declare_tool_changes",
     "default_registry",
     "env_api_key_names",
-    "find_env_keys",
     "extra_fields",
+    "find_env_keys",
     "from_json",
     "get_added_tool_names",
     "get_api_provider",
@@ -222,6 +242,7 @@ __all__ = [
     "is_context_overflow",
     "is_recoverable_length",
     "is_retryable_assistant_error",
+    "merge_client_identity",
     "messages_from_json",
     "messages_from_jsonl",
     "messages_to_json",
@@ -239,7 +260,10 @@ __all__ = [
     "resolve_model",
     "resolve_transcript",
     "resolve_transcript_tools",
+    "retry_assistant_call",
+    "retry_delay_ms",
     "sanitize_surrogates",
+    "supports_json_schema_output",
     "to_json",
     "to_tool_declaration",
     "transform_messages",

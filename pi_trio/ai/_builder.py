@@ -62,7 +62,7 @@ def empty_message(
     )
 
 
-class BuilderStartEvent(StartEvent, tag="start", dict=True):
+class BuilderStartEvent(StartEvent, tag="start", dict=True, gc=True):
     """The ``start`` event of a ``MessageBuilder``: same JSON as ``StartEvent``; it tells
     the consumer to apply the following events to the builder's message (``builder``)."""
 

@@ -15,6 +15,7 @@ and hands each accepted event to a callback (the engine of an agent run);
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -28,7 +29,15 @@ from ._errors import StreamProtocolError
 from ._events import AssistantMessageEvent, ErrorEvent
 from ._live import LiveText, LiveThinking, LiveToolCall, open_block, seal_message
 from ._options import StreamFn, StreamOptions
-from ._types import AssistantMessage, Context, Model, TextContent, ThinkingContent, ToolCall
+from ._types import (
+    AssistantMessage,
+    Context,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    now_ms,
+)
 
 __all__ = ["ABORTED_TEXT", "InlineStream", "MessageFold", "StreamConsumer"]
 
@@ -192,7 +201,16 @@ class StreamConsumer:
     """What a consumer of one stream function knows: the fold of the events it accepted
     and how to write an outcome (error, aborted) from it."""
 
-    __slots__ = ("_done", "_failure", "_fold", "_model", "_name", "_signal")
+    __slots__ = (
+        "_done",
+        "_failure",
+        "_fold",
+        "_model",
+        "_name",
+        "_signal",
+        "_started_clock",
+        "_started_ms",
+    )
 
     def __init__(self, model: Model, name: str, signal: AbortSignal | None) -> None:
         self._model = model
@@ -201,6 +219,16 @@ class StreamConsumer:
         self._fold = MessageFold()
         self._done = False
         self._failure: BaseException | None = None
+        # the response is timed from here (``duration_ms`` of the final message)
+        self._started_ms = now_ms()
+        self._started_clock = time.perf_counter()
+
+    def _time(self, message: AssistantMessage) -> None:
+        """Give the final message its ``duration_ms``, unless it has one or started
+        before this stream (a response forwarded from elsewhere stays untimed)."""
+        if message.duration_ms is None and message.timestamp >= self._started_ms:
+            elapsed = time.perf_counter() - self._started_clock
+            message.duration_ms = max(0, round(elapsed * 1000))
 
     @property
     def message(self) -> AssistantMessage | None:
@@ -240,6 +268,9 @@ class StreamConsumer:
             self._fold.result = event.error
         if event.type == "done" or event.type == "error":
             self._done = True
+            result = self._fold.result
+            if result is not None:
+                self._time(result)
         return event
 
     def missing_terminal(self) -> ErrorEvent:
@@ -264,6 +295,7 @@ class StreamConsumer:
             message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
             message.stop_reason = reason
         message.error_message = text
+        self._time(message)
         return message
 
 
@@ -342,13 +374,17 @@ class InlineStream(StreamConsumer):
     async def run(
         self, stream_fn: StreamFn, model: Model, context: Context, options: StreamOptions
     ) -> AssistantMessage:
-        """Await the stream function; return the final message (always one: a missing
-        terminal event or an exception becomes an error outcome)."""
+        """Await the stream function; return the final message: a missing terminal event,
+        or an exception after the stream started, becomes an error outcome. A stream
+        function that raises before sending anything failed to start: its exception
+        propagates, as a failing hook's does."""
         try:
             await stream_fn(model, context, options, self)  # type: ignore[arg-type]
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         except Exception as exc:
+            if self._fold.message is None and not self._done:
+                raise
             self.record_failure(exc)
         if not self._done and self._delivery_error is None:
             # the listener's own exception is raised below, not the closed channel's

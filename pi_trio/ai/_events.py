@@ -30,8 +30,11 @@ __all__ = [
 ]
 
 
-class _Event(msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True):
-    pass
+class _Event(
+    msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit_defaults=True, gc=False
+):
+    """Events hold messages and never form reference cycles: untracked by the garbage
+    collector (see ``_types._Wire``)."""
 
 
 class StartEvent(_Event, tag="start", kw_only=True):

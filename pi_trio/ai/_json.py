@@ -6,7 +6,8 @@ decoded struct and is written back unchanged, in its place; `extra_fields` reads
 fields. ``strict=True`` refuses them instead (``msgspec.ValidationError`` naming the field
 and its path). An unknown content ``type`` or message ``role`` is always an error, and so
 is a wrong type in a known field or a message without ``timestamp``. Such errors are
-``MessageValidationError``s naming the path (``$.content[0].type``); malformed JSON raises
+``MessageValidationError``s naming the path (``$.content[0].type``); malformed JSON, and
+JSON nesting arrays and objects deeper than ``MAX_JSON_DEPTH`` (256) levels, raise
 ``MessageDecodeError`` naming the line and column. Both are ``PiError``s and msgspec
 ``DecodeError``s; given a ``source`` (a file name) they name it too, and for JSON Lines the
 line of the message.
@@ -39,6 +40,7 @@ import msgspec
 
 from ._errors import MessageDecodeError, MessageValidationError
 from ._jsnum import js_number_text, needs_js_spelling
+from ._json_depth import decode_checked
 from ._live import LIVE_BLOCKS
 from ._lossless import (
     apply_layouts,
@@ -185,7 +187,9 @@ def _decode(
     line: int | None = None,
 ) -> Any:
     try:
-        return _decode_value(data, type_, strict=strict, exact=exact)
+        return decode_checked(
+            lambda checked: _decode_value(checked, type_, strict=strict, exact=exact), data
+        )
     except msgspec.ValidationError as exc:
         found = _AT_PATH.search(str(exc))
         raise MessageValidationError(

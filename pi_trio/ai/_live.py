@@ -44,7 +44,7 @@ def _joined(block: Any, slot: Any) -> str:
     return slot.__get__(block)  # type: ignore[no-any-return]
 
 
-class LiveText(TextContent, tag="text", dict=True):
+class LiveText(TextContent, tag="text", dict=True, gc=True):
     """A text block still streaming. Same JSON and attributes as ``TextContent``."""
 
     def __post_init__(self) -> None:
@@ -72,7 +72,7 @@ class LiveText(TextContent, tag="text", dict=True):
         )
 
 
-class LiveThinking(ThinkingContent, tag="thinking", dict=True):
+class LiveThinking(ThinkingContent, tag="thinking", dict=True, gc=True):
     """A thinking block still streaming. Same JSON and attributes as ``ThinkingContent``."""
 
     def __post_init__(self) -> None:
@@ -102,7 +102,7 @@ class LiveThinking(ThinkingContent, tag="thinking", dict=True):
         )
 
 
-class LiveToolCall(ToolCall, tag="toolCall", dict=True):
+class LiveToolCall(ToolCall, tag="toolCall", dict=True, gc=True):
     """A tool call whose argument JSON is still streaming. Reading ``arguments`` feeds the
     parts that arrived since the last read to an incremental parser and returns its
     best-effort value, so streaming stays linear however often it is read."""

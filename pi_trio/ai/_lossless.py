@@ -107,7 +107,7 @@ def _laid_class(cls: type[msgspec.Struct]) -> type[msgspec.Struct]:
     if known is not None:
         return known
     config = cls.__struct_config__
-    options: dict[str, Any] = {"dict": True}
+    options: dict[str, Any] = {"dict": True, "gc": True}
     if config.tag_field is not None:
         options["tag"] = config.tag
     namespace = {

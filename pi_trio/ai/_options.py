@@ -9,6 +9,7 @@ import msgspec
 
 from ._abort import AbortSignal
 from ._events import AssistantMessageEvent
+from ._identity import ClientIdentity
 from ._types import CacheRetention, Context, Model, ThinkingLevel
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ __all__ = [
     "EventSender",
     "OnPayload",
     "OnResponse",
+    "OutputFormat",
     "ResponseInfo",
     "StreamFn",
     "StreamOptions",
@@ -51,6 +53,26 @@ class ThinkingBudgets(msgspec.Struct, kw_only=True, omit_defaults=True):
     high: int | None = None
 
 
+class OutputFormat(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Ask for the answer's text as JSON matching ``schema`` (an object schema).
+
+    Each provider maps it to its native parameter: Chat Completions ``response_format``,
+    Responses ``text.format``, Anthropic ``output_config.format``, Gemini
+    ``responseMimeType`` + ``responseJsonSchema``. ``name`` (letters, digits, ``_``,
+    ``-``; at most 64) and ``description`` tell the model what the answer is. ``strict``:
+    ``None`` lets the provider use constrained decoding when the server offers it and the
+    schema fits its subset (then the schema is sent in that subset: every property
+    required, no additional properties); ``True`` requires it (a schema that does not
+    fit fails the request, naming why); ``False`` never asks for it.
+    ``supports_json_schema_output(model, schema)`` says whether a model takes it.
+    """
+
+    schema: dict[str, Any]
+    name: str = "output"
+    description: str | None = None
+    strict: bool | None = None
+
+
 class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Options of one LLM call. Every field is optional.
 
@@ -58,7 +80,8 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     ``tool_choice`` are read by the ``*_simple`` entry points, which map them to each
     provider's native parameters; ``extra`` carries provider-native options for the raw
     entry points (e.g. ``{"thinking_enabled": True}`` for Anthropic,
-    ``{"reasoning_effort": "high"}`` for OpenAI).
+    ``{"reasoning_effort": "high"}`` for OpenAI). ``output_format`` asks for a JSON
+    answer matching a schema; every provider maps it natively (see ``OutputFormat``).
     """
 
     temperature: float | None = None
@@ -77,10 +100,12 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     on_payload: OnPayload | None = None
     on_response: OnResponse | None = None
     signal: AbortSignal | None = None
+    identity: ClientIdentity | None = None
     # simple (unified) options
     reasoning: ThinkingLevel | None = None
     thinking_budgets: ThinkingBudgets | None = None
     tool_choice: Any = None
+    output_format: OutputFormat | None = None
     # provider-native options for the raw entry points
     extra: dict[str, Any] | None = None
     # the registry that dispatched the call; providers take its shared HTTP client

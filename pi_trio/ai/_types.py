@@ -96,8 +96,14 @@ class _Wire(
     forbid_unknown_fields=True,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
 ):
-    """Base of every wire type: camelCase JSON, omitted defaults, strict decoding."""
+    """Base of every wire type: camelCase JSON, omitted defaults, strict decoding.
+
+    ``gc=False``: messages, blocks and models never form reference cycles, so the garbage
+    collector need not track them (with thousands of runs in flight it would otherwise
+    spend a large part of the time walking them); the lists and dicts inside them are
+    still tracked as usual."""
 
 
 # --------------------------------------------------------------------------- blocks
@@ -184,6 +190,7 @@ class Usage(
     },
     kw_only=True,
     forbid_unknown_fields=True,
+    gc=False,
 ):
     """Token counts of one response. ``input`` never includes cached prompt tokens;
     ``reasoning`` is a subset of ``output``; ``cache_write_1h`` a subset of ``cache_write``.

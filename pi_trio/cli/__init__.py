@@ -190,6 +190,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="the accepted bearer tokens, one per line; required unless "
         "PI_TRIO_PROXY_TOKENS is set",
     )
+    proxy.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest request body accepted (default 32 MiB)",
+    )
+    proxy.add_argument(
+        "--max-streams",
+        type=int,
+        default=None,
+        metavar="N",
+        help="streams served at once (default 64)",
+    )
+    proxy.add_argument(
+        "--body-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has to send its request body (default 30)",
+    )
     return parser
 
 
@@ -259,8 +280,17 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
         case "proxy":
             from ._proxy import proxy_command
 
+            limits = {
+                "max_body_bytes": args.max_body_bytes,
+                "max_streams": args.max_streams,
+                "body_timeout": args.body_timeout,
+            }
             return proxy_command(
-                host=args.host, port=args.port, tokens_file=args.tokens_file, err=err
+                host=args.host,
+                port=args.port,
+                tokens_file=args.tokens_file,
+                err=err,
+                limits={name: value for name, value in limits.items() if value is not None},
             )
         case _:
             build_parser().print_help(err)

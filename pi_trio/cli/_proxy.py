@@ -67,14 +67,23 @@ async def _serve_until_interrupted(serve: Any, app: Any, host: str, port: int, e
     return EXIT_OK
 
 
-def proxy_command(*, host: str, port: int, tokens_file: str | None, err: TextIO) -> int:
+def proxy_command(
+    *,
+    host: str,
+    port: int,
+    tokens_file: str | None,
+    err: TextIO,
+    limits: dict[str, Any] | None = None,
+) -> int:
+    """Serve until Ctrl-C. ``limits``: ``create_app`` keyword arguments (``max_body_bytes``,
+    ``max_streams``, ``body_timeout``)."""
     if importlib.util.find_spec("hypercorn") is None:
         err.write(MISSING_EXTRA)
         return EXIT_USAGE
     from ..proxy import create_app, serve
 
     try:
-        app = create_app(tokens_file=tokens_file)
+        app = create_app(tokens_file=tokens_file, **(limits or {}))
     except OSError as exc:
         err.write(f"pi-trio: cannot read --tokens-file {tokens_file!r}: {exc.strerror or exc}\n")
         return EXIT_USAGE

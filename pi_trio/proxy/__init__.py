@@ -16,14 +16,16 @@ from ._stream_fn import ProxyStreamFn as ProxyStreamFn
 from ._stream_fn import stream_proxy as stream_proxy
 
 if typing.TYPE_CHECKING:
+    from ._access import TOKENS_ENV as TOKENS_ENV
+    from ._access import ModelPolicy as ModelPolicy
+    from ._access import catalog_models_only as catalog_models_only
+    from ._access import load_tokens as load_tokens
+    from ._app import DEFAULT_BODY_TIMEOUT_S as DEFAULT_BODY_TIMEOUT_S
+    from ._app import DEFAULT_FORWARD_HEADERS as DEFAULT_FORWARD_HEADERS
     from ._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
     from ._app import DEFAULT_MAX_STREAMS as DEFAULT_MAX_STREAMS
-    from ._app import TOKENS_ENV as TOKENS_ENV
-    from ._app import ModelPolicy as ModelPolicy
     from ._app import ProxyApp as ProxyApp
-    from ._app import catalog_models_only as catalog_models_only
     from ._app import create_app as create_app
-    from ._app import load_tokens as load_tokens
     from ._server import DEFAULT_HOST as DEFAULT_HOST
     from ._server import DEFAULT_PORT as DEFAULT_PORT
     from ._server import serve as serve
@@ -31,14 +33,16 @@ if typing.TYPE_CHECKING:
 # The server's names load on first use: a client (``stream_proxy``, which
 # ``pi_trio.agent`` re-exports) never loads the server.
 _SERVER_NAMES = {
+    "DEFAULT_BODY_TIMEOUT_S": "_app",
+    "DEFAULT_FORWARD_HEADERS": "_app",
     "DEFAULT_MAX_BODY_BYTES": "_app",
     "DEFAULT_MAX_STREAMS": "_app",
-    "TOKENS_ENV": "_app",
-    "ModelPolicy": "_app",
+    "TOKENS_ENV": "_access",
+    "ModelPolicy": "_access",
     "ProxyApp": "_app",
-    "catalog_models_only": "_app",
+    "catalog_models_only": "_access",
     "create_app": "_app",
-    "load_tokens": "_app",
+    "load_tokens": "_access",
     "DEFAULT_HOST": "_server",
     "DEFAULT_PORT": "_server",
     "serve": "_server",
@@ -57,6 +61,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT_S",
+    "DEFAULT_FORWARD_HEADERS",
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_STREAMS",

@@ -5,40 +5,49 @@ runs with the server's own provider keys, and its events go out as Server-Sent E
 without ``partial`` — the wire format of the original runtime's proxy client. A stream
 lives in the request's task group; when the client goes away the provider call is
 cancelled with it.
+
+What a client controls is bounded: a request with both ``Transfer-Encoding`` and
+``Content-Length`` (a request-smuggling shape) is refused with 400 and its connection
+closed; the body must arrive within ``body_timeout`` seconds (408 otherwise) and hold at
+most ``max_body_bytes`` (413) of JSON nested at most ``MAX_JSON_DEPTH`` levels (400); a
+stream slot (``max_streams``, 429 beyond) is taken only once the body has arrived; and of
+the headers a request asks for (``options.headers``, ``model.headers``) only those named
+in ``forward_headers`` reach the provider, next to the server's key.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from pathlib import Path
-from typing import Any, TypeAlias
+from collections.abc import Iterable
+from typing import Any
 
 import anyio
 import msgspec
 
-from ..ai import Model, PiError, ProviderRegistry, get_model, open_stream_simple
+from ..ai import PiError, ProviderRegistry, open_stream_simple
+from ._access import TOKENS_ENV, ModelPolicy, catalog_models_only, load_tokens, token_digest
+from ._asgi import (
+    Receive,
+    Scope,
+    Send,
+    cancel_on_disconnect,
+    content_length,
+    lifespan,
+    reply,
+)
 from ._wire import ProxyRequest, decode_json, encode_event, proxy_options
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT_S",
+    "DEFAULT_FORWARD_HEADERS",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_STREAMS",
     "DRAIN_LIMIT",
-    "TOKENS_ENV",
-    "ModelPolicy",
     "ProxyApp",
-    "catalog_models_only",
     "create_app",
-    "load_tokens",
 ]
 
-Scope: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send: TypeAlias = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-TOKENS_ENV = "PI_TRIO_PROXY_TOKENS"
 
 # A request body holds a whole transcript, images included (base64); 32 MiB fits long
 # sessions with screenshots while bounding what one request can make the server buffer.
@@ -51,49 +60,36 @@ DRAIN_LIMIT = 1024 * 1024
 # Streams run at once; each holds a provider connection and up to one body in memory.
 DEFAULT_MAX_STREAMS = 64
 
+# Seconds a client has to send its whole request body: 32 MiB at about 1 MiB/s. A stalled
+# upload is answered 408 and its connection closed instead of waiting forever.
+DEFAULT_BODY_TIMEOUT_S = 30.0
+
+# Headers a request may ask the provider call to send (lower case): beta switches,
+# session affinity and OpenRouter's attribution. Everything else a client names (Host,
+# Transfer-Encoding, Connection, Upgrade, authorization, ...) is dropped: the request goes
+# out with the server's key, so the server decides what travels with it.
+DEFAULT_FORWARD_HEADERS: frozenset[str] = frozenset(
+    {
+        "anthropic-beta",
+        "openai-beta",
+        "x-session-affinity",
+        "x-session-id",
+        "session_id",
+        "x-client-request-id",
+        "http-referer",
+        "x-title",
+    }
+)
+
+# Upper bound on the shielded last write of a stream (and the connection close the server
+# may run inside it).
+_LAST_SEND_TIMEOUT_S = 5.0
+
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
-
-
-def load_tokens(
-    *, tokens_file: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None
-) -> frozenset[str]:
-    """The accepted bearer tokens: the comma-separated ``PI_TRIO_PROXY_TOKENS`` variable
-    plus, if given, ``tokens_file`` (one token per line; blank lines and ``#`` comments
-    are skipped)."""
-    environ = os.environ if env is None else env
-    tokens = {t.strip() for t in environ.get(TOKENS_ENV, "").split(",")}
-    if tokens_file is not None:
-        for line in Path(tokens_file).read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if line and not line.startswith("#"):
-                tokens.add(line)
-    tokens.discard("")
-    return frozenset(tokens)
-
-
-def catalog_models_only(model: Model) -> str | None:
-    """The default model policy: the model must be in the catalog and be called at its
-    catalog ``base_url`` — the server sends its own API key to that URL, so a client must
-    not be able to point it elsewhere. Returns the reason for a refusal, or ``None``."""
-    known = get_model(model.provider, model.id)
-    if known is None:
-        return (
-            f"Model {model.provider}/{model.id} is not in this proxy's catalog; "
-            "only catalog models are served"
-        )
-    if model.base_url != known.base_url:
-        return (
-            f"Model {model.provider}/{model.id} must use its catalog baseUrl "
-            f"{known.base_url!r}, got {model.base_url!r}"
-        )
-    return None
-
-
-ModelPolicy: TypeAlias = Callable[[Model], "str | None"]
 
 
 class ProxyApp:
@@ -107,45 +103,77 @@ class ProxyApp:
         max_body_bytes: int,
         max_streams: int,
         model_policy: ModelPolicy,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
+        forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
     ) -> None:
-        digests = [_digest(t) for t in tokens if t]
+        digests = [token_digest(t) for t in tokens if t]
         if not digests:
             raise PiError(
                 f"the proxy server has no tokens to accept: set {TOKENS_ENV} "
                 "(comma-separated) or pass a tokens file (one token per line)"
             )
-        if max_body_bytes < 1 or max_streams < 1:
+        if max_body_bytes < 1 or max_streams < 1 or not body_timeout > 0:
             raise ValueError(
-                f"max_body_bytes and max_streams must be positive, got {max_body_bytes!r} "
-                f"and {max_streams!r}"
+                "max_body_bytes, max_streams and body_timeout must be positive, got "
+                f"{max_body_bytes!r}, {max_streams!r} and {body_timeout!r}"
             )
         self._digests = digests
         self.registry = registry
         self.max_body_bytes = max_body_bytes
         self.max_streams = max_streams
         self.model_policy = model_policy
-        self.active_streams = 0
+        self.body_timeout = body_timeout
+        self.forward_headers = frozenset(name.lower() for name in forward_headers)
+        self.reading_bodies = 0  # requests whose body is still arriving
+        self.active_streams = 0  # requests holding a stream slot
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        names = {name.lower() for name, _ in scope["headers"]}
+        if b"transfer-encoding" in names and b"content-length" in names:
+            # RFC 9112 6.3: such a message may be a smuggling attempt; answer and close,
+            # so nothing queued behind it on the connection is read as a request. The body
+            # is taken first (bounded): the server then has read the request to its end
+            # before the answer marks the connection for closing.
+            with anyio.move_on_after(self.body_timeout):
+                await _drain(receive)
+            await reply(
+                send,
+                400,
+                "Bad request: Transfer-Encoding and Content-Length together; send one",
+                [(b"connection", b"close")],
+            )
+            return
         if scope["path"] != "/api/stream":
-            await _reply(send, 404, "Not found: the proxy serves POST /api/stream")
+            await reply(send, 404, "Not found: the proxy serves POST /api/stream")
             return
         if scope["method"] != "POST":
-            await _reply(
+            await reply(
                 send, 405, "Method not allowed: use POST /api/stream", [(b"allow", b"POST")]
             )
             return
         if not self._authorized(scope):
-            await _reply(send, 401, "Unauthorized", [(b"www-authenticate", b"Bearer")])
+            await reply(send, 401, "Unauthorized", [(b"www-authenticate", b"Bearer")])
+            return
+        with anyio.move_on_after(self.body_timeout) as reading:
+            body = await self._read_body(scope, receive, send)
+        if reading.cancelled_caught:
+            await reply(
+                send,
+                408,
+                f"Request body not received within {self.body_timeout:g} s",
+                [(b"connection", b"close")],
+            )
+            return
+        if body is None:
             return
         if self.active_streams >= self.max_streams:
-            await _reply(
+            await reply(
                 send,
                 429,
                 f"Too many concurrent streams (limit {self.max_streams})",
@@ -154,7 +182,7 @@ class ProxyApp:
             return
         self.active_streams += 1
         try:
-            await self._serve_stream(scope, receive, send)
+            await self._serve_stream(body, receive, send)
         finally:
             self.active_streams -= 1
 
@@ -165,36 +193,36 @@ class ProxyApp:
         scheme, _, token = values[0].decode("latin-1").strip().partition(" ")
         if scheme.lower() != "bearer":
             return False
-        presented = _digest(token.strip())
+        presented = token_digest(token.strip())
         matched = False
         for digest in self._digests:  # every token compared: timing says nothing of which
             matched |= hmac.compare_digest(presented, digest)
         return matched
 
-    async def _serve_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await self._read_body(scope, receive, send)
-        if body is None:
-            return
+    async def _serve_stream(self, body: bytes, receive: Receive, send: Send) -> None:
         try:
             request: ProxyRequest = decode_json(body, ProxyRequest)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            await _reply(send, 400, f"Invalid request body: {exc}")
+            await reply(send, 400, f"Invalid request body: {exc}")
             return
         refusal = self.model_policy(request.model)
         if refusal is not None:
-            await _reply(send, 403, refusal)
+            await reply(send, 403, refusal)
             return
-        # Keys come from the server's environment only: the request cannot carry one.
-        options = proxy_options(request.options)
+        # Keys come from the server's environment only: the request cannot carry one, and
+        # the headers it asks for are cut down to the allowed ones.
+        model = msgspec.structs.replace(request.model, headers=self._allowed(request.model.headers))
+        wire = msgspec.structs.replace(
+            request.options, headers=self._allowed(request.options.headers)
+        )
+        options = proxy_options(wire)
         try:
-            opened = open_stream_simple(
-                request.model, request.context, options, registry=self.registry
-            )
+            opened = open_stream_simple(model, request.context, options, registry=self.registry)
         except PiError as exc:
-            await _reply(send, 400, str(exc))
+            await reply(send, 400, str(exc))
             return
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(_cancel_on_disconnect, receive, task_group.cancel_scope)
+            task_group.start_soon(cancel_on_disconnect, receive, task_group.cancel_scope)
             async with opened as events:
                 await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
                 async for event in events:
@@ -204,19 +232,44 @@ class ProxyApp:
                             frames.append(encode_event(events.receive_nowait()))
                         except anyio.WouldBlock:
                             break
-                    await send(
-                        {
-                            "type": "http.response.body",
-                            "body": b"".join(frames),
-                            "more_body": not events.done,
-                        }
-                    )
+                    message = {
+                        "type": "http.response.body",
+                        "body": b"".join(frames),
+                        "more_body": not events.done,
+                    }
+                    if events.done:
+                        # The server may close the connection inside this call (the client
+                        # asked for it), and the disconnect it reports would cancel the
+                        # close half-way and leave the socket open: shield the last send.
+                        with anyio.move_on_after(_LAST_SEND_TIMEOUT_S, shield=True):
+                            await send(message)
+                    else:
+                        await send(message)
             task_group.cancel_scope.cancel()
+
+    def _allowed(self, headers: dict[str, str | None] | dict[str, str] | None) -> Any:
+        """The headers of ``headers`` named in ``forward_headers`` (a ``None`` value, which
+        would remove a header the provider sets, is dropped too); ``None`` if none."""
+        if not headers:
+            return None
+        kept = {
+            name: value
+            for name, value in headers.items()
+            if isinstance(value, str) and name.lower() in self.forward_headers
+        }
+        return kept or None
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The request body, or ``None`` after answering 413 (or when the client left)."""
+        self.reading_bodies += 1
+        try:
+            return await self._receive_body(scope, receive, send)
+        finally:
+            self.reading_bodies -= 1
+
+    async def _receive_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         limit = self.max_body_bytes
-        declared = _content_length(scope)
+        declared = content_length(scope)
         if declared is not None and declared > limit + DRAIN_LIMIT:
             await _too_large(send, limit)
             return None
@@ -240,6 +293,16 @@ class ProxyApp:
                 return b"".join(parts)
 
 
+async def _drain(receive: Receive) -> None:
+    """Receive and drop a request body, at most ``DRAIN_LIMIT`` bytes of it."""
+    size = 0
+    while size <= DRAIN_LIMIT:
+        message = await receive()
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            return
+        size += len(message.get("body", b""))
+
+
 def create_app(
     *,
     tokens: Iterable[str] | None = None,
@@ -248,13 +311,17 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_streams: int = DEFAULT_MAX_STREAMS,
     model_policy: ModelPolicy = catalog_models_only,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
+    forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
 ) -> ProxyApp:
     """The proxy's ASGI application.
 
     ``tokens`` are the accepted bearer tokens (default: ``load_tokens(tokens_file=...)``);
     ``registry`` resolves ``model.api`` to a provider (default registry if ``None``);
     ``model_policy(model)`` returns why a model is refused, or ``None`` to serve it
-    (default ``catalog_models_only``; ``lambda model: None`` serves any model).
+    (default ``catalog_models_only``; ``lambda model: None`` serves any model);
+    ``body_timeout`` is the time a client has to send its body, ``forward_headers`` the
+    request headers (case-insensitive) a client may have sent to the provider.
     """
     if tokens is None:
         tokens = load_tokens(tokens_file=tokens_file)
@@ -266,60 +333,15 @@ def create_app(
         max_body_bytes=max_body_bytes,
         max_streams=max_streams,
         model_policy=model_policy,
+        body_timeout=body_timeout,
+        forward_headers=forward_headers,
     )
-
-
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-
-
-def _content_length(scope: Scope) -> int | None:
-    for key, value in scope["headers"]:
-        if key.lower() == b"content-length" and value.strip().isdigit():
-            return int(value)
-    return None
-
-
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
-
-
-async def _reply(
-    send: Send, status: int, error: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    body = msgspec.json.encode({"error": error})
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _too_large(send: Send, limit: int) -> None:
-    await _reply(
+    await reply(
         send,
         413,
         f"Request body too large: the limit is {limit} bytes",
         [(b"connection", b"close")],
     )
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..ai._errors import StreamProtocolError
+from ..ai._errors import ProviderError, StreamProtocolError
 from ..ai._events import AssistantMessageEvent
+from ..ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
+from ..ai._json_depth import decode_checked
 from ..ai._options import StreamOptions
 from ..ai._registry import default_registry
+from ..ai._secrets import clean_api_key, redact
 from ..ai._stream import AFTER_TERMINAL_GRACE_S
 from ..ai._types import Context, Model
 from ._rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
@@ -31,7 +34,7 @@ __all__ = ["ERROR_BODY_LIMIT", "stream_via_proxy"]
 
 # How much of a failed response's body is read to find its ``error`` field. Error bodies
 # are short JSON; a misbehaving server must not make the client buffer megabytes.
-ERROR_BODY_LIMIT = 64 * 1024
+ERROR_BODY_LIMIT = ERROR_BODY_READ_LIMIT
 
 
 async def stream_via_proxy(
@@ -52,18 +55,36 @@ async def stream_via_proxy(
     if http_client is None:
         http_client = (options.registry or default_registry).http_client()
     url = f"{proxy_url.rstrip('/')}/api/stream"
-    headers = {"Authorization": f"Bearer {auth_token}", "Content-Type": "application/json"}
+    secrets = {auth_token}
+    try:
+        token = clean_api_key(
+            auth_token,
+            model.provider,
+            what="auth token",
+            owner=f"the proxy {url!r}",
+            sources=["the auth_token of stream_proxy"],
+        )
+    except ProviderError as exc:
+        await send.send(rebuilder.error(str(exc)))
+        return
+    secrets.add(token)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     body = encode_request(model, context, options)
     try:
-        async with http_client.stream("POST", url, headers=headers, content=body) as response:
+        # never follow a redirect: the request carries the token
+        async with http_client.stream(
+            "POST", url, headers=headers, content=body, follow_redirects=False
+        ) as response:
             if not 200 <= response.status_code < 300:
-                await send.send(rebuilder.error(await _error_text(response)))
+                text = redact(await _error_text(response), secrets)
+                await send.send(rebuilder.error(text))
                 return
             await _relay(response, rebuilder, send)
     except (httpx2.HTTPError, httpx2.StreamError) as exc:
         if rebuilder.terminal:
             return
-        await send.send(rebuilder.error(f"Proxy request to {url} failed: {_describe(exc)}"))
+        text = redact(f"Proxy request to {url} failed: {_describe(exc)}", secrets)
+        await send.send(rebuilder.error(text))
         return
     if not rebuilder.terminal:
         await send.send(rebuilder.error(EOF_TEXT, diagnostics=list(EOF_DIAGNOSTICS)))
@@ -91,7 +112,13 @@ async def _relay(
             async for chunk in chunks:
                 if rebuilder.terminal:
                     continue
-                for line in splitter.feed(chunk):
+                try:
+                    lines = splitter.feed(chunk)
+                except StreamProtocolError as exc:
+                    await send.send(rebuilder.error(str(exc)))
+                    reading.cancel()
+                    continue
+                for line in lines:
                     if await _relay_line(line, rebuilder, send):
                         reading.cancel()
                         break
@@ -118,23 +145,18 @@ async def _relay_line(
 
 async def _error_text(response: httpx2.Response) -> str:
     """``Proxy error: <status> <statusText>``, or ``Proxy error: <error>`` when the body is
-    JSON with an ``error`` field (the original's texts)."""
+    JSON with an ``error`` field (the original's texts); a redirect names its
+    ``Location`` (it is not followed). At most ``ERROR_BODY_LIMIT`` bytes are read."""
     text = f"Proxy error: {response.status_code} {response.reason_phrase}"
-    parts: list[bytes] = []
-    size = 0
-    with anyio.CancelScope() as reading:
-        chunks = response.aiter_bytes()
-        async with aclosing(chunks):
-            async for chunk in chunks:
-                size += len(chunk)
-                if size > ERROR_BODY_LIMIT:
-                    reading.cancel()
-                    continue
-                parts.append(chunk)
-    if size > ERROR_BODY_LIMIT:
+    if 300 <= response.status_code < 400:
+        location = response.headers.get("location")
+        target = "without a Location" if location is None else f"to {location[:500]!r}"
+        return f"{text} (redirect {target} not followed)"
+    prefix = await read_body_prefix(response, ERROR_BODY_LIMIT)
+    if prefix.more:
         return text
     try:
-        data: Any = msgspec.json.decode(b"".join(parts))
+        data: Any = decode_checked(msgspec.json.decode, prefix.text)
     except msgspec.DecodeError:
         return text
     error = data.get("error") if isinstance(data, dict) else None

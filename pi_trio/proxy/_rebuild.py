@@ -17,6 +17,7 @@ import msgspec
 from ..ai._builder import MessageBuilder
 from ..ai._errors import StreamProtocolError
 from ..ai._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
+from ..ai._json_depth import decode_checked
 from ..ai._types import Model, TextContent, ThinkingContent, ToolCall
 from ._wire import (
     KNOWN_EVENT_TYPES,
@@ -36,7 +37,11 @@ from ._wire import (
     decode_json,
 )
 
-__all__ = ["EOF_DIAGNOSTICS", "EOF_TEXT", "LineSplitter", "ProxyRebuilder"]
+__all__ = ["EOF_DIAGNOSTICS", "EOF_TEXT", "MAX_PROXY_LINE_CHARS", "LineSplitter", "ProxyRebuilder"]
+
+# Longer than any event line a proxy sends (arguments arrive in deltas); a body that holds
+# this much without a newline is broken, and reading it further would only grow memory.
+MAX_PROXY_LINE_CHARS = 16 * 1024 * 1024
 
 logger = logging.getLogger("pi_trio.proxy")
 
@@ -61,17 +66,27 @@ class LineSplitter:
     """Splits a byte stream into ``\\n``-terminated text lines (UTF-8; invalid bytes become
     U+FFFD; a leading BOM is dropped). Linear in the input, however it is chunked."""
 
-    __slots__ = ("_decoder", "_pending")
+    __slots__ = ("_decoder", "_pending", "_pending_chars")
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self._pending: list[str] = []
+        self._pending_chars = 0
 
     def feed(self, data: bytes) -> list[str]:
+        """The lines ``data`` completed; ``StreamProtocolError`` once an unfinished line
+        exceeds ``MAX_PROXY_LINE_CHARS``."""
         text = self._decoder.decode(data)
         if "\n" not in text:
             if text:
                 self._pending.append(text)
+                self._pending_chars += len(text)
+                if self._pending_chars > MAX_PROXY_LINE_CHARS:
+                    raise StreamProtocolError(
+                        f"The proxy sent more than {MAX_PROXY_LINE_CHARS} characters without "
+                        "a newline (MAX_PROXY_LINE_CHARS); the stream is broken, so it is not "
+                        "read further"
+                    )
             return []
         lines = text.split("\n")
         if self._pending:
@@ -79,6 +94,7 @@ class LineSplitter:
             lines[0] = "".join(self._pending)
         last = lines.pop()
         self._pending = [last] if last else []
+        self._pending_chars = len(last)
         return lines
 
     def flush(self) -> list[str]:
@@ -212,11 +228,14 @@ class ProxyRebuilder:
         return self._builder.toolcall_end(index, arguments=server_call.arguments)
 
 
+_type_only = msgspec.json.Decoder(_TypeOnly)
+
+
 def _unknown_type(data: str) -> str | None:
     """The event type of ``data`` if it is a JSON object of a type this protocol does not
     know (such events are skipped), else ``None``."""
     try:
-        head = msgspec.json.decode(data, type=_TypeOnly)
+        head = decode_checked(_type_only.decode, data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     kind = head.type

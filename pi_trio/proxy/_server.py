@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -11,12 +11,13 @@ import anyio
 import anyio.abc
 
 from ..ai import ProviderRegistry
+from ._access import ModelPolicy, catalog_models_only
 from ._app import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_FORWARD_HEADERS,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_STREAMS,
-    ModelPolicy,
     ProxyApp,
-    catalog_models_only,
     create_app,
 )
 
@@ -37,6 +38,8 @@ async def serve(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_streams: int = DEFAULT_MAX_STREAMS,
     model_policy: ModelPolicy = catalog_models_only,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
+    forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -62,6 +65,8 @@ async def serve(
             max_body_bytes=max_body_bytes,
             max_streams=max_streams,
             model_policy=model_policy,
+            body_timeout=body_timeout,
+            forward_headers=forward_headers,
         )
     config = Config()
     config.bind = [

@@ -28,6 +28,7 @@ from ..ai._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from ..ai._json_depth import check_json_depth
 from ..ai._options import StreamOptions, ThinkingBudgets
 from ..ai._transcript import normalize_context
 from ..ai._types import (
@@ -156,8 +157,9 @@ def _encode(value: Any) -> bytes:
 
 def decode_json(data: bytes | str, type: Any) -> Any:
     """Decode ``data`` as ``type``; also accepts lone-surrogate escapes (``"\\ud800"``),
-    which JSON.stringify writes and msgspec refuses. Raises ``msgspec.DecodeError`` or
-    ``msgspec.ValidationError``."""
+    which JSON.stringify writes and msgspec refuses. Raises ``msgspec.DecodeError`` (also
+    for nesting deeper than ``MAX_JSON_DEPTH``) or ``msgspec.ValidationError``."""
+    check_json_depth(data)
     try:
         return msgspec.json.decode(data, type=type)
     except msgspec.DecodeError as exc:

@@ -319,7 +319,11 @@ class FauxProvider:
                 for chunk in self._chunks(compact_json(block.arguments)):
                     await self._pace(chunk)
                     await send.send(builder.toolcall_delta(start_c.content_index, chunk))
-                end = builder.toolcall_end(start_c.content_index, arguments=block.arguments)
+                end = builder.toolcall_end(
+                    start_c.content_index,
+                    arguments=block.arguments,
+                    arguments_error=block.arguments_error,
+                )
                 await send.send(end)
         match message.stop_reason:
             case "pending":

@@ -19,7 +19,6 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     ImageContent,
-    Message,
     SystemMessage,
     TextContent,
     ThinkingContent,
@@ -27,7 +26,6 @@ from pi_trio.ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
-    get_current_tools,
     get_system_message_text,
     normalize_context,
 )
@@ -123,24 +121,11 @@ def _message_text(message: object) -> str:
 
 
 def serialize_prompt(context: Context) -> str:
-    """The prompt text the estimate counts, blocks joined by a blank line:
-    ``system:<text of the leading system message>`` (when non-empty), then
-    ``<role>:<text>`` per message (a later system message as its text plus one
-    ``tool-:<json>`` / ``tool+:<json>`` line per declared change), then
-    ``tools:<json of the tools declared after replaying the transcript>`` (when any)."""
+    """The prompt text the estimate counts: one ``<role>:<text>`` block per message
+    (a system message as its text plus one ``tool-:<json>`` / ``tool+:<json>`` line per
+    declared change), joined by a blank line, as pi-ai 1.6's faux provider counts it."""
     messages = normalize_context(context).messages
-    parts: list[str] = []
-    rest: Sequence[Message] = messages
-    if messages and isinstance(messages[0], SystemMessage):
-        text = get_system_message_text(messages[0])
-        if text:
-            parts.append(f"system:{text}")
-        rest = messages[1:]
-    parts += [f"{message.role}:{_message_text(message)}" for message in rest]
-    tools = get_current_tools(messages)
-    if tools:
-        parts.append(f"tools:{compact_json(tools)}")
-    return "\n\n".join(parts)
+    return "\n\n".join(f"{message.role}:{_message_text(message)}" for message in messages)
 
 
 # --------------------------------------------------------------------------- usage

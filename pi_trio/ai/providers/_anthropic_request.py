@@ -4,7 +4,8 @@ Reference behaviour: reference/ai.md §7.2 (body, messages, tools, cache control
 headers) and §6.2 (thinking). Provider-native options come from ``options.extra``:
 ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
 ``interleaved_thinking`` and ``tool_choice`` (the unified ``options.tool_choice`` is used
-when ``extra`` has none).
+when ``extra`` has none). ``options.output_format`` becomes ``output_config.format``
+(Anthropic's structured outputs; the schema in its strict subset where it fits).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from .._types import (
     UserMessage,
 )
 from ._common import cache_retention, replace_unsafe_id_chars
+from ._output import anthropic_strict_unsupported, fit_output_schema
 
 __all__ = [
     "AnthropicRequest",
@@ -389,6 +391,14 @@ def build_anthropic_request(
         )
     if thinking is not None:
         body["thinking"] = thinking
+    if options.output_format is not None:
+        schema, _ = fit_output_schema(
+            options.output_format, strict_mode=True, unsupported=anthropic_strict_unsupported
+        )
+        output_config = {
+            **(output_config or {}),
+            "format": {"type": "json_schema", "schema": schema},
+        }
     if output_config is not None:
         body["output_config"] = output_config
 

@@ -4,7 +4,8 @@ Reference behaviour: reference/ai.md §7.5 (contents, tools, tool config) and §
 (thinking). Provider-native options come from ``options.extra``: ``thinking_enabled``,
 ``thinking_budget_tokens``, ``thinking_level`` (``MINIMAL``/``LOW``/``MEDIUM``/``HIGH``)
 and ``tool_choice`` (``auto``/``none``/``any``; the unified ``options.tool_choice`` is
-used when ``extra`` has none).
+used when ``extra`` has none). ``options.output_format`` becomes
+``responseMimeType: application/json`` with the schema as ``responseJsonSchema``.
 """
 
 from __future__ import annotations
@@ -312,6 +313,9 @@ def build_google_body(model: Model, context: Context, options: StreamOptions) ->
         generation["temperature"] = options.temperature
     if options.max_tokens is not None:
         generation["maxOutputTokens"] = options.max_tokens
+    if options.output_format is not None:
+        generation["responseMimeType"] = "application/json"
+        generation["responseJsonSchema"] = options.output_format.schema
     config = _raw_thinking_config(model, options)
     if config is not None:
         generation["thinkingConfig"] = config

@@ -28,17 +28,26 @@ Rules the helpers implement (reference/ai.md §7.0):
   retry-delay refusals) with its own text, anything else as ``"<Type>: <text>"``.
   Cancellation is never caught: it propagates and the owner of the cancel scope writes the
   aborted outcome.
-- HTTP statuses >= 400 read the body and fail with ``"<status> <provider message or body>"``
-  (trimmed, at most 4000 characters plus ``... [truncated N chars]``) or
-  ``"<status> status code (no body)"``.
+- HTTP statuses >= 400 read at most ``ERROR_BODY_READ_LIMIT`` bytes of the body, close
+  the response (and with it the connection, when the body went on) and fail with
+  ``"<status> <provider message or body>"`` (trimmed, at most 4000 characters plus
+  ``... [truncated N chars]``) or ``"<status> status code (no body)"``.
+- Redirects are never followed (a request carries a key): a 3xx fails with one line naming
+  the status and the ``Location``. A successful status whose body holds no event at all (a
+  204, an HTML page, a JSON body) fails naming the status, the content type and the start
+  of the body; the body of a response that is not ``text/event-stream`` is given up on
+  when its first ``ERROR_BODY_READ_LIMIT`` bytes hold no event.
 - Retries (``options.max_retries``, default 0) happen before the response body is used
   only: statuses 408, 409, 429, >= 500 and transport errors, vetoed or forced by
   ``x-should-retry``; the delay is ``retry-after-ms``, else ``retry-after`` (seconds or an
   HTTP date), else ``min(0.5 * 2**attempt, 8) s * (1 - 0.25 * random())``. A server delay
   above ``options.max_retry_delay_ms`` (0: no cap) fails at once with
   ``Server requested <n>s retry delay (max: <m>s). <message>``. Sleeps use ``anyio.sleep``.
-- API keys (and authorization header values) never appear in an error text: they are
-  replaced by ``[redacted]``.
+- API keys pass ``clean_api_key`` (surrounding whitespace stripped; other whitespace,
+  control and non-ASCII characters refused with an error naming the provider), every
+  header value passes ``check_header_values``, and keys and authorization header values
+  never appear in an error text: ``redact`` replaces them in all their forms (raw,
+  escaped, URL-encoded, cut off) by ``[redacted]``.
 - Leaving ``open_sse`` for any reason (end, error, cancellation) closes the response, so its
   connection goes back to the pool (body fully read) or is closed.
 """
@@ -60,8 +69,11 @@ from .._builder import MessageBuilder
 from .._env import get_env_api_key
 from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from .._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
+from .._identity import get_identity_headers
 from .._options import ResponseInfo, StreamOptions
 from .._registry import default_registry
+from .._secrets import check_header_values, clean_api_key
 from .._types import Model
 from ._http_errors import (
     ERROR_BODY_LIMIT,
@@ -69,16 +81,19 @@ from ._http_errors import (
     format_http_error,
     provider_error_message,
     redact,
+    redirect_text,
     requested_delay_s,
     retry_wait_s,
     should_retry,
     transport_error,
 )
 from ._sse import SSEEvent, SSEParser
+from ._sse_stream import SSEStream
 
 __all__ = [
     "AUTH_HEADERS",
     "ERROR_BODY_LIMIT",
+    "ERROR_BODY_READ_LIMIT",
     "ProviderRun",
     "SSEEvent",
     "SSEParser",
@@ -157,55 +172,6 @@ async def notify_response(response: httpx2.Response, model: Model, options: Stre
         await result
 
 
-# --------------------------------------------------------------------------- SSE reading
-
-
-class SSEStream:
-    """The events of an SSE response body: ``async for batch in stream`` gives one list of
-    ``SSEEvent`` per network read that completed any (the final event without a trailing
-    blank line included). Transport errors while reading raise ``ProviderError``."""
-
-    __slots__ = ("_chunks", "_done", "_parser", "response")
-
-    def __init__(self, response: httpx2.Response) -> None:
-        self.response = response
-        # An identity-encoded body needs no decoder: read it raw (one layer less per chunk).
-        encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        self._chunks: AsyncIterator[bytes] = (
-            response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
-        )
-        self._parser = SSEParser()
-        self._done = False
-
-    def __aiter__(self) -> SSEStream:
-        return self
-
-    async def __anext__(self) -> list[SSEEvent]:
-        parser = self._parser
-        while not self._done:
-            try:
-                chunk = await self._chunks.__anext__()
-            except StopAsyncIteration:
-                self._done = True
-                events = parser.close()
-                if events:
-                    return events
-                break
-            except httpx2.RequestError as exc:
-                self._done = True
-                raise transport_error(exc) from exc
-            events = parser.feed(chunk)
-            if events:
-                return events
-        raise StopAsyncIteration
-
-    async def aclose(self) -> None:
-        self._done = True
-        closer = getattr(self._chunks, "aclose", None)
-        if closer is not None:
-            await closer()
-
-
 # --------------------------------------------------------------------------- the run
 
 
@@ -278,11 +244,14 @@ class ProviderRun:
     # request --------------------------------------------------------------
 
     def api_key(self, missing_text: str | None = None) -> str | None:
-        """The API key (options, then environment); remembered as a secret. ``None`` when
-        the model or option headers already authenticate the request; otherwise a missing
-        key raises ``ProviderError(missing_text or "No API key for provider: <p>")``."""
+        """The API key (options, then environment) after ``clean_api_key``; remembered as a
+        secret. ``None`` when the model or option headers already authenticate the request;
+        otherwise a missing key raises ``ProviderError(missing_text or "No API key for
+        provider: <p>")``."""
         key = resolve_api_key(self.model, self.options)
         if key:
+            self.secrets.add(key)
+            key = clean_api_key(key, self.model.provider)
             self.secrets.add(key)
             return key
         given = merge_headers(self.model.headers, self.options.headers)
@@ -291,8 +260,11 @@ class ProviderRun:
         raise ProviderError(missing_text or f"No API key for provider: {self.model.provider}")
 
     def headers(self, defaults: Mapping[str, str | None]) -> dict[str, str]:
-        """``defaults`` → ``model.headers`` → ``options.headers`` (``None`` removes)."""
-        return merge_headers(defaults, self.model.headers, self.options.headers)
+        """The identity's headers (``User-Agent``, attribution) → ``defaults`` →
+        ``model.headers`` → ``options.headers`` (``None`` removes)."""
+        model = self.model
+        identity = get_identity_headers(model.provider, model.base_url, self.options.identity)
+        return merge_headers(identity, defaults, model.headers, self.options.headers)
 
     async def on_payload(self, payload: Any) -> Any:
         """The request body after ``options.on_payload``."""
@@ -356,8 +328,10 @@ async def _open_sse(
     options = run.options
     for name, value in headers.items():
         if name.lower() in AUTH_HEADERS:
-            run.secrets.add(value)
-            run.secrets.add(value.removeprefix("Bearer ").removeprefix("bearer "))
+            # the credential, without a scheme such as "Bearer " (whose own 8-character
+            # prefix would redact ordinary words)
+            run.secrets.add(value.partition(" ")[2].strip() or value)
+    check_header_values(headers, run.model.provider)
     client = _client(options)
     content = msgspec.json.encode(payload)
     timeout: Any = (
@@ -383,24 +357,30 @@ async def _open_sse(
         failure: ProviderError
         retry_headers: Mapping[str, str] | None = None
         try:
-            response = await client.send(request, stream=True)
+            # never follow a redirect, even with a client configured to: the request
+            # carries a key, and httpx2 drops only the Authorization header on the way
+            response = await client.send(request, stream=True, follow_redirects=False)
         except httpx2.RequestError as exc:
             failure = transport_error(exc)
         else:
-            if response.status_code < 400:
-                break
             status = response.status_code
+            if status < 300:
+                break
             retry_headers = response.headers
             try:
-                body = (await response.aread()).decode("utf-8", "replace")
-            except httpx2.RequestError:
-                body = ""
+                if status < 400:
+                    text = redirect_text(status, response.headers.get("location"))
+                    raise ProviderError(redact(text, run.secrets), status=status)
+                prefix = await read_body_prefix(response)
             finally:
                 with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
                     await response.aclose()
-            text = redact(format_http_error(status, body, error_message(body)), run.secrets)
+            body = prefix.text
+            text = format_http_error(status, body, error_message(body), more=prefix.more)
             failure = ProviderError(
-                text, status=status, retryable=should_retry(status, retry_headers)
+                redact(text, run.secrets),
+                status=status,
+                retryable=should_retry(status, retry_headers),
             )
         if attempt + 1 >= attempts or not should_retry(failure.status, retry_headers):
             raise failure

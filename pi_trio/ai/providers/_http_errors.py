@@ -19,6 +19,8 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
+from .._json_depth import decode_checked
+from .._secrets import redact
 
 __all__ = [
     "BACKOFF_BASE_S",
@@ -26,8 +28,10 @@ __all__ = [
     "ERROR_BODY_LIMIT",
     "backoff_delay_s",
     "format_http_error",
+    "no_events_text",
     "provider_error_message",
     "redact",
+    "redirect_text",
     "requested_delay_s",
     "retry_wait_s",
     "should_retry",
@@ -39,19 +43,11 @@ ERROR_BODY_LIMIT: Final = 4000
 # Exponential backoff between retries: 0.5 s, 1 s, 2 s, ... capped at 8 s, minus up to 25%.
 BACKOFF_BASE_S: Final = 0.5
 BACKOFF_MAX_S: Final = 8.0
-# Secrets shorter than this are not redacted (they would blank out ordinary words).
-_MIN_SECRET_LEN: Final = 8
+# Longest ``Location`` shown in a refused redirect.
+_LOCATION_LIMIT: Final = 500
 
 
 # --------------------------------------------------------------------------- error texts
-
-
-def redact(text: str, secrets: set[str]) -> str:
-    """``text`` with every secret replaced by ``[redacted]``."""
-    for secret in secrets:
-        if len(secret) >= _MIN_SECRET_LEN and secret in text:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 def provider_error_message(body: str) -> str | None:
@@ -59,7 +55,7 @@ def provider_error_message(body: str) -> str | None:
     OpenRouter -- plus OpenRouter's ``error.metadata.raw`` on a new line), a string
     ``error``, or a top-level ``message``; ``None`` when the body is not such JSON."""
     try:
-        data = msgspec.json.decode(body)
+        data = decode_checked(msgspec.json.decode, body)
     except msgspec.DecodeError:
         return None
     if isinstance(data, list) and data and isinstance(data[0], dict):
@@ -81,15 +77,51 @@ def provider_error_message(body: str) -> str | None:
     return message if isinstance(message, str) and message else None
 
 
-def format_http_error(status: int, body: str, message: str | None = None) -> str:
-    """``"<status> <message or body>"`` trimmed and truncated, or
-    ``"<status> status code (no body)"``."""
+def _shown(body: str, message: str | None, more: bool) -> str:
     text = (message or body).strip()
+    if len(text) > ERROR_BODY_LIMIT:
+        cut = len(text) - ERROR_BODY_LIMIT
+        return f"{text[:ERROR_BODY_LIMIT]}... [truncated {cut}{'+' if more else ''} chars]"
+    if more and message is None and text:
+        return f"{text}... [truncated]"
+    return text
+
+
+def format_http_error(
+    status: int, body: str, message: str | None = None, *, more: bool = False
+) -> str:
+    """``"<status> <message or body>"`` trimmed and truncated, or
+    ``"<status> status code (no body)"``. ``more``: the body went on past what was read."""
+    text = _shown(body, message, more)
     if not text:
         return f"{status} status code (no body)"
-    if len(text) > ERROR_BODY_LIMIT:
-        text = f"{text[:ERROR_BODY_LIMIT]}... [truncated {len(text) - ERROR_BODY_LIMIT} chars]"
     return f"{status} {text}"
+
+
+def redirect_text(status: int, location: str | None) -> str:
+    """One line for a refused redirect: a request carries an API key, so it is never
+    sent on to another address."""
+    if location is None:
+        target = "without a Location"
+    else:
+        if len(location) > _LOCATION_LIMIT:
+            location = f"{location[:_LOCATION_LIMIT]}..."
+        target = f"to {location!r}"
+    return (
+        f"{status} redirect {target} not followed: requests carry an API key and are never "
+        "redirected; set the model's base_url to the final address"
+    )
+
+
+def no_events_text(
+    status: int, content_type: str | None, body: str, message: str | None, *, more: bool
+) -> str:
+    """A successful status whose body held no event at all (a 204, an HTML page, JSON)."""
+    kind = f"content-type {content_type!r}" if content_type else "no content-type"
+    text = _shown(body, message, more)
+    if not text:
+        return f"{status} status code (no body): expected an event stream ({kind})"
+    return f"{status} status code: expected an event stream, got {kind}: {text}"
 
 
 def transport_error(exc: httpx2.RequestError) -> ProviderError:

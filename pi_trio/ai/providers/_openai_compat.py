@@ -53,7 +53,9 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     """Resolved quirks of one Chat Completions server (field meanings: reference/ai.md
     §7.3). ``supports_mid_convo_system_messages`` is pi_trio's: later system messages go
     on the wire as instruction messages when true, else as a ``<system_reminder>`` user
-    turn. ``requires_mistral_tool_ids``: tool-call ids must be 9 alphanumerics."""
+    turn. ``requires_mistral_tool_ids``: tool-call ids must be 9 alphanumerics.
+    ``supports_json_schema_output`` is pi_trio's too: the server takes ``response_format``
+    of type ``json_schema`` (``StreamOptions.output_format``)."""
 
     supports_store: bool = True
     supports_developer_role: bool = True
@@ -81,6 +83,7 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     supports_prompt_cache_key: bool | None = None
     supports_mid_convo_system_messages: bool = False
     vllm_priority: int | None = None
+    supports_json_schema_output: bool = False
 
 
 # camelCase key in ``model.compat`` -> field name
@@ -111,6 +114,7 @@ def _detect(model: Model) -> dict[str, Any]:
     is_mistral = provider == "mistral" or "mistral.ai" in url
     is_openai = provider == "openai" or "api.openai.com" in url
     is_local = provider in _LOCAL_PROVIDERS or _LOCAL_URL.match(lower_url) is not None
+    is_azure = provider == "azure" or ".openai.azure.com" in lower_url
 
     non_standard = (
         is_nvidia
@@ -183,6 +187,10 @@ def _detect(model: Model) -> dict[str, Any]:
             is_together or is_cf_workers or is_cf_gateway or is_nvidia or is_ant_ling
         ),
         "supports_mid_convo_system_messages": is_openai,
+        # servers documented to take response_format {type: "json_schema"} for every model
+        "supports_json_schema_output": (
+            is_openai or is_azure or is_xai or is_cerebras or is_mistral or is_local
+        ),
     }
 
 

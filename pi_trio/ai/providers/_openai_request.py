@@ -33,6 +33,7 @@ from .._types import (
 from ._common import cache_retention
 from ._openai_compat import CompletionsCompat, tool_call_id_normalizer
 from ._openai_reasoning import apply_reasoning
+from ._output import fit_output_schema, openai_strict_unsupported
 from ._simple import clamp_thinking_budget_to_answer_room, thinking_budget_for_level
 
 __all__ = [
@@ -356,6 +357,15 @@ def build_body(
         _apply_cache_control(body, control)
     if tool_choice is not None:
         body["tool_choice"] = tool_choice
+    output = options.output_format
+    if output is not None:
+        schema, strict = fit_output_schema(
+            output, strict_mode=compat.supports_strict_mode, unsupported=openai_strict_unsupported
+        )
+        spec: dict[str, Any] = {"name": output.name, "schema": schema, "strict": strict}
+        if output.description:
+            spec["description"] = output.description
+        body["response_format"] = {"type": "json_schema", "json_schema": spec}
     if compat.vllm_priority is not None:
         body["priority"] = compat.vllm_priority
     budget: int | None = None

@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 _REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
-_USER_AGENT: Final = "pi-trio"
 NO_FINISH_REASON_TEXT: Final = "Stream ended without finish_reason"
 ERROR_STOP_TEXT: Final = "Provider returned an error stop reason"
 
@@ -336,7 +335,7 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
         tool_choice=native.tool_choice,
     )
     payload = await run.on_payload(body)
-    defaults: dict[str, str | None] = {"User-Agent": _USER_AGENT}
+    defaults: dict[str, str | None] = {}
     if api_key is not None:
         defaults["Authorization"] = f"Bearer {api_key}"
     session_id = options.session_id

@@ -21,6 +21,7 @@ from .._registry import ApiProvider
 from .._transcript import get_current_tools, normalize_context
 from .._types import Context, Model
 from ._http import ProviderRun, run_provider
+from ._output import fit_output_schema, openai_strict_unsupported
 from ._responses_events import ResponsesEventMapper
 from ._responses_shared import (
     cache_retention,
@@ -92,7 +93,9 @@ def build_responses_body(model: Model, context: Context, options: StreamOptions)
 
     Provider-native options come from ``options.extra``: ``reasoning_effort``,
     ``reasoning_summary``, ``service_tier``, ``tool_choice`` (the unified
-    ``options.tool_choice`` when ``extra`` has none)."""
+    ``options.tool_choice`` when ``extra`` has none). ``options.output_format`` becomes
+    ``text.format`` (strict unless ``compat.supportsStrictMode`` is false or the schema
+    does not fit)."""
     messages = context.messages
     body: dict[str, Any] = {
         "model": model.id,
@@ -124,6 +127,21 @@ def build_responses_body(model: Model, context: Context, options: StreamOptions)
         choice = options.tool_choice
     if choice is not None:
         body["tool_choice"] = choice
+    output = options.output_format
+    if output is not None:
+        strict_mode = (model.compat or {}).get("supportsStrictMode") is not False
+        schema, strict = fit_output_schema(
+            output, strict_mode=strict_mode, unsupported=openai_strict_unsupported
+        )
+        text_format: dict[str, Any] = {
+            "type": "json_schema",
+            "name": output.name,
+            "schema": schema,
+            "strict": strict,
+        }
+        if output.description:
+            text_format["description"] = output.description
+        body["text"] = {"format": text_format}
     reasoning, encrypted = _reasoning(model, options)
     if reasoning is not None:
         body["reasoning"] = reasoning

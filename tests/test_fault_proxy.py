@@ -1,0 +1,402 @@
+"""The fault suite, proxy: the server under a request-smuggling shape, client-chosen
+headers, stalled uploads, deeply nested JSON and a key that must not leak; the client
+against redirects, huge error bodies and a bad token. Servers run in the test's nursery
+on free loopback ports; raw sockets where the attack is below HTTP clients."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import httpx2
+import msgspec
+import pytest
+import trio
+
+from pi_trio.agent import stream_proxy
+from pi_trio.ai import (
+    AssistantMessage,
+    Context,
+    Model,
+    ProviderRegistry,
+    UserMessage,
+    complete,
+    get_model,
+)
+from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
+from pi_trio.proxy import ProxyApp, create_app, serve
+from pi_trio.proxy import _rebuild as proxy_rebuild
+from pi_trio.testing import (
+    FauxProvider,
+    ServedRequest,
+    SSEReply,
+    faux_assistant_message,
+    serve_sse,
+)
+
+from .fault_server import CountingTransport, FaultConn, head, serve_faults
+
+TOKEN = "proxy-token-0123456789"
+SERVER_KEY = "sk-ant-server-secret-0123456789"
+FIXTURES = Path(__file__).parent / "fixtures"
+NETWORK_READ = 64 * 1024
+
+
+def serve_any(model: Model) -> str | None:
+    return None
+
+
+def hello() -> Context:
+    return Context(messages=[UserMessage(content="hello", timestamp=1)])
+
+
+async def start(nursery: trio.Nursery, **options: Any) -> tuple[str, ProxyApp]:
+    options.setdefault("model_policy", serve_any)
+    app = create_app(tokens=[TOKEN], **options)
+    url = await nursery.start(partial(serve, "127.0.0.1", 0, app=app))
+    return url, app
+
+
+def faux_registry(text: str = "ok") -> tuple[ProviderRegistry, Model]:
+    faux = FauxProvider()
+    faux.set_responses([faux_assistant_message(text)] * 8)
+    registry = ProviderRegistry(builtins=False)
+    faux.register(registry)
+    model = faux.get_model()
+    assert model is not None
+    return registry, model
+
+
+def body_for(model: Model, **options: Any) -> bytes:
+    return msgspec.json.encode(
+        {"model": model, "context": {"messages": hello().messages}, "options": options}
+    )
+
+
+async def exchange(url: str, data: bytes) -> bytes:
+    """Send raw bytes to the server and read until it closes the connection."""
+    host, port = url.removeprefix("http://").split(":")
+    received = b""
+    with anyio.fail_after(120):
+        async with await anyio.connect_tcp(host, int(port)) as stream:
+            await stream.send(data)
+            while True:
+                try:
+                    received += await stream.receive()
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    return received
+
+
+def statuses(raw: bytes) -> list[int]:
+    return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", raw)]
+
+
+async def until(condition: Any) -> None:
+    with trio.fail_after(30):
+        while not condition():  # noqa: ASYNC110 (the server's counters are plain ints)
+            await trio.sleep(0.001)
+
+
+def raw_request(path: str, body: bytes, **headers: str) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: proxy"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+# --------------------------------------------------------------------------- smuggling
+
+
+async def test_transfer_encoding_with_content_length_is_refused_and_closed(
+    nursery: trio.Nursery,
+) -> None:
+    registry, _ = faux_registry()
+    url, _ = await start(nursery, registry=registry)
+    smuggled = b"GET /api/stream HTTP/1.1\r\nHost: proxy\r\n\r\n"
+    attack = raw_request(
+        "/api/stream",
+        b"0\r\n\r\n" + smuggled,
+        Authorization=f"Bearer {TOKEN}",
+        Content_Length="5",
+        Transfer_Encoding="chunked",
+    )
+    answer = await exchange(url, attack)
+    assert statuses(answer) == [400]
+    assert b"connection: close" in answer.lower()
+    assert b"Transfer-Encoding and Content-Length together" in answer
+
+
+async def test_a_plain_chunked_request_is_still_served(nursery: trio.Nursery) -> None:
+    registry, model = faux_registry("chunked ok")
+    url, _ = await start(nursery, registry=registry)
+    body = body_for(model)
+    request = raw_request(
+        "/api/stream",
+        b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
+        Authorization=f"Bearer {TOKEN}",
+        Transfer_Encoding="chunked",
+        Connection="close",
+    )
+    answer = await exchange(url, request)
+    assert statuses(answer) == [200]
+    assert b"chunked ok" in answer
+
+
+# --------------------------------------------------------------------------- headers
+
+
+async def test_only_allowed_headers_reach_the_provider_next_to_the_servers_key(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_OAUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SERVER_KEY)
+    recorded = (FIXTURES / "anthropic" / "text.sse").read_bytes()
+    hostile = {
+        "Host": "evil.example",
+        "Transfer-Encoding": "chunked",
+        "Connection": "Upgrade",
+        "Upgrade": "websocket",
+        "Authorization": "Bearer sk-client",
+        "x-api-key": "sk-client",
+        "Content-Length": "0",
+        "anthropic-version": "1999-01-01",
+    }
+    async with serve_sse([SSEReply(recorded)]) as upstream:
+        base = get_model("anthropic", "claude-haiku-4-5")
+        assert base is not None
+        model = msgspec.structs.replace(
+            base, base_url=upstream.url, headers={**hostile, "X-Title": "from the model"}
+        )
+        registry = ProviderRegistry()
+        url, _ = await start(nursery, registry=registry)
+        body = body_for(model, headers={**hostile, "anthropic-beta": "from-the-options"})
+        try:
+            async with httpx2.AsyncClient() as http:
+                response = await http.post(
+                    f"{url}/api/stream",
+                    content=body,
+                    headers={"Authorization": f"Bearer {TOKEN}"},
+                )
+        finally:
+            await registry.aclose()
+    assert response.status_code == 200
+    assert b'"type":"done"' in response.content
+    (sent,) = upstream.requests
+    assert sent.headers["host"] == upstream.url.removeprefix("http://")
+    assert sent.headers["x-api-key"] == SERVER_KEY
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    assert sent.headers["x-title"] == "from the model"
+    assert "from-the-options" in sent.headers["anthropic-beta"]
+    for name in ("authorization", "transfer-encoding", "upgrade"):
+        assert name not in sent.headers
+    assert sent.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+# --------------------------------------------------------------------------- uploads
+
+
+async def test_stalled_uploads_hold_no_stream_slot(nursery: trio.Nursery) -> None:
+    registry, model = faux_registry("served")
+    url, app = await start(nursery, registry=registry, max_streams=2, body_timeout=3600)
+    host, port = url.removeprefix("http://").split(":")
+    stalled: list[Any] = []
+    try:
+        for _ in range(6):
+            stream = await anyio.connect_tcp(host, int(port))
+            stalled.append(stream)
+            await stream.send(
+                raw_request(
+                    "/api/stream",
+                    b'{"model": ',
+                    Authorization=f"Bearer {TOKEN}",
+                    Content_Length="999",
+                )
+            )
+        await until(lambda: app.reading_bodies + app.active_streams == 6)
+        async with httpx2.AsyncClient() as http:
+            fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+            result = await complete(model, hello(), stream_fn=fn)
+        assert result.stop_reason == "stop", result.error_message
+        await until(lambda: app.active_streams == 0)
+    finally:
+        for stream in stalled:
+            await stream.aclose()
+
+
+async def test_a_stalled_upload_is_answered_408_and_closed(
+    nursery: trio.Nursery, autojump_clock: trio.abc.Clock
+) -> None:
+    registry, _ = faux_registry()
+    url, app = await start(nursery, registry=registry, body_timeout=30)
+    started = trio.current_time()
+    answer = await exchange(
+        url,
+        raw_request(
+            "/api/stream", b'{"model": ', Authorization=f"Bearer {TOKEN}", Content_Length="999"
+        ),
+    )
+    assert statuses(answer) == [408]
+    assert b"Request body not received within 30 s" in answer
+    assert 30 <= trio.current_time() - started < 31
+    assert (app.reading_bodies, app.active_streams) == (0, 0)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+@pytest.mark.parametrize("depth", [300, 5_000, 200_000])
+async def test_deeply_nested_json_is_a_400_and_the_server_carries_on(
+    nursery: trio.Nursery, depth: int
+) -> None:
+    registry, model = faux_registry("still here")
+    url, _ = await start(nursery, registry=registry)
+    nested = "[" * depth + "]" * depth
+    body = body_for(model).replace(b'"options":{}', f'"options":{{"metadata":{nested}}}'.encode())
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx2.AsyncClient() as http:
+        refused = await http.post(f"{url}/api/stream", content=body, headers=headers)
+        served = await http.post(f"{url}/api/stream", content=body_for(model), headers=headers)
+    assert refused.status_code == 400
+    assert refused.json()["error"].startswith(f"Invalid request body: JSON nested {depth + 2}")
+    assert "MAX_JSON_DEPTH" in refused.json()["error"]
+    assert served.status_code == 200
+    assert b"still here" in served.content
+
+
+# --------------------------------------------------------------------------- the key
+
+
+def echo_key(request: ServedRequest) -> SSEReply:
+    key = request.headers["x-api-key"]
+    shown = " ".join([key, json.dumps(key), quote(key, safe=""), key[:12]])
+    return SSEReply(json.dumps({"error": {"message": f"bad key {shown}"}}).encode(), status=401)
+
+
+async def ask_anthropic_through(url: str, upstream_url: str) -> AssistantMessage:
+    base = get_model("anthropic", "claude-haiku-4-5")
+    assert base is not None
+    model = msgspec.structs.replace(base, base_url=upstream_url)
+    async with httpx2.AsyncClient() as http:
+        fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+        return await complete(model, hello(), stream_fn=fn)
+
+
+async def test_the_servers_key_never_reaches_a_client(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_OAUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"{SERVER_KEY}\n")
+    registry = ProviderRegistry()
+    async with serve_sse(echo_key) as upstream:
+        url, _ = await start(nursery, registry=registry)
+        try:
+            result = await ask_anthropic_through(url, upstream.url)
+        finally:
+            await registry.aclose()
+    assert upstream.requests[0].headers["x-api-key"] == SERVER_KEY
+    assert result.stop_reason == "error"
+    assert result.error_message == ('401 bad key [redacted] "[redacted]" [redacted] [redacted]')
+
+
+async def test_a_broken_server_key_is_named_but_not_shown(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_OAUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-server\x01secret-0123456789")
+    registry = ProviderRegistry()
+    async with serve_sse(echo_key) as upstream:
+        url, _ = await start(nursery, registry=registry)
+        try:
+            result = await ask_anthropic_through(url, upstream.url)
+        finally:
+            await registry.aclose()
+    assert upstream.requests == []
+    assert result.error_message is not None
+    assert result.error_message.startswith(
+        "The API key for provider 'anthropic' contains a control character (U+0001) at position 13"
+    )
+    assert "secret" not in result.error_message
+
+
+# --------------------------------------------------------------------------- the client
+
+
+async def client_call(
+    url: str, token: str = TOKEN, transport: httpx2.AsyncBaseTransport | None = None
+) -> AssistantMessage:
+    _, model = faux_registry()
+    async with httpx2.AsyncClient(transport=transport) as http:
+        fn = stream_proxy(proxy_url=url, auth_token=token, http_client=http)
+        with anyio.fail_after(30):
+            return await complete(model, hello(), stream_fn=fn)
+
+
+async def test_the_client_refuses_to_follow_a_redirect() -> None:
+    async def elsewhere_script(conn: FaultConn) -> None:
+        await conn.send(head(200, {"content-length": "0"}))
+
+    async with serve_faults(elsewhere_script) as elsewhere:
+
+        async def script(conn: FaultConn) -> None:
+            await conn.send(head(302, {"location": elsewhere.url, "content-length": "0"}))
+
+        async with serve_faults(script) as server:
+            result = await client_call(server.url)
+    assert result.error_message == (
+        f"Proxy error: 302 Found (redirect to {elsewhere.url!r} not followed)"
+    )
+    assert elsewhere.requests == []
+
+
+async def test_the_client_reads_a_huge_error_body_only_a_few_kb() -> None:
+    size = 32 * 1024 * 1024
+
+    async def script(conn: FaultConn) -> None:
+        if await conn.send(head(500, {"content-length": str(size)})):
+            await conn.send_until_closed(size)
+
+    transport = CountingTransport()
+    async with serve_faults(script) as server:
+        result = await client_call(server.url, transport=transport)
+    assert result.error_message == "Proxy error: 500 Internal Server Error"
+    assert transport.bytes_pulled <= ERROR_BODY_READ_LIMIT + NETWORK_READ
+
+
+async def test_the_client_strips_its_token_and_refuses_a_broken_one() -> None:
+    async def script(conn: FaultConn) -> None:
+        await conn.send(head(401, {"content-length": "0"}))
+
+    async with serve_faults(script) as server:
+        stripped = await client_call(server.url, token=f"{TOKEN}\r\n")
+        broken = await client_call(server.url, token="proxy-token\n-0123456789")
+    assert server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"
+    assert stripped.error_message == "Proxy error: 401 Unauthorized"
+    assert len(server.requests) == 1
+    assert broken.error_message is not None
+    assert broken.error_message.startswith(
+        f"The auth token for the proxy '{server.url}/api/stream' contains whitespace (U+000A)"
+    )
+    assert "proxy-token" not in broken.error_message
+
+
+async def test_the_client_refuses_an_endless_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(proxy_rebuild, "MAX_PROXY_LINE_CHARS", 256 * 1024)
+    size = 32 * 1024 * 1024
+
+    async def script(conn: FaultConn) -> None:
+        stream_head = {"content-type": "text/event-stream", "content-length": str(size + 6)}
+        if await conn.send(head(200, stream_head) + b"data: "):
+            await conn.send_until_closed(size)
+
+    transport = CountingTransport()
+    async with serve_faults(script) as server:
+        result = await client_call(server.url, transport=transport)
+    assert result.error_message == (
+        "The proxy sent more than 262144 characters without a newline "
+        "(MAX_PROXY_LINE_CHARS); the stream is broken, so it is not read further"
+    )
+    assert transport.bytes_pulled < 2 * 1024 * 1024
