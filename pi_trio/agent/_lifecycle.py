@@ -180,23 +180,35 @@ class RunLifecycle:
         if self._stream is not None:
             self._stream.stop()
 
-    def on_stream_event(self, event: Any) -> None:
-        """Each provider event as the stream accepts it: the partial enters the working
-        transcript at ``start``; block events become ``message_update``s."""
+    def _stream_event(self, event: Any) -> Any:
+        """The agent event of a provider event the stream accepted (``None`` for the
+        terminal ones): the partial enters the working transcript at ``start``; block
+        events become ``message_update``s."""
         kind = event.type
         if kind == "done" or kind == "error":
-            return
+            return None
         stream = self._stream
         assert stream is not None
         partial = stream.message
         if kind == "start":
             self.context.messages.append(partial)
             self._placeholder = True
-            self.dispatcher.send_nowait(MessageStartEvent(message=partial))
-        elif self._placeholder:
-            self.dispatcher.send_nowait(
-                MessageUpdateEvent(message=partial, assistant_message_event=event)
-            )
+            return MessageStartEvent(message=partial)
+        if self._placeholder:
+            return MessageUpdateEvent(message=partial, assistant_message_event=event)
+        return None
+
+    def deliver_stream_event(self, event: Any) -> None:
+        """``_stream_event``, delivered synchronously (the dispatcher is ``ready()``)."""
+        agent_event = self._stream_event(event)
+        if agent_event is not None:
+            self.dispatcher.deliver_now(agent_event)
+
+    async def send_stream_event(self, event: Any) -> None:
+        """``_stream_event``, delivered whatever the listeners (it may wait for them)."""
+        agent_event = self._stream_event(event)
+        if agent_event is not None:
+            await self.dispatcher.send(agent_event)
 
     async def accept_response(self, final: AssistantMessage, thinking_level: str) -> None:
         """The request's final message replaces its partial in the transcript."""

@@ -164,9 +164,7 @@ class LoopRun:
             # Cancellation escaped the abort scope: the caller's scope was cancelled
             # (perhaps on top of an abort). Leave the same consistent state as an abort,
             # delivering the closing events within ``close_timeout``.
-            timeout = self.config.close_timeout
-            self.dispatcher.set_close_deadline(anyio.current_time() + timeout)
-            with anyio.move_on_after(timeout, shield=True):
+            with anyio.move_on_after(self.config.close_timeout, shield=True):
                 await life.close_aborted(self.model, self.thinking_level)
             raise
 
@@ -361,9 +359,9 @@ class LoopRun:
             self.model,
             name,
             signal,
-            life.on_stream_event,
-            dispatcher.has_room,
-            dispatcher.wait_for_room,
+            dispatcher.ready,
+            life.deliver_stream_event,
+            life.send_stream_event,
         )
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)

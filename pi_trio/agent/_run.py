@@ -57,29 +57,13 @@ async def execute_loop(
     *,
     owned: bool = False,
 ) -> list[AgentMessage]:
-    """Run the engine with ``dispatcher`` delivering its events. With an asynchronous
-    listener the run is one task group (the dispatcher task and the engine; both finish
-    before this returns); when every listener is synchronous the engine delivers every
-    event itself and no task is started."""
-
-    async def run_engine() -> list[AgentMessage]:
-        try:
-            messages = await LoopRun(
-                context, config, dispatcher, signal, stream_fn, owned=owned
-            ).run(prompts)
-            await dispatcher.settle()
-            return messages
-        finally:
-            dispatcher.close()
-
-    if not dispatcher.needs_task:
-        return await run_engine()
-    # The dispatcher never fails (it records listener errors), so a group holds the
-    # engine's own exception: raise that one.
-    with raising_sole_exception():
-        async with anyio.create_task_group() as task_group:
-            dispatcher.attach(task_group)
-            messages = await run_engine()
+    """Run the engine with ``dispatcher`` delivering its events; every event has reached
+    every listener when this returns. The run starts no task of its own (tool calls that
+    wait get one, see ``_parallel``)."""
+    messages = await LoopRun(context, config, dispatcher, signal, stream_fn, owned=owned).run(
+        prompts
+    )
+    await dispatcher.settle()
     return messages
 
 

@@ -300,33 +300,35 @@ class StreamConsumer:
 
 
 class InlineStream(StreamConsumer):
-    """Runs a stream function in the calling task and hands each event to ``deliver`` as
+    """Runs a stream function in the calling task and hands each event to the consumer as
     it is accepted: no channel and no task switch per event.
 
-    The instance is the stream function's ``send``: ``send()`` waits for room (as a
-    bounded channel would), ``send_nowait()`` raises ``anyio.WouldBlock`` instead, and
-    both raise ``anyio.BrokenResourceError`` after the terminal event, which stops the
-    stream function as a closed channel would. After ``stop()`` (the run was aborted) no
-    event is accepted: ``send_nowait`` raises ``anyio.WouldBlock`` and ``send`` waits for
-    the cancellation. An exception from ``deliver`` (a listener failing) never reaches the
-    stream function: it stops it, and ``run()`` re-raises it.
+    The instance is the stream function's ``send``. ``send_nowait()`` accepts an event
+    when the consumer can take it synchronously (``ready()``) and delivers it with
+    ``deliver``; otherwise it raises ``anyio.WouldBlock``, as a full channel would, and
+    the stream function awaits ``send()``, which delivers with ``deliver_async`` (waiting
+    for the consumer: backpressure). Both raise ``anyio.BrokenResourceError`` after the
+    terminal event, which stops the stream function as a closed channel would. After
+    ``stop()`` (the run was aborted) no event is accepted. An exception from delivery (a
+    listener failing) never reaches the stream function: it stops it, and ``run()``
+    re-raises it.
     """
 
-    __slots__ = ("_deliver", "_delivery_error", "_has_room", "_stopped", "_wait_for_room")
+    __slots__ = ("_deliver", "_deliver_async", "_delivery_error", "_ready", "_stopped")
 
     def __init__(
         self,
         model: Model,
         name: str,
         signal: AbortSignal | None,
+        ready: Callable[[], bool],
         deliver: Callable[[AssistantMessageEvent], None],
-        has_room: Callable[[], bool],
-        wait_for_room: Callable[[], Awaitable[None]],
+        deliver_async: Callable[[AssistantMessageEvent], Awaitable[None]],
     ) -> None:
         super().__init__(model, name, signal)
+        self._ready = ready
         self._deliver = deliver
-        self._has_room = has_room
-        self._wait_for_room = wait_for_room
+        self._deliver_async = deliver_async
         self._delivery_error: BaseException | None = None
         self._stopped = False
 
@@ -334,19 +336,22 @@ class InlineStream(StreamConsumer):
         """Accept no more events (sync: called when the run is aborted)."""
         self._stopped = True
 
+    def _failed(self, exc: Exception) -> anyio.BrokenResourceError:
+        self._delivery_error = exc
+        self._done = True
+        return anyio.BrokenResourceError()
+
     def _accept(self, event: AssistantMessageEvent) -> None:
         event = self.accept(event)
         try:
             self._deliver(event)
         except Exception as exc:
-            self._delivery_error = exc
-            self._done = True
-            raise anyio.BrokenResourceError from exc
+            raise self._failed(exc) from exc
 
     def send_nowait(self, event: AssistantMessageEvent) -> None:
         if self._done:
             raise anyio.BrokenResourceError
-        if self._stopped or not self._has_room():
+        if self._stopped or not self._ready():
             raise anyio.WouldBlock
         self._accept(event)
 
@@ -355,9 +360,12 @@ class InlineStream(StreamConsumer):
             raise anyio.BrokenResourceError
         if self._stopped:
             await anyio.lowlevel.checkpoint()
-        while not self._has_room():
-            await self._wait_for_room()
-        self._accept(event)
+            raise anyio.BrokenResourceError  # cancelled above; never reached in a run
+        event = self.accept(event)
+        try:
+            await self._deliver_async(event)
+        except Exception as exc:
+            raise self._failed(exc) from exc
 
     def close(self) -> None:
         """Stream functions need not close ``send``; the runtime owns it."""
@@ -389,7 +397,7 @@ class InlineStream(StreamConsumer):
         if not self._done and self._delivery_error is None:
             # the listener's own exception is raised below, not the closed channel's
             with contextlib.suppress(anyio.BrokenResourceError):
-                self._accept(self.missing_terminal())
+                self._accept(self.missing_terminal())  # terminal: nothing to deliver
         if self._delivery_error is not None:
             raise self._delivery_error
         return self.result()
