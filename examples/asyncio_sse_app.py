@@ -1,10 +1,10 @@
 """Embedding pi_trio in an asyncio web app: agent events streamed to a browser over SSE.
 
-The whole app is the standard library's asyncio streams (no web framework): ``GET /``
-serves a page whose ``EventSource`` opens ``GET /events?prompt=...``; that handler runs an
-``Agent`` (pi_trio is written against anyio, so it runs natively on asyncio) and writes
-every agent event as one SSE message: ``event: <type>`` and ``data: <the original
-runtime's JSON>``. When the browser goes away, the run is aborted at once.
+The whole app is the standard library's asyncio streams (no web framework): GET / serves
+a page whose EventSource opens GET /events?prompt=...; that handler runs an Agent
+(pi_trio is written against anyio, so it runs natively on asyncio) and writes every agent
+event as one SSE message: "event: <type>" and "data: <the original runtime's JSON>".
+When the browser goes away, the run is aborted at once.
 
     python examples/asyncio_sse_app.py --faux              # then open http://127.0.0.1:8000
     python examples/asyncio_sse_app.py --model openai/gpt-5-mini --port 8080
@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 
 from pi_trio.agent import Agent, tool
-from pi_trio.ai import get_model, to_json
+from pi_trio.ai import UnknownModelError, resolve_model, to_json
 from pi_trio.testing import (
     FauxProvider,
     faux_assistant_message,
@@ -92,7 +91,8 @@ def sse_message(event: Any) -> bytes:
 
 
 class App:
-    """The request handler. ``outcomes`` collects each finished run's stop reason and
+    """The request handler. ``outcomes`` collects each finished run's stop reason (its
+    ``RunResult``'s: ``"aborted"`` also when the browser left between two turns) and
     ``settled`` is set after each one (for tests and metrics)."""
 
     def __init__(self, model: Any, stream_fn: Any) -> None:
@@ -161,9 +161,13 @@ class App:
         agent.subscribe(forward)
         async with anyio.create_task_group() as group:
             group.start_soon(watch_disconnect)
-            await agent.prompt(prompt)
+            result = await agent.prompt(prompt)
             group.cancel_scope.cancel()
-        self.outcomes.append(agent.state.messages[-1].stop_reason)
+        # the run's outcome, not the transcript's last message: a run aborted between two
+        # turns ends with a tool result, which has no stop reason
+        self.outcomes.append(result.stop_reason)
+        if not result.ok:
+            print(f"run {result.stop_reason}: {result.error_message}", flush=True)
         self.settled.set()
 
 
@@ -176,6 +180,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be 0-65535, got {args.port}")
+    if not args.faux:
+        try:
+            args.model = resolve_model(args.model)
+        except UnknownModelError as exc:
+            parser.error(f"--model: {exc}")
     return args
 
 
@@ -208,16 +219,14 @@ async def main(
     stop: asyncio.Event | None = None,
 ) -> None:
     args = parse_args(argv)
-    if args.faux:
-        model, stream_fn = faux_stream()
-    else:
-        provider, _, model_id = args.model.partition("/")
-        model, stream_fn = get_model(provider, model_id), None
-        if model is None:
-            sys.exit(f"unknown model {args.model!r}; `pi-trio models` lists them")
+    model, stream_fn = faux_stream() if args.faux else (args.model, None)
     await serve(App(model, stream_fn), args.host, args.port, started=started, stop=stop)
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         asyncio.run(main())
+    except KeyboardInterrupt:
+        pass  # Ctrl-C stops the server
+    except OSError as exc:  # the port is taken, the host unknown, ...
+        raise SystemExit(f"asyncio_sse_app: cannot serve: {exc}") from None

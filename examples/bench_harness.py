@@ -1,10 +1,10 @@
 """A small benchmark harness: N agent tasks on K workers, a progress bar, one JSON line per
-finished task, and resumable: run it again with the same ``--out`` and it skips the tasks
+finished task, and resumable: run it again with the same --out and it skips the tasks
 already recorded (a half-written last line from a crash is dropped and redone).
 
 Workers take task ids from a channel; one writer task owns the output file and the
 progress bar, so results are appended whole, in completion order, as soon as they exist.
-Ctrl-C stops the run; everything finished so far is on disk.
+Ctrl-C stops the run (exit status 130); everything finished so far is on disk.
 
     python examples/bench_harness.py --faux --tasks 200 --concurrency 16 --out runs.jsonl
     python examples/bench_harness.py --model groq/openai/gpt-oss-20b --tasks 20
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ import trio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pi_trio.agent import Agent, tool
-from pi_trio.ai import get_model
+from pi_trio.ai import UnknownModelError, resolve_model
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 FETCH_SECONDS = 0.02
@@ -131,19 +132,19 @@ class Progress:
 async def run_task(task: int, model: Any, stream_fn: Any, deadline: float) -> dict[str, Any]:
     agent = Agent(model=model, tools=[fetch], stream_fn=stream_fn)
     started = anyio.current_time()
-    with anyio.move_on_after(deadline) as scope:
-        await agent.prompt(f"Task {task}: summarize item {task} in one line.")
+    result = None
+    with anyio.move_on_after(deadline):
+        result = await agent.prompt(f"Task {task}: summarize item {task} in one line.")
     assistants = [m for m in agent.state.messages if m.role == "assistant"]
-    last = assistants[-1]
     return {
         "task": task,
-        "status": "deadline" if scope.cancelled_caught else last.stop_reason,
+        "status": "deadline" if result is None else result.stop_reason,
         "ms": round((anyio.current_time() - started) * 1000, 1),
         "requests": len(assistants),
         "input_tokens": sum(m.usage.input for m in assistants),
         "output_tokens": sum(m.usage.output for m in assistants),
-        "error": last.error_message,
-        "answer": "".join(b.text for b in last.content if b.type == "text")[:80],
+        "error": "missed the deadline" if result is None else result.error_message,
+        "answer": (result.text if result is not None else "")[:80],
     }
 
 
@@ -192,6 +193,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("choose --faux (offline) or --model provider/model-id")
     if args.concurrency < 1:
         parser.error(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.tasks < 0:
+        parser.error(f"--tasks must be 0 or more, got {args.tasks}")
+    if not args.deadline > 0:
+        parser.error(f"--deadline must be positive seconds, got {args.deadline}")
+    if not args.faux:
+        try:
+            args.model = resolve_model(args.model)
+        except UnknownModelError as exc:
+            parser.error(f"--model: {exc}")
+    try:  # a results file that cannot be written is an error now, not after the first task
+        with args.out.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        parser.error(f"--out {str(args.out)!r}: {exc.strerror or exc}")
     return args
 
 
@@ -202,10 +217,7 @@ async def main(
     if args.faux:
         model, stream_fn = faux_model(args.tokens_per_second)
     else:
-        provider, _, model_id = args.model.partition("/")
-        model, stream_fn = get_model(provider, model_id), None
-        if model is None:
-            sys.exit(f"unknown model {args.model!r}; `pi-trio models` lists them")
+        model, stream_fn = args.model, None
     done = load_done(args.out)
     todo = [task for task in range(args.tasks) if task not in done]
     progress = Progress(args.tasks, args.tasks - len(todo), progress_to or sys.stderr)
@@ -236,8 +248,28 @@ async def main(
     return summary
 
 
-if __name__ == "__main__":
-    try:
-        trio.run(main)
-    except KeyboardInterrupt:
+async def main_until_interrupted(argv: Sequence[str] | None = None) -> int:
+    """``main`` that Ctrl-C stops: the runs in flight are cancelled (each agent settles),
+    every finished result is already on disk, and the exit status is 130."""
+    parse_args(argv)  # a usage error exits here, before anything runs
+    interrupted = False
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_ctrl_c() -> None:
+                nonlocal interrupted
+                async for _ in signals:
+                    interrupted = True
+                    group.cancel_scope.cancel()
+
+            group.start_soon(stop_on_ctrl_c)
+            await main(argv)
+            group.cancel_scope.cancel()
+    if interrupted:
         print("\ninterrupted; finished tasks are saved, run again to resume", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(trio.run(main_until_interrupted))

@@ -42,8 +42,9 @@ async def main():
     )
     agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[weather])
     instrument(agent, tracer_provider=provider)  # instrument() alone: every new Agent
-    await agent.prompt("What is the weather in Paris?")
-    print("\n".join(tree()))
+    result = await agent.prompt("What is the weather in Paris?")
+    print("\n".join(tree()))  # a failed run has its spans too
+    result.raise_for_error()  # and then says why it failed
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """A chat whose conversation lives in SQLite: each message is a row, written as it
 finishes, and the next run resumes where the last one stopped.
 
-A session store is two methods, ``append`` and ``load``; ``SqliteSessionStore`` below is
-the whole of it.
+A session store is two methods, append and load; SqliteSessionStore below is the whole
+of it. A run that fails (no key, a network error) prints the reason and exits with 1.
 
     python examples/sqlite_session.py --faux "my name is Ada"      # offline, scripted
     python examples/sqlite_session.py --faux "what is my name?"    # resumes the chat
@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 from pi_trio.agent import Agent
-from pi_trio.ai import from_json, get_model, to_json
+from pi_trio.ai import UnknownModelError, from_json, resolve_model, to_json
 from pi_trio.session import record_session
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
@@ -74,21 +74,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if not args.prompt.strip():
+        parser.error("the prompt is empty")
+    if not args.faux:
+        try:
+            args.model = resolve_model(args.model)
+        except UnknownModelError as exc:
+            parser.error(f"--model: {exc}")
     return args
 
 
 async def main(argv: Sequence[str] | None = None) -> list[Any]:
     args = parse_args(argv)
-    if args.faux:
-        model, stream_fn = faux_model()
-    else:
-        provider, _, model_id = args.model.partition("/")
-        model, stream_fn = get_model(provider, model_id), None
-        if model is None:
-            sys.exit(f"unknown model {args.model!r}; `pi-trio models` lists them")
-    db = sqlite3.connect(args.db)
+    model, stream_fn = faux_model() if args.faux else (args.model, None)
     try:
+        db = sqlite3.connect(args.db)
         store = SqliteSessionStore(db, args.session)
+    except sqlite3.Error as exc:
+        sys.exit(f"sqlite_session: cannot open the database {args.db!r}: {exc}")
+    try:
         agent = Agent(
             model=model,
             stream_fn=stream_fn,
@@ -96,13 +100,15 @@ async def main(argv: Sequence[str] | None = None) -> list[Any]:
             messages=store.load(),  # resume: the conversation so far
         )
         record_session(agent, store)  # save every message as it finishes
-        await agent.prompt(args.prompt)
+        result = await agent.prompt(args.prompt)
     finally:
         db.close()
     for message in agent.state.messages:
         text = message.content if isinstance(message.content, str) else ""
         text = text or "".join(getattr(b, "text", "") for b in message.content)
         print(f"{message.role:>9}: {text}")
+    if not result.ok:  # the failed answer is saved too; say why it failed
+        sys.exit(f"sqlite_session: the run failed: {result.error_message}")
     return agent.state.messages
 
 

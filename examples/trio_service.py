@@ -1,9 +1,10 @@
-"""Embedding pi_trio in a trio service: many agent runs at once, at most ``--concurrency``
-in flight (an ``anyio.CapacityLimiter``), each with its own deadline (``move_on_after``).
+"""Embedding pi_trio in a trio service: many agent runs at once, at most --concurrency in
+flight (an anyio.CapacityLimiter), each with its own deadline (anyio.move_on_after).
 
 A run that misses its deadline is cancelled from outside; the agent still settles (its
 closing events are delivered, the partial answer is kept, marked aborted) and the next
-job starts. Nothing outlives the service's task group.
+job starts. Nothing outlives the service's task group. A job whose run fails prints the
+reason, and the service then exits with status 1.
 
     python examples/trio_service.py --faux                 # offline, scripted model
     python examples/trio_service.py --model anthropic/claude-haiku-4-5 --jobs 5
@@ -21,7 +22,7 @@ import anyio
 import trio
 
 from pi_trio.agent import Agent, tool
-from pi_trio.ai import get_model
+from pi_trio.ai import UnknownModelError, resolve_model
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 
@@ -72,17 +73,22 @@ class Service:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             agent = Agent(model=self.model, tools=[lookup], stream_fn=self.stream_fn)
             started = anyio.current_time()
+            result = None
             try:
-                with anyio.move_on_after(self.deadline) as scope:
-                    await agent.prompt(prompt)
+                with anyio.move_on_after(self.deadline):
+                    result = await agent.prompt(prompt)
             finally:
                 self.in_flight -= 1
-            last = agent.state.messages[-1]
-            text = "".join(b.text for b in last.content if b.type == "text")
+            # a missed deadline cancels prompt(): the partial answer is in the transcript
+            answers = [m for m in agent.state.messages if m.role == "assistant"]
+            text = (
+                "".join(b.text for b in answers[-1].content if b.type == "text") if answers else ""
+            )
             self.results.append(
                 {
                     "job": job,
-                    "status": "deadline" if scope.cancelled_caught else last.stop_reason,
+                    "status": "deadline" if result is None else result.stop_reason,
+                    "error": None if result is None else result.error_message,
                     "seconds": round(anyio.current_time() - started, 3),
                     "chars": len(text),
                     "streaming_after": agent.state.is_streaming,
@@ -101,6 +107,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.concurrency < 1:
+        parser.error(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.jobs < 0:
+        parser.error(f"--jobs must be 0 or more, got {args.jobs}")
+    if not args.deadline > 0:
+        parser.error(f"--deadline must be positive seconds, got {args.deadline}")
+    if args.tokens_per_second <= 0:
+        parser.error(f"--tokens-per-second must be positive, got {args.tokens_per_second}")
+    if not args.faux:
+        try:
+            args.model = resolve_model(args.model)
+        except UnknownModelError as exc:
+            parser.error(f"--model: {exc}")
     return args
 
 
@@ -109,10 +128,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.faux:
         model, stream_fn = faux_model(args.tokens_per_second)
     else:
-        provider, _, model_id = args.model.partition("/")
-        model, stream_fn = get_model(provider, model_id), None
-        if model is None:
-            sys.exit(f"unknown model {args.model!r}; `pi-trio models` lists them")
+        model, stream_fn = args.model, None
     service = Service(model, stream_fn, args.concurrency, args.deadline)
     async with anyio.create_task_group() as group:
         for job in range(args.jobs):
@@ -120,7 +136,8 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             group.start_soon(service.handle, job, f"Job {job}: explain trio in {words} words")
     results = sorted(service.results, key=lambda r: r["job"])
     for r in results:
-        print(f"job {r['job']:>3}  {r['status']:<9} {r['seconds']:>6.2f}s  {r['chars']:>5} chars")
+        line = f"job {r['job']:>3}  {r['status']:<9} {r['seconds']:>6.2f}s  {r['chars']:>5} chars"
+        print(line + (f"  {r['error']}" if r["error"] else ""))
     counts: dict[str, int] = {}
     for r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -129,4 +146,5 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    trio.run(main)
+    summary = trio.run(main)
+    sys.exit(1 if summary["counts"].get("error") else 0)

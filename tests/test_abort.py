@@ -26,7 +26,7 @@ from pi_trio.testing import (
     faux_tool_call,
 )
 
-from .helpers import Recorder, Scripted, asst, call, user_text
+from .helpers import MOCK_MODEL, Recorder, Scripted, asst, call, user_text
 
 
 class AbortAt(trio.abc.Instrument):
@@ -210,7 +210,9 @@ async def test_abort_during_parallel_tools_gives_every_call_one_result(autojump_
 
     work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=slow)
     calls = [call("fast", "work", {}), call("slow", "work", {}), call("other", "work", {})]
-    agent = Agent(tools=[work], stream_fn=Scripted(asst(calls, "toolUse"), asst("never")))
+    agent = Agent(
+        model=MOCK_MODEL, tools=[work], stream_fn=Scripted(asst(calls, "toolUse"), asst("never"))
+    )
     rec = Recorder()
     agent.subscribe(rec)
     async with trio.open_nursery() as nursery:
@@ -242,6 +244,7 @@ async def test_abort_during_a_sequential_batch_completes_the_never_started_calls
         execution_mode="sequential",
     )
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[work],
         stream_fn=Scripted(
             asst([call("one", "work", {}), call("two", "work", {})], "toolUse"), asst("never")
@@ -300,6 +303,7 @@ async def test_an_abort_requested_synchronously_in_preflight_never_executes_the_
     )
     stream = Scripted(asst([call("c", "work", {})], "toolUse"), asst("never"))
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[work],
         stream_fn=stream,
         before_tool_call=before_tool_call if where == "before_tool_call" else None,
@@ -349,7 +353,7 @@ async def test_external_cancellation_leaves_the_same_state_as_abort_and_propagat
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep(100)
 
-    agent = Agent(stream_fn=slow)
+    agent = Agent(model=MOCK_MODEL, stream_fn=slow)
     rec = Recorder()
     agent.subscribe(rec)
     with trio.move_on_after(1) as scope:
@@ -373,7 +377,7 @@ async def test_external_cancellation_bounds_closing_listeners_by_close_timeout(
         if event.type == "agent_end":
             await trio.sleep(1000)
 
-    agent = Agent(stream_fn=slow, close_timeout=2)
+    agent = Agent(model=MOCK_MODEL, stream_fn=slow, close_timeout=2)
     agent.subscribe(stuck)
     start = trio.current_time()
     with trio.move_on_after(1):
@@ -388,7 +392,7 @@ async def test_steer_follow_up_and_abort_from_another_thread(autojump_clock) -> 
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep_forever()
 
-    agent = Agent(stream_fn=slow)
+    agent = Agent(model=MOCK_MODEL, stream_fn=slow)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.prompt, "go")
         await trio.sleep(1)
@@ -417,6 +421,7 @@ async def test_a_hook_cancelled_by_abort_ends_the_run_without_another_request(
         await trio.sleep(100)
 
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[
             AgentTool(name="noop", description="n", parameters={"type": "object"}, execute=noop)
         ],
@@ -445,6 +450,7 @@ async def test_a_tool_timeout_gives_that_call_an_error_and_siblings_continue(
         name="work", description="w", parameters={"type": "object"}, execute=slow, timeout=limit
     )
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[work],
         stream_fn=Scripted(
             asst([call("slow", "work", {}), call("fast", "work", {})], "toolUse"), asst("ok")
@@ -469,6 +475,7 @@ async def test_max_concurrent_tools_caps_running_executions(autojump_clock) -> N
 
     t = AgentTool(name="w", description="w", parameters={"type": "object"}, execute=work)
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[t],
         max_concurrent_tools=2,
         stream_fn=Scripted(asst([call(f"c{i}", "w", {}) for i in range(5)], "toolUse"), asst("ok")),
@@ -509,7 +516,7 @@ async def test_a_failed_run_whose_caller_is_cancelled_bounds_its_closing_listene
         if event.type == "agent_end":
             await trio.sleep(1000)
 
-    agent = Agent(stream_fn=Scripted(asst("ok")), close_timeout=2)
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")), close_timeout=2)
     start = trio.current_time()
     with trio.CancelScope() as outer:
 
@@ -538,7 +545,7 @@ async def test_an_abort_before_the_prompt_was_announced_still_records_the_prompt
             agent.abort()
 
     stream = Scripted(asst("never"))
-    agent = Agent(stream_fn=stream)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream)
     agent.subscribe(aborting)
     await agent.prompt("keep me")
     roles = [m.role for m in agent.state.messages]

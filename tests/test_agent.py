@@ -47,9 +47,9 @@ def roles(messages: list[Any]) -> list[str]:
 
 
 async def test_default_state() -> None:
-    agent = Agent(stream_fn=unused)
+    agent = Agent(model=MOCK_MODEL, stream_fn=unused)
     state = agent.state
-    assert state.model.id == "unknown"
+    assert state.model is MOCK_MODEL
     assert state.thinking_level == "off"
     assert state.tools == []
     assert state.messages == []
@@ -76,7 +76,9 @@ async def test_initial_system_prompt_becomes_the_first_transcript_message() -> N
 
 
 async def test_initial_prompt_and_tools_become_one_declaration_message() -> None:
-    agent = Agent(system_prompt="You are helpful.", tools=[echo_tool()], stream_fn=unused)
+    agent = Agent(
+        model=MOCK_MODEL, system_prompt="You are helpful.", tools=[echo_tool()], stream_fn=unused
+    )
     head = agent.state.messages[0]
     assert head.role == "system"
     assert head.content == "You are helpful."
@@ -97,7 +99,12 @@ async def test_changing_tools_is_announced_before_the_next_request_once() -> Non
         return asst("ok")
 
     first, second = named_tool("first"), named_tool("second")
-    agent = Agent(system_prompt="You are helpful.", tools=[first], stream_fn=Scripted(record))
+    agent = Agent(
+        model=MOCK_MODEL,
+        system_prompt="You are helpful.",
+        tools=[first],
+        stream_fn=Scripted(record),
+    )
     await agent.prompt("one")
     agent.state.tools = [second]
     await agent.prompt("two")
@@ -121,7 +128,7 @@ async def test_tool_changes_merge_into_a_pending_system_message() -> None:
         system_counts.append(sum(m.role == "system" for m in context.messages))
         return asst("ok")
 
-    agent = Agent(system_prompt="You are helpful.", stream_fn=Scripted(check))
+    agent = Agent(model=MOCK_MODEL, system_prompt="You are helpful.", stream_fn=Scripted(check))
     agent.state.tools = [echo_tool()]
     pending = SystemMessage(content="", sections={"skills": "<skills>x</skills>"}, timestamp=1)
     await agent.prompt([pending, user("hi", timestamp=2)])
@@ -136,7 +143,12 @@ async def test_tool_changes_merge_into_a_pending_system_message() -> None:
 
 
 async def test_the_executable_set_wins_over_a_pending_messages_tool_claims() -> None:
-    agent = Agent(system_prompt="p", tools=[named_tool("first")], stream_fn=Scripted(asst("ok")))
+    agent = Agent(
+        model=MOCK_MODEL,
+        system_prompt="p",
+        tools=[named_tool("first")],
+        stream_fn=Scripted(asst("ok")),
+    )
     pending = SystemMessage(
         content="",
         sections={"note": "<note>x</note>"},
@@ -157,6 +169,7 @@ async def test_reset_keeps_the_system_baseline_and_clears_queues_and_error() -> 
         raise RuntimeError("provider exploded")
 
     agent = Agent(
+        model=MOCK_MODEL,
         system_prompt="You are helpful.",
         tools=[echo_tool()],
         messages=[user("old")],
@@ -178,7 +191,7 @@ async def test_reset_keeps_the_system_baseline_and_clears_queues_and_error() -> 
 
 async def test_subscribing_and_writing_state_emit_nothing_and_unsubscribe_works() -> None:
     rec = Recorder()
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     unsubscribe = agent.subscribe(rec)
     agent.state.thinking_level = "high"
     assert agent.state.thinking_level == "high"
@@ -194,7 +207,7 @@ async def test_a_stream_function_that_raises_still_yields_a_well_formed_failed_r
         raise RuntimeError("provider exploded")
 
     rec = Recorder()
-    agent = Agent(stream_fn=explode)
+    agent = Agent(model=MOCK_MODEL, stream_fn=explode)
     agent.subscribe(rec)
     await agent.prompt("hello")
     assert rec.types == [
@@ -223,7 +236,7 @@ async def test_prompt_returns_only_after_async_agent_end_listeners_finished(auto
             await barrier.wait()
             finished.append(True)
 
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(listener)
     done = []
     async with trio.open_nursery() as nursery:
@@ -249,7 +262,7 @@ async def test_wait_for_idle_waits_for_async_listeners(autojump_clock) -> None:
         if event.type == "message_end" and event.message.role == "assistant":
             await barrier.wait()
 
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(listener)
     idle = []
     async with trio.open_nursery() as nursery:
@@ -271,7 +284,7 @@ async def test_wait_for_idle_waits_for_async_listeners(autojump_clock) -> None:
 
 
 async def test_state_accessors_copy_on_assign_and_return_the_live_list() -> None:
-    agent = Agent(stream_fn=unused)
+    agent = Agent(model=MOCK_MODEL, stream_fn=unused)
     agent.state.model = MOCK_MODEL
     assert agent.state.model is MOCK_MODEL
     tools = [echo_tool()]
@@ -306,7 +319,9 @@ async def test_legacy_prepare_next_turn_with_only_a_signal_gets_the_run_signal()
         got.append(signal)
 
     stream = Scripted(asst([call("t1", "noop", {})], "toolUse"), asst("done"))
-    agent = Agent(tools=[noop_tool()], stream_fn=stream, prepare_next_turn=prepare)
+    agent = Agent(
+        model=MOCK_MODEL, tools=[noop_tool()], stream_fn=stream, prepare_next_turn=prepare
+    )
     await agent.prompt("x")
     assert stream.count == 2
     assert len(got) == 1
@@ -321,7 +336,7 @@ async def test_finish_turn_is_forwarded_with_the_abort_signal() -> None:
         return {"action": "end"}
 
     stream = Scripted(asst([call("t1", "noop", {})], "toolUse"))
-    agent = Agent(tools=[noop_tool()], stream_fn=stream, finish_turn=finish)
+    agent = Agent(model=MOCK_MODEL, tools=[noop_tool()], stream_fn=stream, finish_turn=finish)
     await agent.prompt("x")
     assert stream.count == 1
     assert isinstance(got[0][0], AbortSignal)
@@ -330,7 +345,7 @@ async def test_finish_turn_is_forwarded_with_the_abort_signal() -> None:
 
 async def test_session_id_is_forwarded_and_settable() -> None:
     stream = Scripted(asst("ok"))
-    agent = Agent(stream_fn=stream, session_id="session-abc")
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream, session_id="session-abc")
     await agent.prompt("x")
     agent.stream_options.session_id = "session-def"
     assert agent.stream_options.session_id == "session-def"
@@ -342,7 +357,7 @@ async def test_prompt_while_running_is_refused_with_the_upstream_text(autojump_c
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep(100)
 
-    agent = Agent(stream_fn=slow)
+    agent = Agent(model=MOCK_MODEL, stream_fn=slow)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.prompt, "First message")
         await trio.sleep(0.01)
@@ -463,7 +478,7 @@ async def test_faux_thinking_blocks_are_preserved_verbatim() -> None:
 
 
 async def test_continue_validation_errors() -> None:
-    agent = Agent(stream_fn=unused)
+    agent = Agent(model=MOCK_MODEL, stream_fn=unused)
     with pytest.raises(ValueError, match="No messages to continue from"):
         await agent.continue_()
     agent.state.messages = [user("x"), asst("y")]
@@ -513,7 +528,7 @@ async def test_a_listener_that_raises_turns_the_run_into_a_failure() -> None:
             raise RuntimeError("listener broke")
 
     rec = Recorder()
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(listener)
     agent.subscribe(rec)
     await agent.prompt("x")
@@ -527,7 +542,7 @@ async def test_a_listener_raising_on_the_failure_events_propagates_to_the_caller
     def listener(event: Any) -> None:
         raise RuntimeError("always")
 
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(listener)
     with pytest.raises(RuntimeError, match="always"):
         await agent.prompt("x")
@@ -546,7 +561,7 @@ async def test_listeners_are_awaited_in_subscription_order_for_every_event() -> 
         assert isinstance(signal, AbortSignal)
         log.append(f"b:{event.type}")
 
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(first)
     agent.subscribe(second)
     await agent.prompt("x")
@@ -562,7 +577,7 @@ async def test_the_reducer_has_applied_an_event_before_listeners_see_it() -> Non
         if event.type == "message_end":
             checks.append(agent.state.messages[-1] is event.message)
 
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(listener)
     await agent.prompt("x")
     assert checks == [True, True]
@@ -574,7 +589,7 @@ async def test_tool_results_default_to_empty_content_and_the_agent_is_reusable()
 
     tool = AgentTool(name="quiet", description="d", parameters={"type": "object"}, execute=execute)
     stream = Scripted(asst([call("t1", "quiet", {})], "toolUse"), asst("done"))
-    agent = Agent(tools=[tool], stream_fn=stream)
+    agent = Agent(model=MOCK_MODEL, tools=[tool], stream_fn=stream)
     await agent.prompt("x")
     await agent.prompt("again")
     assert roles(agent.state.messages) == [
@@ -606,7 +621,7 @@ async def test_a_hook_that_raises_fails_the_run_with_its_message_and_the_agent_s
         raise RuntimeError(f"{hook} broke")
 
     stream = Scripted(asst([call("t1", "noop", {})], "toolUse"), asst("done"))
-    agent = Agent(tools=[noop_tool()], stream_fn=stream, **{hook: broken})
+    agent = Agent(model=MOCK_MODEL, tools=[noop_tool()], stream_fn=stream, **{hook: broken})
     rec = Recorder()
     agent.subscribe(rec)
     await agent.prompt("go")

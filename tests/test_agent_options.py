@@ -10,6 +10,8 @@ from pi_trio.agent import Agent, AgentHooks
 from pi_trio.ai import StreamOptions
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
+from .helpers import MOCK_MODEL
+
 
 def test_hooks_given_grouped_or_as_keywords_land_in_agent_hooks() -> None:
     def before(context: object) -> None:
@@ -18,8 +20,8 @@ def test_hooks_given_grouped_or_as_keywords_land_in_agent_hooks() -> None:
     def convert(messages: list[object]) -> list[object]:
         return messages
 
-    grouped = Agent(hooks=AgentHooks(before_tool_call=before))
-    keywords = Agent(before_tool_call=before, convert_to_llm=convert)
+    grouped = Agent(model=MOCK_MODEL, hooks=AgentHooks(before_tool_call=before))
+    keywords = Agent(model=MOCK_MODEL, before_tool_call=before, convert_to_llm=convert)
     assert grouped.hooks.before_tool_call is before
     assert keywords.hooks.before_tool_call is before
     assert keywords.hooks.convert_to_llm is convert
@@ -27,7 +29,7 @@ def test_hooks_given_grouped_or_as_keywords_land_in_agent_hooks() -> None:
 
 def test_request_keywords_land_in_stream_options_without_changing_the_given_ones() -> None:
     base = StreamOptions(temperature=0.5)
-    agent = Agent(stream_options=base, session_id="s-1", max_retry_delay_ms=1_000)
+    agent = Agent(model=MOCK_MODEL, stream_options=base, session_id="s-1", max_retry_delay_ms=1_000)
     assert agent.stream_options.session_id == "s-1"
     assert agent.stream_options.max_retry_delay_ms == 1_000
     assert agent.stream_options.temperature == 0.5
@@ -39,12 +41,12 @@ def test_a_hook_given_both_ways_is_refused() -> None:
         return None
 
     with pytest.raises(TypeError, match="got the hook 'finish_turn' twice"):
-        Agent(hooks=AgentHooks(finish_turn=hook), finish_turn=hook)
+        Agent(model=MOCK_MODEL, hooks=AgentHooks(finish_turn=hook), finish_turn=hook)
 
 
 def test_an_unknown_keyword_names_the_closest_one() -> None:
     with pytest.raises(TypeError, match="'befor_tool_call'; did you mean 'before_tool_call'"):
-        Agent(befor_tool_call=None)  # type: ignore[call-arg]
+        Agent(model=MOCK_MODEL, befor_tool_call=None)  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(
@@ -55,7 +57,7 @@ def test_an_unknown_keyword_names_the_closest_one() -> None:
     ],
 )
 def test_the_old_attribute_spelling_says_where_the_option_lives(name: str, home: str) -> None:
-    agent = Agent()
+    agent = Agent(model=MOCK_MODEL)
     with pytest.raises(AttributeError, match=home):
         setattr(agent, name, None)
     with pytest.raises(AttributeError, match=home):

@@ -11,7 +11,7 @@ from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import ImageContent, TextContent, UserMessage
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
-from .helpers import Recorder, Scripted, asst, call, user, user_text
+from .helpers import MOCK_MODEL, Recorder, Scripted, asst, call, user, user_text
 
 
 def texts_of(messages: list[Any]) -> list[str]:
@@ -19,7 +19,7 @@ def texts_of(messages: list[Any]) -> list[str]:
 
 
 async def test_steer_and_follow_up_only_queue_while_idle() -> None:
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.steer(user("s"))
     agent.follow_up("f")
     assert agent.state.messages == []
@@ -50,7 +50,7 @@ async def test_listeners_receive_the_run_signal_which_flips_on_abort(autojump_cl
     async def wait_forever(model: Any, context: Any, options: Any, send: Any) -> None:
         await trio.sleep_forever()
 
-    agent = Agent(stream_fn=wait_forever)
+    agent = Agent(model=MOCK_MODEL, stream_fn=wait_forever)
     agent.subscribe(
         lambda event, signal: signals.append(signal) if event.type == "agent_start" else None
     )
@@ -85,6 +85,7 @@ async def test_late_tool_progress_after_settlement_is_ignored() -> None:
     kept: list[Any] = []
     rec = Recorder()
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[keeping_update_tool("delayed_tool", kept)],
         stream_fn=Scripted(asst([call("call-1", "delayed_tool", {})], "toolUse")),
     )
@@ -115,6 +116,7 @@ async def test_a_settled_parallel_tools_late_update_is_ignored_while_another_run
         slow,
     ]
     agent = Agent(
+        model=MOCK_MODEL,
         tools=tools,
         stream_fn=Scripted(
             asst([call("call-1", "settled_tool", {}), call("call-2", "slow_tool", {})], "toolUse")
@@ -163,6 +165,7 @@ async def test_a_failing_completion_listener_does_not_abandon_running_parallel_t
 
     tool = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=work)
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[tool],
         stream_fn=Scripted(asst([call("fast", "work", {}), call("slow", "work", {})], "toolUse")),
     )
@@ -220,7 +223,7 @@ async def test_queued_steer_and_follow_up_survive_aborts_and_are_delivered_in_or
         await send.send(terminal(answer))
 
     tool = AgentTool(name="wait", description="w", parameters={"type": "object"}, execute=wait_tool)
-    agent = Agent(tools=[tool], stream_fn=stream_fn)
+    agent = Agent(model=MOCK_MODEL, tools=[tool], stream_fn=stream_fn)
     rec = Recorder()
     agent.subscribe(rec)
     async with trio.open_nursery() as nursery:
@@ -285,7 +288,7 @@ async def test_messages_drained_before_an_aborted_next_turn_preparation_go_back_
         agent.abort()
         seen.append(("aborted", signal.aborted))
 
-    agent = Agent(stream_fn=stream, prepare_next_turn=prepare)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream, prepare_next_turn=prepare)
     rec = Recorder()
     agent.subscribe(listener)
     agent.subscribe(rec)
@@ -317,7 +320,7 @@ async def test_messages_drained_before_an_aborted_next_turn_preparation_go_back_
 @pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
 async def test_take_queued_messages_removes_exactly_the_matching_objects(mode: str) -> None:
     stream = Scripted(asst("ok"))
-    agent = Agent(stream_fn=stream, steering_mode=mode, follow_up_mode=mode)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream, steering_mode=mode, follow_up_mode=mode)
     m = [UserMessage(content="same text", timestamp=i) for i in range(6)]
     for x in m[:3]:
         agent.steer(x)
@@ -370,6 +373,7 @@ async def test_prepared_system_messages_are_emitted_once_and_late_steering_is_dr
 
     tool = AgentTool(name="noop", description="n", parameters={"type": "object"}, execute=noop)
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[tool],
         stream_fn=Scripted(answer),
         steering_mode=mode,
@@ -394,7 +398,7 @@ async def test_prepared_system_messages_are_emitted_once_and_late_steering_is_dr
 
 
 async def test_continue_after_an_assistant_tail_consumes_a_queued_follow_up() -> None:
-    agent = Agent(stream_fn=Scripted(asst("Processed")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("Processed")))
     agent.state.messages = [user("Initial"), asst("Initial response")]
     agent.follow_up(user("Queued follow-up"))
     await agent.continue_()
@@ -409,7 +413,7 @@ async def test_continue_from_an_assistant_tail_honours_the_steering_mode(
 ) -> None:
     stream = Scripted(asst("Processed"))
     kw: dict[str, Any] = {"prepare_request": lambda r, s: None} if with_prepare else {}
-    agent = Agent(stream_fn=stream, steering_mode=mode, **kw)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream, steering_mode=mode, **kw)
     agent.state.messages = [user("Initial"), asst("Initial response")]
     agent.steer("Steering 1")
     agent.steer("Steering 2")
@@ -435,7 +439,7 @@ async def test_continue_from_an_empty_or_system_only_transcript_fails_without_dr
 ) -> None:
     from pi_trio.ai import SystemMessage
 
-    agent = Agent(stream_fn=Scripted(asst("never")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("never")))
     agent.state.messages = (
         [SystemMessage(content="system only")] if initial == "system-only" else []
     )
@@ -455,7 +459,7 @@ async def test_continuing_from_a_non_assistant_tail_answers_it_before_the_follow
     from pi_trio.ai import ToolResultMessage
 
     stream = Scripted(asst("done"))
-    agent = Agent(stream_fn=stream)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream)
     if tail == "user":
         agent.state.messages = [user("existing user")]
     else:
@@ -481,7 +485,7 @@ async def test_continuing_from_a_user_tail_polls_steering_at_startup(
     mode: str, expected: int
 ) -> None:
     stream = Scripted(asst("ok"))
-    agent = Agent(stream_fn=stream, steering_mode=mode)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream, steering_mode=mode)
     agent.state.messages = [user("existing")]
     agent.steer("first")
     agent.steer("second")
@@ -493,7 +497,7 @@ async def test_continuing_from_a_user_tail_polls_steering_at_startup(
 
 async def test_steering_is_delivered_before_follow_up_from_a_user_tail() -> None:
     stream = Scripted(asst("ok"))
-    agent = Agent(stream_fn=stream)
+    agent = Agent(model=MOCK_MODEL, stream_fn=stream)
     agent.state.messages = [user("existing")]
     agent.steer("steering")
     agent.follow_up("follow-up")
@@ -509,6 +513,7 @@ async def test_failed_responses_keep_both_queues_even_if_finish_turn_says_contin
     reason: str,
 ) -> None:
     agent = Agent(
+        model=MOCK_MODEL,
         stream_fn=Scripted(asst([], reason, error_message=reason)),
         finish_turn=lambda t, s: {"action": "continue"},
     )
@@ -527,7 +532,9 @@ async def test_failed_responses_keep_both_queues_even_if_finish_turn_says_contin
 
 
 async def test_finish_turn_end_keeps_both_queues() -> None:
-    agent = Agent(stream_fn=Scripted(asst("ok")), finish_turn=lambda t, s: {"action": "end"})
+    agent = Agent(
+        model=MOCK_MODEL, stream_fn=Scripted(asst("ok")), finish_turn=lambda t, s: {"action": "end"}
+    )
     agent.follow_up("follow-up")
     agent.subscribe(
         lambda e: (
@@ -544,7 +551,10 @@ async def test_finish_turn_end_keeps_both_queues() -> None:
 
 async def test_peek_previews_the_next_batch_without_consuming() -> None:
     agent = Agent(
-        stream_fn=Scripted(asst("ok")), steering_mode="one-at-a-time", follow_up_mode="all"
+        model=MOCK_MODEL,
+        stream_fn=Scripted(asst("ok")),
+        steering_mode="one-at-a-time",
+        follow_up_mode="all",
     )
     agent.steer("first steering")
     agent.steer("second steering")

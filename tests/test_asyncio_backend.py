@@ -11,7 +11,7 @@ from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import MessageBuilder, TextContent, TextStartEvent
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
-from .helpers import Recorder, Scripted, asst, call, user_text
+from .helpers import MOCK_MODEL, Recorder, Scripted, asst, call, user_text
 
 
 def on_asyncio(fn: Any) -> Any:
@@ -71,7 +71,7 @@ def test_abort_while_streaming_keeps_the_partial_on_asyncio() -> None:
             await send.send(b.text_delta(0, "kept"))
             await anyio.sleep_forever()
 
-        agent = Agent(stream_fn=stream_fn)
+        agent = Agent(model=MOCK_MODEL, stream_fn=stream_fn)
         agent.subscribe(
             lambda e: (
                 agent.abort()
@@ -98,6 +98,7 @@ def test_abort_during_a_tool_gives_it_one_result_and_keeps_queued_steering_on_as
 
         tool = AgentTool(name="wait", description="w", parameters={"type": "object"}, execute=wait)
         agent = Agent(
+            model=MOCK_MODEL,
             tools=[tool],
             stream_fn=Scripted(asst([call("w1", "wait", {})], "toolUse"), asst("next")),
         )
@@ -125,7 +126,7 @@ def test_external_cancellation_leaves_a_consistent_agent_on_asyncio() -> None:
             started.set()
             await anyio.sleep_forever()
 
-        agent = Agent(stream_fn=slow)
+        agent = Agent(model=MOCK_MODEL, stream_fn=slow)
         rec = Recorder()
         agent.subscribe(rec)
         with anyio.CancelScope() as scope:

@@ -551,7 +551,7 @@ async def test_ctrl_c_while_idle_exits():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_sigint_during_the_demo_aborts_cleanly_without_a_traceback():
+def test_ctrl_c_in_the_demo_aborts_the_act_and_goes_on_and_a_second_one_exits():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "pi_trio", "demo", "--tokens-per-second", "20"],
@@ -563,16 +563,27 @@ def test_sigint_during_the_demo_aborts_cleanly_without_a_traceback():
     )
     assert process.stdout is not None
     seen = []
-    for line in process.stdout:
-        seen.append(line)
-        if line.startswith("user:"):
-            break
+
+    def read_until(prefix: str) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            seen.append(line)
+            if line.startswith(prefix):
+                return
+        raise AssertionError(f"no line starting with {prefix!r} in {seen}")
+
+    read_until("user: In two sentences")  # act 1 is running
+    process.send_signal(signal.SIGINT)
+    read_until("== 2 · parallel tools")  # the tour went on
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     output = "".join(seen) + out
     assert process.returncode == EXIT_INTERRUPTED
-    assert "Interrupted: aborting the run" in output
+    assert "Interrupted: aborting the run (press Ctrl-C again to exit)" in output
     assert "[aborted] Request was aborted" in output
+    assert "-- this act was aborted by Ctrl-C; the tour goes on" in output
+    assert "Interrupted: exiting" in output
+    assert "== 3 · abort mid-stream ==" not in output
     assert "Traceback" not in err
     assert "KeyboardInterrupt" not in err
 
@@ -608,7 +619,7 @@ async def test_chat_steers_with_lines_typed_while_the_agent_works():
     agent.subscribe(lambda event: finished.set() if event.type == "agent_end" else None)
     lines = iter(["first prompt", "  ", "and a note"])
 
-    async def next_line() -> str | None:
+    async def next_line(idle: bool) -> str | None:
         line = next(lines, None)
         if line == "and a note":
             await tool_started.wait()
@@ -644,7 +655,7 @@ async def test_chat_prompts_each_idle_line_and_stops_at_end_of_input():
     agent = Agent(model=faux.get_model(), stream_fn=faux)
     lines = iter(["hello", "again", "/exit", "never sent"])
 
-    async def next_line() -> str | None:
+    async def next_line(idle: bool) -> str | None:
         await trio.lowlevel.checkpoint()
         if agent.state.is_streaming:
             await agent.wait_for_idle()

@@ -13,7 +13,7 @@ from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import TextContent
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
-from .helpers import Recorder, Scripted, asst, call, echo_tool
+from .helpers import MOCK_MODEL, Recorder, Scripted, asst, call, echo_tool
 
 
 class TaskCounter(trio.abc.Instrument):
@@ -25,7 +25,7 @@ class TaskCounter(trio.abc.Instrument):
 
 
 async def test_a_run_with_only_synchronous_listeners_starts_no_task() -> None:
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     recorder = Recorder()
     agent.subscribe(recorder)
     counter = TaskCounter()
@@ -115,7 +115,7 @@ async def test_tool_updates_reach_synchronous_listeners_while_the_tool_runs(
 
     tool = AgentTool(name="work", description="works", parameters={}, execute=execute)
     answers = Scripted(asst([call("c1", "work", {})], stop="toolUse"), asst("ok"))
-    agent = Agent(stream_fn=answers, tools=[tool])
+    agent = Agent(model=MOCK_MODEL, stream_fn=answers, tools=[tool])
     agent.subscribe(recorder)
     await agent.prompt("go")
     assert [e.partial_result.content[0].text for e in seen_during_tool] == ["half way"]
@@ -136,7 +136,7 @@ async def test_a_listener_raising_on_a_tool_update_fails_the_run_not_the_tool() 
 
     tool = AgentTool(name="work", description="works", parameters={}, execute=execute)
     answers = Scripted(asst([call("c1", "work", {})], stop="toolUse"), asst("ok"))
-    agent = Agent(stream_fn=answers, tools=[tool])
+    agent = Agent(model=MOCK_MODEL, stream_fn=answers, tools=[tool])
     agent.subscribe(fragile)
     await agent.prompt("go")
     assert tool_finished == [True]
@@ -199,7 +199,7 @@ async def test_a_blocked_async_listener_holds_the_provider_at_once() -> None:
         if event.type == "message_update":
             await release.wait()
 
-    agent = Agent(stream_fn=many_deltas)
+    agent = Agent(model=MOCK_MODEL, stream_fn=many_deltas)
     agent.subscribe(blocked)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.prompt, "go")
@@ -227,7 +227,7 @@ async def test_a_listener_unsubscribed_by_an_earlier_one_misses_that_event(
     async def second_async(event: Any) -> None:
         seen.append(event.type)
 
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     agent.subscribe(first)
     unsubscribe.append(agent.subscribe(second_async if asynchronous else second_sync))
     await agent.prompt("hi")
@@ -238,7 +238,7 @@ async def test_a_listener_unsubscribed_by_an_earlier_one_misses_that_event(
 
 async def test_subscribing_the_same_listener_twice_delivers_each_event_once() -> None:
     recorder = Recorder()
-    agent = Agent(stream_fn=Scripted(asst("ok")))
+    agent = Agent(model=MOCK_MODEL, stream_fn=Scripted(asst("ok")))
     first = agent.subscribe(recorder)
     agent.subscribe(recorder)
     await agent.prompt("hi")

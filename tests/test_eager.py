@@ -206,6 +206,7 @@ async def test_a_listener_failing_while_parallel_calls_wait_fails_the_run_with_i
 
     calls = [call("c0", "a", {}), call("c1", "b", {})]
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[tool("a", waits), tool("b", waits)],
         stream_fn=Scripted(asst(calls, "toolUse"), asst("never")),
     )
@@ -234,6 +235,7 @@ async def test_batches_of_one_run_share_its_tool_group_and_abort_still_reaches_t
     first = [call("first-a", "a", {}), call("first-b", "a", {})]
     second = [call("second-a", "a", {}), call("second-b", "a", {})]
     agent = Agent(
+        model=MOCK_MODEL,
         tools=[tool("a", waits)],
         stream_fn=Scripted(asst(first, "toolUse"), asst(second, "toolUse"), asst("never")),
     )

@@ -8,7 +8,11 @@ import asyncio
 import importlib.util
 import io
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -199,3 +203,156 @@ async def test_sqlite_session_saves_each_message_and_resumes_the_chat(tmp_path, 
     assert [r[0] for r in rows] == ["default"] * 5 + ["b"] * 3
     assert [from_json(r[1]).role for r in rows[:5]] == [m.role for m in second]
     assert "assistant: Message 2 of this chat, received." in capsys.readouterr().out
+
+
+class VanishingWriter:
+    """An asyncio ``StreamWriter`` whose browser goes away when ``vanish(data)`` is true
+    for what the server writes: that write and every later one raise ``ConnectionError``."""
+
+    def __init__(self, vanish: Any) -> None:
+        self.vanish = vanish
+        self.gone = False
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if self.gone or self.vanish(data):
+            self.gone = True
+            raise ConnectionResetError("the browser went away")
+        self.sent.append(data)
+
+    async def drain(self) -> None:
+        await asyncio.sleep(0)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "leaves_at",
+    [
+        b"event: turn_start\n",
+        b"event: message_update\n",
+        b"event: tool_execution_end\n",
+        b'"role":"toolResult"',  # the tool result's message_end: the abort lands between turns
+        b"event: turn_end\n",
+    ],
+)
+def test_asyncio_app_survives_the_browser_leaving_at_any_point_and_reports_the_abort(
+    leaves_at: bytes,
+) -> None:
+    module = load("asyncio_sse_app")
+
+    async def scenario() -> tuple[list[str], VanishingWriter]:
+        model, stream_fn = module.faux_stream()
+        app = module.App(model, stream_fn)
+        reader = asyncio.StreamReader()  # the browser sends nothing more, and stays connected
+        writer = VanishingWriter(lambda data: data.startswith(b"event: ") and leaves_at in data)
+        await app.stream_events(reader, writer, "6 times 7?")
+        return app.outcomes, writer
+
+    outcomes, writer = asyncio.run(scenario())
+    assert outcomes == ["aborted"]
+    assert writer.gone
+    assert not any(b"event: agent_end" in data for data in writer.sent)
+
+
+def test_example_help_texts_are_plain_text(capsys):
+    for name in ("asyncio_sse_app", "trio_service", "bench_harness", "sqlite_session"):
+        with pytest.raises(SystemExit) as caught:
+            load(name).parse_args(["--help"])
+        assert caught.value.code == 0
+        text = capsys.readouterr().out
+        assert text.startswith("usage: ")
+        assert "`" not in text, name
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "message"),
+    [
+        (
+            "trio_service",
+            ["--faux", "--concurrency", "0"],
+            "--concurrency must be at least 1, got 0",
+        ),
+        ("trio_service", ["--faux", "--deadline", "0"], "--deadline must be positive seconds"),
+        ("bench_harness", ["--faux", "--concurrency", "0"], "--concurrency must be at least 1"),
+        (
+            "trio_service",
+            ["--model", "anthropic/claude-hiku-4-5"],
+            "did you mean 'claude-haiku-4-5'",
+        ),
+        ("asyncio_sse_app", ["--faux", "--port", "99999"], "--port must be 0-65535, got 99999"),
+        ("sqlite_session", ["--faux", "  "], "the prompt is empty"),
+    ],
+)
+def test_example_usage_errors_exit_2_with_one_line(capsys, name, argv, message):
+    with pytest.raises(SystemExit) as caught:
+        load(name).parse_args(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].endswith(message) or message in err.splitlines()[-1]
+
+
+def example_process(name: str, *argv: str, **kwargs: Any) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_OAUTH_TOKEN"))}
+    return subprocess.Popen(
+        [sys.executable, str(EXAMPLES / f"{name}.py"), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        **kwargs,
+    )
+
+
+def test_trio_service_prints_why_each_run_failed_and_exits_1():
+    process = example_process(
+        "trio_service", "--model", "anthropic/claude-haiku-4-5", "--jobs", "2"
+    )
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1, err
+    jobs = [line for line in out.splitlines() if line.startswith("job ")]
+    assert len(jobs) == 2
+    assert all(line.endswith("No API key for provider: anthropic") for line in jobs)
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_bench_harness_stops_on_ctrl_c_with_one_line_and_keeps_whole_results(tmp_path):
+    out = tmp_path / "runs.jsonl"
+    process = example_process(
+        "bench_harness", "--faux", "--tasks", "1000", "--tokens-per-second", "200",
+        "--concurrency", "4", "--out", str(out),
+    )  # fmt: skip
+    assert process.stderr is not None
+    assert process.stderr.readline().startswith("[")  # the progress bar: it is running
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in err
+    assert (
+        err.rstrip().splitlines()[-1]
+        == "interrupted; finished tasks are saved, run again to resume"
+    )
+    assert all(json.loads(line)["task"] >= 0 for line in out.read_text().splitlines())
+
+
+def test_bench_harness_refuses_an_output_it_cannot_write_before_running(tmp_path):
+    process = example_process("bench_harness", "--faux", "--out", str(tmp_path / "no" / "x.jsonl"))
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].endswith("x.jsonl': No such file or directory")
+
+
+async def test_sqlite_session_exits_1_with_the_reason_when_the_run_fails(tmp_path, monkeypatch):
+    example = load("sqlite_session")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SystemExit) as caught:
+        await example.main(
+            ["--model", "anthropic/claude-haiku-4-5", "--db", str(tmp_path / "c.db"), "hi"]
+        )
+    assert caught.value.code == (
+        "sqlite_session: the run failed: No API key for provider: anthropic"
+    )

@@ -135,3 +135,32 @@ def test_importing_pi_trio_imports_neither_dbos_nor_ray() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_public_class_and_function_has_its_own_docstring(name: str) -> None:
+    """``help()`` on a public name shows what it is, not an inherited or empty text."""
+    import inspect
+
+    module = importlib.import_module(name)
+    bare = []
+    for n in module.__all__:
+        value = getattr(module, n)
+        if not getattr(value, "__module__", "").startswith("pi_trio"):
+            continue  # re-exported from a dependency (the MCP SDK)
+        if inspect.isclass(value):
+            if not (value.__dict__.get("__doc__") or "").strip():
+                bare.append(n)
+        elif inspect.isfunction(value) and not (value.__doc__ or "").strip():
+            bare.append(n)
+    assert bare == []
+
+
+def test_help_on_the_faux_response_step_describes_it() -> None:
+    import pydoc
+
+    from pi_trio.testing import FauxResponseStep
+
+    text = pydoc.render_doc(FauxResponseStep, renderer=pydoc.plaintext)
+    assert "One scripted response of a ``FauxProvider``" in text
+    assert "class str" not in text

@@ -587,25 +587,49 @@ async def test_tool_call_deltas_are_compact_json_keeping_non_ascii() -> None:
     assert [e.delta for e in events if e.type == "toolcall_delta"] == ['{"text":"héllo","n":[1,2]}']
 
 
-async def test_partial_tool_call_arguments_stay_empty_until_the_call_ends(
+async def test_partial_tool_call_arguments_fill_in_during_the_deltas_as_real_providers_do(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     faux = FauxProvider(token_size=(1, 1), tokens_per_second=100)
-    faux.set_responses([faux_assistant_message(faux_tool_call("echo", {"text": "hello"}, id="c"))])
+    arguments = {"text": "hello world", "n": 3}
+    faux.set_responses([faux_assistant_message(faux_tool_call("echo", arguments, id="c"))])
     model = faux.get_model()
     assert model is not None
-    seen: list[dict[str, Any]] = []
+    seen: list[tuple[str, dict[str, Any]]] = []
     async with open_stream(model, user_context("hi"), stream_fn=faux) as events:
         async for event in events:
-            if event.type == "toolcall_delta" and not seen:
+            if event.type == "toolcall_delta":
                 block = event.partial.content[event.content_index]
                 assert isinstance(block, ToolCall)
-                seen.append(dict(block.arguments))
-            if event.type == "toolcall_end":
-                block = event.partial.content[event.content_index]
-                assert isinstance(block, ToolCall)
-                seen.append(block.arguments)
-    assert seen == [{}, {"text": "hello"}]
+                seen.append((event.delta, dict(block.arguments)))
+    assert seen == [
+        ('{"te', {}),
+        ('xt":', {}),
+        ('"hel', {"text": "hel"}),
+        ("lo w", {"text": "hello w"}),
+        ("orld", {"text": "hello world"}),
+        ('","n', {"text": "hello world"}),
+        ('":3}', arguments),
+    ]
+
+
+async def test_an_agent_listener_reads_the_partial_arguments_on_every_delta() -> None:
+    from pi_trio.agent import Agent
+
+    faux = FauxProvider(token_size=(1, 1))
+    faux.set_responses([faux_assistant_message(faux_tool_call("echo", {"text": "hello"}))])
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    seen: list[dict[str, Any]] = []
+
+    def listener(event: Any) -> None:
+        if event.type == "message_update":
+            update = event.assistant_message_event
+            if update.type == "toolcall_delta":
+                seen.append(dict(event.message.content[update.content_index].arguments))
+
+    agent.subscribe(listener)
+    await agent.prompt("hi")
+    assert seen == [{}, {}, {"text": "hel"}, {"text": "hello"}]
 
 
 async def test_one_token_chunks_are_four_characters() -> None:

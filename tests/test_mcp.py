@@ -19,6 +19,8 @@ from pi_trio.ai import SystemMessage, ToolResultMessage
 from pi_trio.mcp import MCPConnectionError, MCPTools, StdioServerParameters, open_mcp_tools
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
+from .helpers import MOCK_MODEL
+
 SERVER = Path(__file__).resolve().parent / "mcp_server.py"
 BACKENDS = ["trio", "asyncio"]
 DEADLINE = 30  # seconds for a whole scenario: a hang fails the test instead of the suite
@@ -215,7 +217,7 @@ def test_a_2025_era_session_takes_list_changes_from_notifications() -> None:
             assert [t.name for t in tools] == ["echo", "grow"]
             grow = tools[1]
             grown.append(grow)
-            detach = tools.attach(agent := Agent(tools=[]))
+            detach = tools.attach(agent := Agent(model=MOCK_MODEL, tools=[]))
             detach()
             assert (await grow.execute("id", {}, None, None)).content[0].text == "grown"
             await wait_for_tool(tools, "double")

@@ -150,7 +150,7 @@ async def test_tools_added_later_are_traced_from_the_next_run_on(otel: Pipeline)
 
 
 async def test_instrumenting_one_agent_twice_is_refused(otel: Pipeline) -> None:
-    agent = Agent()
+    agent = Agent(model=MOCK_MODEL)
     uninstrument = instrument(agent, **otel.providers)
     with pytest.raises(RuntimeError, match="instrumented already"):
         instrument(agent, **otel.providers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any, Literal
 
 import msgspec
@@ -11,7 +12,7 @@ import trio
 from pi_trio.agent import Agent, AgentTool, AgentToolResult, tool
 from pi_trio.ai import AbortSignal, TextContent, validate_tool_arguments
 
-from .helpers import Scripted, asst, call
+from .helpers import MOCK_MODEL, Scripted, asst, call
 
 
 class Point(msgspec.Struct):
@@ -131,12 +132,84 @@ def test_missing_annotations_docstrings_and_star_args_are_refused_with_the_fix()
             return ""
 
 
+def test_an_annotation_without_a_json_schema_names_the_tool_the_parameter_and_the_fix() -> None:
+    with pytest.raises(TypeError) as caught:
+
+        @tool
+        def schedule(when: str, zones: set[datetime.timezone]) -> str:
+            """Schedule something."""
+            return ""
+
+    text = str(caught.value)
+    assert "\n" not in text
+    assert text.startswith(
+        "@tool 'schedule': parameter 'zones' is annotated set[datetime.timezone], which has "
+        "no JSON schema for the model (type <class 'datetime.timezone'> is not supported); "
+        "use str, int, float, bool"
+    )
+    assert caught.value.__cause__ is None
+    assert caught.value.__suppress_context__
+
+    with pytest.raises(TypeError, match=r"^@tool 'vague': parameter 'x' is annotated object,"):
+
+        @tool
+        def vague(x: object) -> str:
+            """Doc."""
+            return ""
+
+    with pytest.raises(TypeError, match=r"^@tool 'later': an annotation names something undefined"):
+
+        @tool
+        def later(x: Undefined) -> str:  # type: ignore[name-defined]  # noqa: F821
+            """Doc."""
+            return ""
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (
+            lambda: tool(42),
+            TypeError,
+            r"^tool\(\) takes the function to turn into a tool .* got 42$",
+        ),
+        (lambda: tool("add"), TypeError, r"got 'add'; give the name as @tool\(name='add'\)$"),
+        (
+            lambda: tool(timeout="abc"),
+            TypeError,
+            r"^@tool: timeout must be a number of seconds .* got 'abc'$",
+        ),
+        (
+            lambda: tool(timeout=0),
+            ValueError,
+            r"^@tool: timeout must be positive seconds .* got 0$",
+        ),
+        (
+            lambda: tool(execution_mode="eager"),
+            ValueError,
+            r"^@tool: execution_mode must be 'sequential', 'parallel' or None, got 'eager'$",
+        ),
+        (lambda: tool(timeout=5)(3), TypeError, r"^@tool\(...\) decorates a function, got 3$"),
+        (
+            lambda: AgentTool(name="t", description="d", parameters={}, execute=print, timeout="1"),
+            TypeError,
+            r"^AgentTool 't': timeout must be a number of seconds",
+        ),
+    ],
+)
+def test_wrong_decorator_arguments_are_one_line_errors_naming_the_argument(
+    make: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        make()
+
+
 async def test_a_decorated_tool_runs_in_an_agent_and_bad_arguments_become_an_error_result() -> None:
     stream = Scripted(
         asst([call("t1", "add", {"a": 40}), call("t2", "add", {"a": "not a number"})], "toolUse"),
         asst("done"),
     )
-    agent = Agent(tools=[add], stream_fn=stream)
+    agent = Agent(model=MOCK_MODEL, tools=[add], stream_fn=stream)
     await agent.prompt("add")
     results = {m.tool_call_id: m for m in agent.state.messages if m.role == "toolResult"}
     assert results["t1"].content == [TextContent(text="42")]
@@ -152,7 +225,9 @@ async def test_a_decorated_tool_timeout_applies(autojump_clock: Any) -> None:
         return "late"
 
     agent = Agent(
-        tools=[slow], stream_fn=Scripted(asst([call("t1", "slow", {})], "toolUse"), asst("done"))
+        model=MOCK_MODEL,
+        tools=[slow],
+        stream_fn=Scripted(asst([call("t1", "slow", {})], "toolUse"), asst("done")),
     )
     await agent.prompt("go")
     result = next(m for m in agent.state.messages if m.role == "toolResult")

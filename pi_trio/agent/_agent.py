@@ -21,21 +21,19 @@ from ..ai import (
     AbortSignal,
     ImageContent,
     Model,
-    ModelCost,
     ProviderRegistry,
     RetryPolicy,
     StreamFn,
     StreamOptions,
     TextContent,
-    UnknownModelError,
     UserMessage,
     create_initial_system_message,
     get_current_system_message,
     now_ms,
-    resolve_model,
     to_tool_declaration,
 )
 from ..ai._errors import PiError
+from ._checks import check_run_settings, check_tools
 from ._config import AgentHooks, AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
@@ -52,22 +50,9 @@ from ._types import (
 )
 from ._view import Transcript
 
-__all__ = ["Agent", "AgentBusyError", "UNKNOWN_MODEL"]
+__all__ = ["Agent", "AgentBusyError"]
 
 T = TypeVar("T")
-
-UNKNOWN_MODEL = Model(
-    id="unknown",
-    name="unknown",
-    api="unknown",
-    provider="unknown",
-    base_url="",
-    reasoning=False,
-    input=[],
-    cost=ModelCost(input=0, output=0, cache_read=0, cache_write=0),
-    context_window=0,
-    max_tokens=0,
-)
 
 _PROMPT_BUSY = (
     "Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
@@ -118,7 +103,8 @@ class Agent:
     ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
     ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
     ``stream_options`` and the settings are public attributes, read at the start of each
-    run. ``model`` is a ``Model`` or a catalog name, ``"provider/model-id"``.
+    run. ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``.
+    A wrong argument is an error here, naming the argument, not a failed run later.
     ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
     and ``continue_()`` take it per run too), produced natively or through a
     ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.
@@ -147,13 +133,14 @@ class Agent:
         max_output_retries: int = DEFAULT_MAX_OUTPUT_RETRIES,
         **options: Unpack[AgentOptionKeywords],
     ) -> None:
-        if isinstance(model, str):
-            try:
-                model = resolve_model(model)
-            except UnknownModelError as exc:
-                raise UnknownModelError(f"Agent(model={model!r}): {exc}") from exc
-        elif model is not None and not isinstance(model, Model):
-            raise TypeError(f"Agent(model=...) takes a Model or 'provider/model-id', got {model!r}")
+        check_run_settings(
+            messages=messages,
+            system_prompt=system_prompt,
+            tool_execution=tool_execution,
+            max_concurrent_tools=max_concurrent_tools,
+            close_timeout=close_timeout,
+            stream_fn=stream_fn,
+        )
         self.stream_fn = stream_fn
         self.registry = registry
         self.hooks, self.stream_options = split_option_keywords(
@@ -173,7 +160,7 @@ class Agent:
         self._skip_steering_poll = False
 
         transcript = list(messages or [])
-        tool_list = list(tools or [])
+        tool_list = check_tools(tools)
         if not (transcript and getattr(transcript[0], "role", None) == "system"):
             head = create_initial_system_message(
                 system_prompt, [to_tool_declaration(t) for t in tool_list]
@@ -181,8 +168,9 @@ class Agent:
             if head is not None:
                 transcript.insert(0, head)
         self.state = AgentState(
-            model=model or UNKNOWN_MODEL,
+            model=model,
             thinking_level=thinking_level,
+            where="Agent",
             tools=tool_list,
             messages=transcript,
         )
@@ -229,6 +217,11 @@ class Agent:
     def subscribe(self, listener: Callable[..., Any]) -> Callable[[], None]:
         """Call ``listener(event, signal)`` (or ``listener(event)``) for every event, in
         subscription order, sync or async. Returns the function that unsubscribes."""
+        if not callable(listener):
+            raise TypeError(
+                "Agent.subscribe() takes a function called as listener(event) or "
+                f"listener(event, signal), got {listener!r}"
+            )
         entry = self._listeners.add(listener)
         return lambda: self._listeners.remove(entry)
 
@@ -399,7 +392,10 @@ class Agent:
                     events, self._listeners, self._reducer.reduce, signal, self.close_timeout
                 )
                 messages = events[-1].messages
-            return RunResult(messages) if output is None else output.result(messages)
+            aborted = signal.aborted
+            if output is None:
+                return RunResult(messages, aborted=aborted)
+            return output.result(messages, aborted=aborted)
         finally:
             self._steering.restore()
             self._follow_up.restore()

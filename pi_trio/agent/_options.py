@@ -111,6 +111,10 @@ def split_option_keywords(
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise TypeError(f"Agent() got an unexpected keyword argument {name!r}{hint}")
     hooks = msgspec.structs.replace(hooks, **hook_values)
+    for name in _HOOKS:
+        value = getattr(hooks, name)
+        if value is not None and not callable(value):
+            raise TypeError(f"Agent({name}=...) takes a function (sync or async), got {value!r}")
     options = stream_options if stream_options is not None else StreamOptions()
     if request_values:
         options = msgspec.structs.replace(options, **request_values)

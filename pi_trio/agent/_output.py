@@ -274,11 +274,18 @@ class OutputRun:
             prepare_arguments=prepare_arguments,
         )
 
-    def result(self, messages: list[Any]) -> RunResult[Any]:
-        """What the run returns: its messages and the output (or why there is none)."""
+    def result(self, messages: list[Any], *, aborted: bool = False) -> RunResult[Any]:
+        """What the run returns: its messages and the output (or why there is none);
+        ``aborted`` is whether the run's signal was aborted."""
         value = self.value
         error = self.failure_text() if value is NO_OUTPUT else None
-        return RunResult(messages, output_type=self.schema.type, output=value, output_error=error)
+        return RunResult(
+            messages,
+            output_type=self.schema.type,
+            output=value,
+            output_error=error,
+            aborted=aborted,
+        )
 
     def failure_text(self) -> str:
         """Why the run has no output."""

@@ -20,7 +20,14 @@ from ..ai import AssistantMessage
 from ..ai._errors import PiError
 from ._types import AgentMessage
 
-__all__ = ["NO_OUTPUT", "OutputValidationError", "RunAbortedError", "RunError", "RunResult"]
+__all__ = [
+    "ABORTED_BETWEEN_TURNS",
+    "NO_OUTPUT",
+    "OutputValidationError",
+    "RunAbortedError",
+    "RunError",
+    "RunResult",
+]
 
 T = TypeVar("T")
 
@@ -37,6 +44,10 @@ class _NoOutput:
 
 NO_OUTPUT: Final = _NoOutput()
 """The output of a run that has none (yet)."""
+
+# The text of a run aborted after its last response (between turns, or before the first
+# request): no assistant message says how it ended, so the run does.
+ABORTED_BETWEEN_TURNS: Final = "The run was aborted before its final answer"
 
 
 class RunError(PiError):
@@ -62,9 +73,11 @@ class RunResult(Generic[T]):
     ended: ``final`` is its last assistant message, ``stop_reason`` and
     ``error_message`` are that message's, ``ok`` is false when it ended in ``error`` or
     ``aborted``, or has no typed output although one was asked for (``output_type``).
-    ``output`` is that typed output."""
+    ``output`` is that typed output. A run aborted after a response was complete (while
+    its tool results came in, or before the first request) ends without an assistant
+    message of its own: its ``stop_reason`` is ``"aborted"`` all the same."""
 
-    __slots__ = ("_output", "_output_error", "messages", "output_type")
+    __slots__ = ("_aborted", "_output", "_output_error", "messages", "output_type")
 
     def __init__(
         self,
@@ -73,11 +86,15 @@ class RunResult(Generic[T]):
         output_type: Any = None,
         output: Any = NO_OUTPUT,
         output_error: str | None = None,
+        aborted: bool = False,
     ) -> None:
         self.messages = messages
         self.output_type = output_type
         self._output = output
         self._output_error = output_error
+        # ``aborted``: the run's signal was aborted; it matters only when the run's last
+        # message is not an assistant message (else that message tells how it ended)
+        self._aborted = aborted and not (messages and isinstance(messages[-1], AssistantMessage))
 
     @property
     def output(self) -> T:
@@ -99,11 +116,15 @@ class RunResult(Generic[T]):
 
     @property
     def stop_reason(self) -> str | None:
+        if self._aborted:
+            return "aborted"
         final = self.final
         return final.stop_reason if final is not None else None
 
     @property
     def error_message(self) -> str | None:
+        if self._aborted:
+            return ABORTED_BETWEEN_TURNS
         final = self.final
         return final.error_message if final is not None else None
 
@@ -153,6 +174,7 @@ class RunResult(Generic[T]):
         return (
             isinstance(other, RunResult)
             and other.messages == self.messages
+            and other.stop_reason == self.stop_reason
             and other.output_type == self.output_type
             and other._output == self._output
         )

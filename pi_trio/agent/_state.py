@@ -10,13 +10,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ai import Model, get_current_system_prompt
+from ._checks import check_model, check_thinking_level
 
 __all__ = ["AgentState", "StateReducer"]
 
 
 class AgentState:
     """``model``, ``thinking_level``, ``tools`` and ``messages`` are writable (assigning
-    ``tools``/``messages`` stores a copy; the getters return the live list).
+    ``tools``/``messages`` stores a copy; the getters return the live list; ``model``
+    takes a ``Model`` or a catalog name, ``thinking_level`` one of ``THINKING_LEVELS``,
+    checked on assignment).
     ``system_prompt`` is replayed from the transcript's system messages. ``is_streaming``,
     ``streaming_message``, ``pending_tool_calls`` (a new frozenset on each change) and
     ``error_message`` are maintained by the runtime."""
@@ -25,24 +28,46 @@ class AgentState:
         "_error_message",
         "_is_streaming",
         "_messages",
+        "_model",
         "_pending_tool_calls",
         "_streaming_message",
+        "_thinking_level",
         "_tools",
-        "model",
-        "thinking_level",
     )
 
     def __init__(
-        self, *, model: Model, thinking_level: str, tools: list[Any], messages: list[Any]
+        self,
+        *,
+        model: Model | str | None,
+        thinking_level: str,
+        tools: list[Any],
+        messages: list[Any],
+        where: str = "AgentState",
     ) -> None:
-        self.model = model
-        self.thinking_level = thinking_level
+        self._model = check_model(model, f"{where}(model=...)")
+        self._thinking_level = check_thinking_level(thinking_level, f"{where}(thinking_level=...)")
         self._tools = tools
         self._messages = messages
         self._is_streaming = False
         self._streaming_message: Any = None
         self._pending_tool_calls: frozenset[str] = frozenset()
         self._error_message: str | None = None
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @model.setter
+    def model(self, model: Model | str) -> None:
+        self._model = check_model(model, "agent.state.model")
+
+    @property
+    def thinking_level(self) -> str:
+        return self._thinking_level
+
+    @thinking_level.setter
+    def thinking_level(self, level: str) -> None:
+        self._thinking_level = check_thinking_level(level, "agent.state.thinking_level")
 
     @property
     def tools(self) -> list[Any]:

@@ -64,10 +64,7 @@ class AgentTool:
             raise TypeError(
                 f"AgentTool {name!r}: parameters must be a JSON schema dict, got {parameters!r}"
             )
-        if timeout is not None and timeout <= 0:
-            raise ValueError(
-                f"AgentTool {name!r}: timeout must be positive seconds, got {timeout!r}"
-            )
+        _check_options(f"AgentTool {name!r}", execution_mode, timeout)
         if replay not in ("never", "safe"):
             raise ValueError(
                 f"AgentTool {name!r}: replay must be 'never' or 'safe', got {replay!r}"
@@ -85,6 +82,46 @@ class AgentTool:
 
     def __repr__(self) -> str:
         return f"AgentTool(name={self.name!r}, label={self.label!r})"
+
+
+# What the model can be given a schema for; said when an annotation has none.
+_SUPPORTED_TYPES = (
+    "str, int, float, bool, None, lists, dicts with str keys, Literal, Enum, Optional, "
+    "a msgspec.Struct, a dataclass or a TypedDict of those"
+)
+
+
+def _check_options(where: str, execution_mode: object, timeout: object) -> None:
+    if execution_mode not in (None, "sequential", "parallel"):
+        raise ValueError(
+            f"{where}: execution_mode must be 'sequential', 'parallel' or None, "
+            f"got {execution_mode!r}"
+        )
+    if timeout is None:
+        return
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+        raise TypeError(f"{where}: timeout must be a number of seconds (e.g. 30), got {timeout!r}")
+    if not timeout > 0:
+        raise ValueError(f"{where}: timeout must be positive seconds (e.g. 30), got {timeout!r}")
+
+
+def _type_text(hint: Any) -> str:
+    return hint.__qualname__ if isinstance(hint, type) else repr(hint)
+
+
+def _annotation_error(tool_name: str, fields: list[tuple[Any, ...]]) -> TypeError | None:
+    """The first parameter whose annotation has no JSON schema, as an error naming the
+    tool, the parameter and the types that work."""
+    for name, hint, *_ in fields:
+        try:
+            msgspec.json.schema(hint)
+        except (TypeError, ValueError) as exc:
+            reason = str(exc).strip().splitlines()[-1]
+            return TypeError(
+                f"@tool {tool_name!r}: parameter {name!r} is annotated {_type_text(hint)}, "
+                f"which has no JSON schema for the model ({reason}); use {_SUPPORTED_TYPES}"
+            )
+    return None
 
 
 def _inline_schema(struct_type: type, name: str) -> dict[str, Any]:
@@ -112,7 +149,13 @@ def _build(
 ) -> AgentTool:
     tool_name = name or fn.__name__
     signature = inspect.signature(fn)
-    hints = get_type_hints(fn, include_extras=True)
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        raise TypeError(
+            f"@tool {tool_name!r}: an annotation names something undefined ({exc}); define "
+            "or import it before the function"
+        ) from exc
     fields: list[tuple[Any, ...]] = []
     runtime: list[str] = []
     for p in signature.parameters.values():
@@ -136,7 +179,13 @@ def _build(
     params_type = msgspec.defstruct(
         f"{tool_name}_params", fields, kw_only=True, forbid_unknown_fields=True
     )
-    parameters = _inline_schema(params_type, tool_name)
+    try:
+        parameters = _inline_schema(params_type, tool_name)
+    except (TypeError, ValueError):
+        error = _annotation_error(tool_name, fields)
+        if error is None:
+            raise
+        raise error from None  # the error holds msgspec's reason; its long text adds nothing
     doc = description if description is not None else inspect.getdoc(fn)
     if not doc:
         raise TypeError(
@@ -220,7 +269,17 @@ def tool(
             return str(a + b)
     """
 
+    if fn is not None and not callable(fn):
+        hint = f"; give the name as @tool(name={fn!r})" if isinstance(fn, str) else ""
+        raise TypeError(
+            "tool() takes the function to turn into a tool (@tool or @tool(timeout=30, ...) "
+            f"above a def), got {fn!r}{hint}"
+        )
+    _check_options("@tool", execution_mode, timeout)
+
     def decorate(f: Callable[..., Any]) -> AgentTool:
+        if not callable(f):
+            raise TypeError(f"@tool(...) decorates a function, got {f!r}")
         return _build(
             f,
             name=name,

@@ -94,41 +94,61 @@ class _AgentEvent(
 
 
 class AgentStartEvent(_AgentEvent, tag="agent_start", kw_only=True):
+    """A run started (once per ``prompt()`` / ``continue_()``)."""
+
     type: ClassVar[Literal["agent_start"]] = "agent_start"
 
 
 class AgentEndEvent(_AgentEvent, tag="agent_end", kw_only=True):
+    """The run ended, whatever the way (also after an abort or a failure): ``messages`` are
+    the messages it added to the transcript. Always the run's last event."""
+
     type: ClassVar[Literal["agent_end"]] = "agent_end"
     messages: list[AgentMessage]
 
 
 class TurnStartEvent(_AgentEvent, tag="turn_start", kw_only=True):
+    """A turn started: one request to the model and the tool calls of its answer."""
+
     type: ClassVar[Literal["turn_start"]] = "turn_start"
 
 
 class TurnEndEvent(_AgentEvent, tag="turn_end", kw_only=True):
+    """A turn ended: ``message`` is its assistant message, ``tool_results`` the results of
+    its tool calls (in source order; empty when the answer called none)."""
+
     type: ClassVar[Literal["turn_end"]] = "turn_end"
     message: AgentMessage
     tool_results: list[ToolResultMessage]
 
 
 class MessageStartEvent(_AgentEvent, tag="message_start", kw_only=True):
+    """A message enters the transcript (user, assistant, tool result or a system message
+    the run adds); for an assistant message, its stream has begun."""
+
     type: ClassVar[Literal["message_start"]] = "message_start"
     message: AgentMessage
 
 
 class MessageUpdateEvent(_AgentEvent, tag="message_update", kw_only=True):
+    """The assistant message streams: ``assistant_message_event`` is the provider's event
+    (``text_delta``, ``toolcall_delta``, ...) and ``message`` the message so far."""
+
     type: ClassVar[Literal["message_update"]] = "message_update"
     message: AgentMessage
     assistant_message_event: AssistantMessageEvent
 
 
 class MessageEndEvent(_AgentEvent, tag="message_end", kw_only=True):
+    """``message`` is complete and now in ``agent.state.messages``."""
+
     type: ClassVar[Literal["message_end"]] = "message_end"
     message: AgentMessage
 
 
 class ToolExecutionStartEvent(_AgentEvent, tag="tool_execution_start", kw_only=True):
+    """A tool call starts with its validated ``args``."""
+
     type: ClassVar[Literal["tool_execution_start"]] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
@@ -136,6 +156,8 @@ class ToolExecutionStartEvent(_AgentEvent, tag="tool_execution_start", kw_only=T
 
 
 class ToolExecutionUpdateEvent(_AgentEvent, tag="tool_execution_update", kw_only=True):
+    """A running tool reported progress (``on_update``); ``partial_result`` is what it sent."""
+
     type: ClassVar[Literal["tool_execution_update"]] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
@@ -144,6 +166,9 @@ class ToolExecutionUpdateEvent(_AgentEvent, tag="tool_execution_update", kw_only
 
 
 class ToolExecutionEndEvent(_AgentEvent, tag="tool_execution_end", kw_only=True):
+    """A tool call finished: its ``result``, whether it ``is_error`` (raised, refused, timed
+    out, aborted) and how long it ran (``duration_ms``)."""
+
     type: ClassVar[Literal["tool_execution_end"]] = "tool_execution_end"
     tool_call_id: str
     tool_name: str
@@ -218,6 +243,9 @@ class BeforeToolCallResult(_Hook):
 
 
 class AfterToolCallContext(_Hook):
+    """``after_tool_call`` sees the call, its arguments and the executed ``result`` (with
+    ``is_error``), and may override fields with an ``AfterToolCallResult``."""
+
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: Any
@@ -248,6 +276,8 @@ class AgentTurnContext(_Hook):
 
 
 class AgentTurnDecision(_Hook):
+    """What ``finish_turn`` answers: ``"continue"`` the run or ``"end"`` it after this turn."""
+
     action: Literal["continue", "end"]
 
 
@@ -270,6 +300,9 @@ class AgentRequestUpdate(_Hook):
 
 
 class PrepareRequestContext(_Hook):
+    """``prepare_request`` sees the context, model and thinking level of the next request
+    and may change them with an ``AgentRequestUpdate``."""
+
     context: AgentContext
     model: Model
     thinking_level: str

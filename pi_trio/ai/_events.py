@@ -38,17 +38,24 @@ class _Event(
 
 
 class StartEvent(_Event, tag="start", kw_only=True):
+    """The stream began; ``partial`` is the (still empty) assistant message."""
+
     type: ClassVar[Literal["start"]] = "start"
     partial: AssistantMessage
 
 
 class TextStartEvent(_Event, tag="text_start", kw_only=True):
+    """A text block opened at ``partial.content[content_index]``."""
+
     type: ClassVar[Literal["text_start"]] = "text_start"
     content_index: int
     partial: AssistantMessage
 
 
 class TextDeltaEvent(_Event, tag="text_delta", kw_only=True):
+    """``delta`` was appended to the text block at ``content_index``; ``partial`` holds the
+    text so far."""
+
     type: ClassVar[Literal["text_delta"]] = "text_delta"
     content_index: int
     delta: str
@@ -56,6 +63,8 @@ class TextDeltaEvent(_Event, tag="text_delta", kw_only=True):
 
 
 class TextEndEvent(_Event, tag="text_end", kw_only=True):
+    """The text block at ``content_index`` is complete; ``content`` is its whole text."""
+
     type: ClassVar[Literal["text_end"]] = "text_end"
     content_index: int
     content: str
@@ -63,12 +72,16 @@ class TextEndEvent(_Event, tag="text_end", kw_only=True):
 
 
 class ThinkingStartEvent(_Event, tag="thinking_start", kw_only=True):
+    """A thinking (reasoning) block opened at ``partial.content[content_index]``."""
+
     type: ClassVar[Literal["thinking_start"]] = "thinking_start"
     content_index: int
     partial: AssistantMessage
 
 
 class ThinkingDeltaEvent(_Event, tag="thinking_delta", kw_only=True):
+    """``delta`` was appended to the thinking block at ``content_index``."""
+
     type: ClassVar[Literal["thinking_delta"]] = "thinking_delta"
     content_index: int
     delta: str
@@ -76,6 +89,8 @@ class ThinkingDeltaEvent(_Event, tag="thinking_delta", kw_only=True):
 
 
 class ThinkingEndEvent(_Event, tag="thinking_end", kw_only=True):
+    """The thinking block at ``content_index`` is complete; ``content`` is its whole text."""
+
     type: ClassVar[Literal["thinking_end"]] = "thinking_end"
     content_index: int
     content: str
@@ -83,12 +98,17 @@ class ThinkingEndEvent(_Event, tag="thinking_end", kw_only=True):
 
 
 class ToolCallStartEvent(_Event, tag="toolcall_start", kw_only=True):
+    """A tool call opened at ``partial.content[content_index]`` (its name and id are known)."""
+
     type: ClassVar[Literal["toolcall_start"]] = "toolcall_start"
     content_index: int
     partial: AssistantMessage
 
 
 class ToolCallDeltaEvent(_Event, tag="toolcall_delta", kw_only=True):
+    """``delta`` is the next piece of the call's JSON argument text; the tool call in
+    ``partial`` already holds the arguments parsed so far (a partial object)."""
+
     type: ClassVar[Literal["toolcall_delta"]] = "toolcall_delta"
     content_index: int
     delta: str
@@ -96,6 +116,9 @@ class ToolCallDeltaEvent(_Event, tag="toolcall_delta", kw_only=True):
 
 
 class ToolCallEndEvent(_Event, tag="toolcall_end", kw_only=True):
+    """The tool call at ``content_index`` is complete; ``tool_call`` holds its final
+    arguments."""
+
     type: ClassVar[Literal["toolcall_end"]] = "toolcall_end"
     content_index: int
     tool_call: ToolCall

@@ -43,6 +43,8 @@ class ClientAttribution(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class CustomUserAgent(msgspec.Struct, kw_only=True):
+    """A ``User-Agent`` of the app's own: ``custom`` is sent as it is."""
+
     custom: str
 
 

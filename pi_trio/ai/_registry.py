@@ -176,20 +176,26 @@ default_registry = ProviderRegistry()
 
 
 def register_api_provider(provider: ApiProvider, source_id: str | None = None) -> None:
+    """Register ``provider`` for its api in the default registry (``source_id`` groups
+    registrations for ``unregister_api_providers``)."""
     default_registry.register(provider, source_id)
 
 
 def get_api_provider(api: str) -> ApiProvider | None:
+    """The default registry's provider for ``api``, or ``None``."""
     return default_registry.get(api)
 
 
 def get_api_providers() -> list[ApiProvider]:
+    """Every provider registered in the default registry."""
     return default_registry.providers()
 
 
 def unregister_api_provider(api: str) -> None:
+    """Remove the default registry's provider for ``api``."""
     default_registry.unregister(api)
 
 
 def unregister_api_providers(source_id: str) -> None:
+    """Remove every provider registered in the default registry under ``source_id``."""
     default_registry.unregister_source(source_id)

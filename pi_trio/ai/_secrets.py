@@ -119,7 +119,11 @@ def secret_forms(secret: str) -> tuple[str, ...]:
     forms = {secret, secret.strip()}
     for _ in range(2):
         forms |= {escaped for form in forms for escaped in _escaped(form)}
-    usable = (form for form in forms if len(form) >= REDACT_MIN_PREFIX)
+    # Whitespace around a form is not secret (a key file's trailing newline, kept raw by
+    # repr or JSON): removing it keeps the text next to a key, and the rest of the form
+    # is still redacted.
+    usable = {form.strip() for form in forms}
+    usable = {form for form in usable if len(form) >= REDACT_MIN_PREFIX}
     return tuple(sorted(usable, key=lambda form: (-len(form), form)))
 
 

@@ -110,12 +110,19 @@ class _Wire(
 
 
 class TextContent(_Wire, tag_field="type", tag="text", kw_only=True):
+    """A block of text. ``text_signature`` is an opaque provider id of the block (OpenAI
+    Responses), sent back with it in later requests."""
+
     type: ClassVar[Literal["text"]] = "text"
     text: str
     text_signature: str | None = None
 
 
 class ThinkingContent(_Wire, tag_field="type", tag="thinking", kw_only=True):
+    """A block of the model's reasoning. ``thinking_signature`` is the provider's opaque
+    proof of it, sent back in later requests; ``redacted`` marks reasoning a safety filter
+    withheld (its encrypted form is then in ``thinking_signature``)."""
+
     type: ClassVar[Literal["thinking"]] = "thinking"
     thinking: str
     thinking_signature: str | None = None
@@ -123,6 +130,8 @@ class ThinkingContent(_Wire, tag_field="type", tag="thinking", kw_only=True):
 
 
 class ImageContent(_Wire, tag_field="type", tag="image", kw_only=True):
+    """An image: base64 ``data`` and its ``mime_type`` (``"image/png"``)."""
+
     type: ClassVar[Literal["image"]] = "image"
     data: str
     mime_type: str
@@ -232,6 +241,9 @@ class SystemMessage(_Wire, tag_field="role", tag="system", kw_only=True):
 
 
 class UserMessage(_Wire, tag_field="role", tag="user", kw_only=True):
+    """What the user says: a string, or text and image blocks. ``timestamp`` is in
+    milliseconds since the epoch (now, when not given)."""
+
     role: ClassVar[Literal["user"]] = "user"
     content: str | list[TextContent | ImageContent]
     timestamp: int = msgspec.field(default_factory=_default_timestamp)

@@ -1,13 +1,16 @@
 """The ``pi-trio`` command line: ``demo``, ``run``, ``chat``, ``models`` and ``proxy``.
 
 ``main(argv)`` parses the arguments, runs the command on trio and returns the exit code:
-0 success, 1 the model's answer ended in an error, 2 a usage error (bad arguments, unknown
-model, missing API key), 130 ended by Ctrl-C.
+0 success, 1 a failure (the model's answer ended in an error, the proxy cannot listen, the
+output cannot be written), 2 a usage error (bad arguments, unknown model, missing API key,
+empty prompt), 130 ended by Ctrl-C. Everyday mistakes are one line on stderr, never a
+traceback; a reader that goes away (``pi-trio models | head``) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -18,17 +21,72 @@ import anyio
 
 from .. import __version__
 from ..ai._models import THINKING_LEVELS
-from ._signals import EXIT_INTERRUPTED
+from ._exit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
 __all__ = ["build_parser", "main"]
 
 EPILOG = """\
 first steps:
   pi-trio demo                      an offline tour (no key needed)
+  pi-trio run "hello" --model faux/faux-1
+                                    an offline scripted model calling the built-in tools
   pi-trio models                    the model catalog and which keys are set
   pi-trio models claude --reasoning the reasoning models with "claude" in their name
   pi-trio run "what time is it?" --model anthropic/claude-haiku-4-5
 """
+
+MODEL_HELP = (
+    "a catalog model, e.g. anthropic/claude-sonnet-4-5 (pi-trio models lists them), or "
+    "faux/faux-1: an offline scripted model that needs no key"
+)
+
+PROXY_DESCRIPTION = """\
+Serve the Pi proxy protocol: POST /api/stream with a bearer token and a JSON body
+{"model": ..., "context": {"messages": [...]}, "options": {...}}, answered by
+Server-Sent Events. The server calls the providers with its own API keys (from its
+environment) and serves only catalog models at their catalog URLs. Clients use
+stream_proxy(proxy_url=..., auth_token=...) from pi_trio.proxy (or the original's
+streamProxy)."""
+
+PROXY_EPILOG = """\
+tokens (one of the two is required):
+  PI_TRIO_PROXY_TOKENS=token1,token2 pi-trio proxy
+  pi-trio proxy --tokens-file tokens.txt      one token per line, # comments
+"""
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"a port is a whole number from 0 to 65535 (0 picks a free one), got {text!r}"
+        )
+    return port
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected positive seconds (e.g. 60), got {text!r}")
+    return seconds
+
+
+def _rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not rate > 0:
+        raise argparse.ArgumentTypeError(
+            f"expected positive tokens per second (e.g. 30), got {text!r}"
+        )
+    return rate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,11 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
-            "--model",
-            "-m",
-            required=True,
-            metavar="PROVIDER/MODEL-ID",
-            help="a catalog model, e.g. anthropic/claude-sonnet-4-5 (see `pi-trio models`)",
+            "--model", "-m", required=True, metavar="PROVIDER/MODEL-ID", help=MODEL_HELP
         )
         sub.add_argument(
             "--thinking",
@@ -61,8 +115,38 @@ def build_parser() -> argparse.ArgumentParser:
             help="reasoning effort (clamped to what the model supports)",
         )
         sub.add_argument("--system", default=None, metavar="TEXT", help="the system prompt")
+        sub.add_argument(
+            "--timeout",
+            type=_seconds,
+            default=None,
+            metavar="SECONDS",
+            help="give up on a request when the server sends nothing for this long "
+            "(default: 15 s to connect, 300 s between two chunks of the answer); while a "
+            "request waits, the elapsed time shows on the terminal",
+        )
+        sub.add_argument(
+            "--base-url",
+            default=None,
+            metavar="URL",
+            help="send the requests to this URL instead of the model's (a local or "
+            "compatible server, e.g. http://localhost:11434/v1)",
+        )
+        sub.add_argument(
+            "--tokens-per-second",
+            type=_rate,
+            default=None,
+            metavar="N",
+            help="pace the offline model faux/faux-1 like a real one (e.g. 30), to try "
+            "Ctrl-C; default: as fast as it can",
+        )
 
-    run = commands.add_parser("run", help="one agent run with the built-in tools")
+    run = commands.add_parser(
+        "run",
+        help="one agent run with the built-in tools",
+        description="One agent run with the built-in tools (the time, a calculator, reading "
+        "files under the current directory). Try it offline: "
+        'pi-trio run "hello" --model faux/faux-1',
+    )
     run.add_argument("prompt", nargs="+", help="the prompt ('-' reads it from stdin)")
     model_options(run)
     run.add_argument(
@@ -90,14 +174,21 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--reasoning", action="store_true", help="only models that can think")
     models.add_argument("--images", action="store_true", help="only models that accept images")
 
-    proxy = commands.add_parser("proxy", help="serve the Pi proxy protocol (needs the proxy extra)")
-    proxy.add_argument("--host", default="127.0.0.1")
-    proxy.add_argument("--port", type=int, default=8787)
+    proxy = commands.add_parser(
+        "proxy",
+        help="serve the Pi proxy protocol (needs the proxy extra)",
+        description=PROXY_DESCRIPTION,
+        epilog=PROXY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    proxy.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    proxy.add_argument("--port", type=_port, default=8787, help="the port (0 picks a free one)")
     proxy.add_argument(
         "--tokens-file",
         default=None,
         metavar="FILE",
-        help="the accepted bearer tokens, one per line",
+        help="the accepted bearer tokens, one per line; required unless "
+        "PI_TRIO_PROXY_TOKENS is set",
     )
     proxy.add_argument(
         "--max-body-bytes",
@@ -123,12 +214,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _prompt_text(words: list[str]) -> str:
-    if words == ["-"]:
-        return sys.stdin.read()
-    return " ".join(words)
-
-
 def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
     style = "plain" if args.plain else "auto"
     command: Any
@@ -144,11 +229,16 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
                 style=style,
             )
         case "run":
-            from ._run import run_command
+            from ._run import CliError, read_prompt, run_command
 
+            try:
+                prompt = read_prompt(args.prompt, sys.stdin)
+            except CliError as exc:
+                err.write(f"pi-trio: {exc}\n")
+                return EXIT_USAGE
             command = partial(
                 run_command,
-                _prompt_text(args.prompt),
+                prompt,
                 model=args.model,
                 out=out,
                 err=err,
@@ -156,6 +246,9 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
                 json=args.json,
                 system_prompt=args.system,
                 style=style,
+                request_timeout=args.timeout,
+                base_url=args.base_url,
+                tokens_per_second=args.tokens_per_second,
             )
         case "chat":
             from ._chat import chat_command
@@ -168,6 +261,9 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
                 thinking=args.thinking,
                 system_prompt=args.system,
                 style=style,
+                request_timeout=args.timeout,
+                base_url=args.base_url,
+                tokens_per_second=args.tokens_per_second,
             )
         case "models":
             from ._models import models_command
@@ -205,22 +301,30 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: the process arguments); return the exit code."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse's --help, --version and usage errors
-        return exc.code if isinstance(exc.code, int) else 0
     from ._render import GuardedOutput
 
     out = GuardedOutput(sys.stdout)
     try:
-        return _dispatch(args, out, sys.stderr)
+        try:
+            with contextlib.redirect_stdout(out):
+                args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse's --help, --version and usage errors
+            code = exc.code if isinstance(exc.code, int) else 0
+        else:
+            code = _dispatch(args, out, sys.stderr)
+        out.flush()
     except KeyboardInterrupt:
         # Ctrl-C outside a run's signal handling (start-up, shutdown): exit quietly.
         sys.stderr.write("\npi-trio: interrupted\n")
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     finally:
         if out.broken:
             _silence_stdout()
+    if out.failure is not None:
+        reason = out.failure.strerror or str(out.failure)
+        sys.stderr.write(f"pi-trio: cannot write the output: {reason}\n")
+        return EXIT_FAILED
+    return code
 
 
 def _silence_stdout() -> None:

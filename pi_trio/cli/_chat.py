@@ -1,74 +1,54 @@
 """``pi-trio chat``: an interactive loop; typing while the agent works steers it.
 
-One task reads lines (stdin is read in a worker thread with ``os.read``, which holds no
-buffer lock, so an abandoned read never blocks interpreter exit). A line typed while the
-agent is idle becomes the next prompt; a line typed while it works on one is queued with
-``agent.steer`` and reaches the model at its next turn. Steering that arrives after the
-run's last turn is delivered by continuing the run.
+One task reads lines (``_input``: on a terminal with a prompt marker, line editing and
+history; from a pipe line by line). A line typed while the agent is idle becomes the next
+prompt; a line typed while it works on one is queued with ``agent.steer`` and reaches the
+model at its next turn. Steering that arrives after the run's last turn is delivered by
+continuing the run. While a request has no answer yet, the elapsed time shows on the
+terminal.
 """
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import os
-from collections.abc import Awaitable, Callable
 from typing import Final, TextIO
 
 import anyio
 from anyio.abc import ObjectSendStream
 
 from ..agent import Agent
+from ._exit import EXIT_INTERRUPTED, EXIT_USAGE
+from ._input import InvalidLine, LineSource, stdin_lines, terminal_lines, terminal_settings_kept
 from ._render import Renderer, make_renderer
-from ._run import EXIT_USAGE, prepare_agent
-from ._signals import EXIT_INTERRUPTED, Interrupts, run_interruptible
+from ._run import prepare_agent
+from ._signals import Interrupts, run_interruptible
 
-__all__ = ["EXIT_COMMANDS", "LineSource", "chat_command", "chat_loop", "stdin_lines"]
-
-LineSource = Callable[[], Awaitable[str | None]]
-"""``await next_line()`` → the next line without its newline, or ``None`` at end of input."""
+__all__ = ["EXIT_COMMANDS", "LineSource", "chat_command", "chat_loop"]
 
 EXIT_COMMANDS: Final = frozenset({"/exit", "/quit"})
-READ_CHUNK: Final = 4096
 
 HELP = (
-    "chat: Enter sends; typing while the agent works steers it; "
-    "Ctrl-C aborts a run; Ctrl-C when idle, Ctrl-D or /exit quits."
+    "chat: Enter sends; typing while the agent works steers it; arrow keys edit and recall "
+    "lines; Ctrl-C aborts a run; Ctrl-C when idle, Ctrl-D or /exit quits."
 )
 
 
-def stdin_lines(fd: int = 0) -> LineSource:
-    """Lines from file descriptor ``fd``, each read in a worker thread."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    pending: list[str] = []
-    buffer = [""]
-    eof = [False]
-
-    async def next_line() -> str | None:
-        while not pending:
-            if eof[0]:
-                return None
-            chunk = await anyio.to_thread.run_sync(os.read, fd, READ_CHUNK, abandon_on_cancel=True)
-            text = buffer[0] + decoder.decode(chunk, final=not chunk)
-            if not chunk:
-                eof[0] = True
-                if text:
-                    pending.append(text)
-                buffer[0] = ""
-                continue
-            *lines, buffer[0] = text.split("\n")
-            pending.extend(line.rstrip("\r") for line in lines)
-        return pending.pop(0)
-
-    return next_line
-
-
 class _Turn:
-    """Whether a prompt has been handed to the main loop and is not finished yet."""
+    """Whether a prompt has been handed to the main loop and is not finished yet, and the
+    reader's wait for a steering line, which a finished run cancels (the reader then shows
+    the idle prompt)."""
 
-    __slots__ = ("busy",)
+    __slots__ = ("busy", "steering_wait")
 
     def __init__(self) -> None:
         self.busy = False
+        self.steering_wait: anyio.CancelScope | None = None
+
+    def finish(self) -> None:
+        self.busy = False
+        if self.steering_wait is not None:
+            self.steering_wait.cancel()
 
 
 async def _read_lines(
@@ -78,9 +58,21 @@ async def _read_lines(
     renderer: Renderer,
     turn: _Turn,
 ) -> None:
+    restarts = getattr(next_line, "restarts_at_idle", False)
     async with prompts:
         while True:
-            line = await next_line()
+            idle = not turn.busy
+            line: str | None = ""
+            with anyio.CancelScope() as wait:
+                turn.steering_wait = None if idle or not restarts else wait
+                try:
+                    line = await next_line(idle)
+                except InvalidLine as exc:
+                    renderer.note(str(exc))
+                    continue
+            turn.steering_wait = None
+            if wait.cancelled_caught:
+                continue  # the run finished: read again, at the idle prompt
             if line is None:
                 return
             text = line.strip()
@@ -119,7 +111,7 @@ async def chat_loop(
                         renderer.note(f"{kept} queued message(s) kept for your next prompt")
                     interrupts.aborted = False
                 interrupts.run_finished()
-                turn.busy = False
+                turn.finish()
         group.cancel_scope.cancel()
     return 0
 
@@ -134,19 +126,48 @@ async def chat_command(
     style: str = "auto",
     next_line: LineSource | None = None,
     handle_signals: bool = True,
+    request_timeout: float | None = None,
+    base_url: str | None = None,
+    tokens_per_second: float | None = None,
 ) -> int:
+    """The chat on ``model``; lines come from ``next_line`` (default: stdin, edited on a
+    terminal). Returns the exit code."""
     renderer = make_renderer(out, style=style, show_user_messages=False)
-    agent = prepare_agent(
-        model, thinking=thinking, system_prompt=system_prompt, renderer=renderer, out=out, err=err
+    session = prepare_agent(
+        model,
+        thinking=thinking,
+        system_prompt=system_prompt,
+        renderer=renderer,
+        out=out,
+        err=err,
+        request_timeout=request_timeout,
+        base_url=base_url,
+        tokens_per_second=tokens_per_second,
     )
-    if agent is None:
+    if session is None:
         return EXIT_USAGE
+    agent = session.agent
     renderer.note(f"{agent.state.model.provider}/{agent.state.model.id} · {HELP}")
-    source = stdin_lines() if next_line is None else next_line
+    keep_terminal: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    source = next_line
+    if source is None:
+        # a POSIX terminal: readline at the prompt, a readable wait while the agent works
+        on_terminal = os.name == "posix" and os.isatty(0) and out.isatty()
+        source = terminal_lines() if on_terminal else stdin_lines()
+        if on_terminal:
+            keep_terminal = terminal_settings_kept()
 
     async def body(interrupts: Interrupts) -> int:
-        return await chat_loop(agent, renderer, source, interrupts)
+        assert source is not None
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.waiting.run)
+            code = await chat_loop(agent, renderer, source, interrupts)
+            group.cancel_scope.cancel()
+        return code
 
-    code, interrupts = await run_interruptible(body, renderer.note, handle_signals=handle_signals)
+    with keep_terminal:
+        code, interrupts = await run_interruptible(
+            body, renderer.note, handle_signals=handle_signals
+        )
     renderer.close()
     return EXIT_INTERRUPTED if interrupts.exit_requested else code

@@ -4,11 +4,18 @@ Four short acts on one ``Agent``: streamed thinking and text; three tool calls r
 parallel with live progress, and a steering message injected while they run; a long answer
 aborted mid-stream; and a last prompt showing the agent is ready again after the abort.
 The faux provider is paced in real time (``tokens_per_second``) so it looks like a model
-typing; ``fast=True`` removes every real-time wait (tests use it).
+typing; ``fast=True`` removes every real-time wait (tests use it). Ctrl-C aborts the act
+that runs and the tour goes on with the next one; a second Ctrl-C ends the demo. The last
+line says how to run ``pi-trio`` from here (the path, when the command is not on PATH).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
 from typing import Any, Final, TextIO
 
 import anyio
@@ -204,6 +211,29 @@ class _Director:
                 self.agent.abort()
 
 
+def command_name() -> str:
+    """How to run this installation's ``pi-trio`` from the current directory: the bare
+    name when it is on PATH, else the script's path (relative when it is below the current
+    directory), else ``python -m pi_trio``."""
+    script = Path(sysconfig.get_path("scripts")) / ("pi-trio.exe" if os.name == "nt" else "pi-trio")
+    found = shutil.which("pi-trio")
+    if found is not None and script.exists() and Path(found).resolve() == script.resolve():
+        return "pi-trio"
+    if script.exists():
+        relative = os.path.relpath(script)
+        return relative if not relative.startswith("..") else str(script)
+    return f"{sys.executable} -m pi_trio"
+
+
+def next_steps() -> str:
+    command = command_name()
+    text = f'next: {command} models, then {command} run "…" --model provider/id'
+    if command != "pi-trio" and sys.prefix != sys.base_prefix:
+        activate = os.path.join(os.path.dirname(command), "activate")
+        text += f" (or `source {activate}` once, then just pi-trio)"
+    return text
+
+
 def _summary(messages: list[Any]) -> str:
     parts = []
     for message in messages:
@@ -251,7 +281,10 @@ async def run_demo(
 
     async def tour(interrupts: Interrupts) -> int:
         interrupts.attach(agent)
-        renderer.note("pi_trio demo: offline, on the faux provider. Ctrl-C aborts a run.")
+        renderer.note(
+            "pi_trio demo: offline, on the faux provider. Ctrl-C aborts a run; "
+            "a second Ctrl-C ends the demo."
+        )
         for title, prompt, hook in acts:
             renderer.heading(title)
             unsubscribe = agent.subscribe(hook) if hook is not None else None
@@ -260,9 +293,10 @@ async def run_demo(
             finally:
                 if unsubscribe is not None:
                     unsubscribe()
-            interrupts.run_finished()
             if interrupts.aborted:
-                return EXIT_INTERRUPTED
+                # the next Ctrl-C exits (no run_finished()), as the abort note promised
+                interrupts.aborted = False
+                renderer.note("this act was aborted by Ctrl-C; the tour goes on")
             if isinstance(out, GuardedOutput) and out.broken:
                 return 0  # nobody is reading any more
         return 0
@@ -272,6 +306,6 @@ async def run_demo(
     renderer.note(_summary(agent.state.messages))
     renderer.note(usage_summary(agent.state.messages))
     if code == 0:
-        renderer.note('next: `pi-trio models`, then `pi-trio run "…" --model provider/id`')
+        renderer.note(next_steps())
     renderer.close()
     return EXIT_INTERRUPTED if interrupts.exit_requested else code

@@ -38,24 +38,30 @@ class Renderer(Protocol):
 
 
 class GuardedOutput:
-    """A text stream that survives its reader going away (``pi-trio run … | head``).
+    """A text stream that survives its reader going away (``pi-trio run … | head``) and a
+    write that fails (a full disk).
 
-    The first ``BrokenPipeError`` marks the stream ``broken``, calls the ``on_broken``
-    callbacks (the commands abort their run: nobody is reading) and drops later writes.
-    Other attributes are the wrapped stream's.
+    The first ``BrokenPipeError`` marks the stream ``broken`` (nobody reads any more: the
+    command ends quietly); any other ``OSError`` marks it ``broken`` and keeps the error in
+    ``failure`` (the command reports it in one line and exits with 1). Either way the
+    ``on_broken`` callbacks run (the commands abort their run) and later writes are
+    dropped. Other attributes are the wrapped stream's.
     """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.broken = False
+        self.failure: OSError | None = None
         self._callbacks: list[Any] = []
 
     def on_broken(self, callback: Any) -> None:
         self._callbacks.append(callback)
 
-    def _failed(self) -> None:
+    def _failed(self, error: OSError) -> None:
         if not self.broken:
             self.broken = True
+            if not isinstance(error, BrokenPipeError):
+                self.failure = error
             for callback in self._callbacks:
                 callback()
 
@@ -63,8 +69,8 @@ class GuardedOutput:
         if not self.broken:
             try:
                 return self.stream.write(text)
-            except BrokenPipeError:
-                self._failed()
+            except OSError as exc:
+                self._failed(exc)
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -75,8 +81,8 @@ class GuardedOutput:
         if not self.broken:
             try:
                 self.stream.flush()
-            except BrokenPipeError:
-                self._failed()
+            except OSError as exc:
+                self._failed(exc)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

@@ -1,14 +1,18 @@
 """``pi-trio run``: one agent run with the built-in tools, streamed to the terminal.
 
 Also the pieces ``chat`` shares: resolving ``provider/model-id`` from the catalog, the
-API-key check (a one-line error naming the variable to set), and the offline route
-``faux/faux-1`` (a scripted faux model that calls the built-in tools; used by tests).
+API-key check (a one-line error naming the variable to set), the offline route
+``faux/faux-1`` (a scripted faux model that calls the built-in tools, optionally paced
+like a real one), the request timeout and the waiting indicator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, TextIO
+from typing import Any, BinaryIO, Final, TextIO
+
+import anyio
+import msgspec
 
 from ..agent import Agent
 from ..ai import (
@@ -23,6 +27,7 @@ from ..ai import (
     resolve_model,
 )
 from ..ai._models import THINKING_LEVELS
+from ..ai._registry import HTTP_READ_TIMEOUT_S
 from ..testing import (
     FauxProvider,
     FauxState,
@@ -31,32 +36,34 @@ from ..testing import (
     faux_thinking,
     faux_tool_call,
 )
+from ._exit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from ._render import (
     JsonRenderer,
     Renderer,
     make_renderer,
     on_output_closed,
 )
-from ._signals import EXIT_INTERRUPTED, run_interruptible
+from ._signals import run_interruptible
 from ._text import message_text, usage_summary
 from ._tools import builtin_tools
+from ._waiting import WaitingIndicator
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "EXIT_FAILED",
     "EXIT_USAGE",
     "FAUX_PROVIDER_NAME",
+    "OFFLINE_HINT",
     "CliError",
     "Resolved",
     "offline_provider",
+    "read_prompt",
     "resolve",
     "run_command",
 ]
 
-EXIT_FAILED: Final = 1  # the model's answer ended in an error
-EXIT_USAGE: Final = 2  # bad arguments, unknown model, missing key
-
 FAUX_PROVIDER_NAME: Final = "faux"
+OFFLINE_HINT: Final = "or try it offline with --model faux/faux-1"
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant in a terminal. Use the tools when they help: current_time "
@@ -79,10 +86,11 @@ class Resolved:
         self.stream_fn = stream_fn
 
 
-def offline_provider() -> FauxProvider:
+def offline_provider(tokens_per_second: float | None = None) -> FauxProvider:
     """A scripted faux model for ``faux/faux-1``: it answers a user message by calling the
-    calculator and the clock in parallel, then reports the results."""
-    faux = FauxProvider(provider=FAUX_PROVIDER_NAME)
+    calculator and the clock in parallel, then reports the results; ``tokens_per_second``
+    paces it like a real model (``None``: as fast as it can)."""
+    faux = FauxProvider(provider=FAUX_PROVIDER_NAME, tokens_per_second=tokens_per_second)
 
     def respond(context: Context, options: StreamOptions, state: FauxState, model: Model) -> Any:
         faux.append_responses([respond])
@@ -112,30 +120,72 @@ def offline_provider() -> FauxProvider:
     return faux
 
 
-def resolve(spec: str) -> Resolved:
+def read_prompt(words: Sequence[str], stdin: TextIO) -> str:
+    """The prompt of ``run``: the words, or stdin for ``-``. ``CliError`` for an empty
+    prompt and for stdin that is not UTF-8, before anything is sent."""
+    if list(words) == ["-"]:
+        raw: BinaryIO | None = getattr(stdin, "buffer", None)
+        if raw is None:
+            text = stdin.read()
+        else:
+            data = raw.read()
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CliError(
+                    f"the prompt on stdin is not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                    f"offset {exc.start}); convert it first, e.g. with iconv -t UTF-8"
+                ) from None
+        if not text.strip():
+            raise CliError("the prompt on stdin is empty")
+        return text
+    text = " ".join(words)
+    if not text.strip():
+        raise CliError('the prompt is empty: pi-trio run "your question" --model ...')
+    return text
+
+
+def resolve(
+    spec: str, *, tokens_per_second: float | None = None, base_url: str | None = None
+) -> Resolved:
     """``provider/model-id`` → the catalog model (or the offline faux model); ``CliError``
-    with a one-line explanation when the model is unknown or has no key."""
+    with a one-line explanation when the model is unknown or has no key.
+    ``tokens_per_second`` paces the offline model; ``base_url`` replaces a catalog
+    model's URL."""
     provider, slash, model_id = spec.partition("/")
     if not slash or not provider or not model_id:
         raise CliError(
-            f"--model takes provider/model-id (e.g. anthropic/claude-sonnet-4-5), got {spec!r}"
+            f"--model takes provider/model-id (e.g. anthropic/claude-sonnet-4-5), got {spec!r}; "
+            f"{OFFLINE_HINT}"
         )
     if provider == FAUX_PROVIDER_NAME:
-        faux = offline_provider()
+        faux = offline_provider(tokens_per_second)
         model = faux.get_model(model_id)
         if model is None:
             raise CliError(f"the offline provider has one model, faux/faux-1; got {spec!r}")
         return Resolved(model, faux)
+    if tokens_per_second is not None:
+        raise CliError(
+            f"--tokens-per-second paces the offline model faux/faux-1, not {spec}; leave it out"
+        )
     try:
         model = resolve_model(provider, model_id)
     except UnknownModelError as exc:
-        raise CliError(f"{exc} (`pi-trio models` lists the catalog)") from exc
+        raise CliError(f"{exc} (pi-trio models lists the catalog)") from exc
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")):
+            raise CliError(f"--base-url takes an http:// or https:// URL, got {base_url!r}")
+        model = msgspec.structs.replace(model, base_url=base_url.rstrip("/"))
     if get_env_api_key(provider) is None:
         names = env_api_key_names(provider)
         if names:
             alternatives = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
-            raise CliError(f"no API key for {provider}: set {names[0]}{alternatives}")
-        raise CliError(f"no credentials for {provider}: configure them in the environment")
+            raise CliError(
+                f"no API key for {provider}: set {names[0]}{alternatives}, {OFFLINE_HINT}"
+            )
+        raise CliError(
+            f"no credentials for {provider}: configure them in the environment, {OFFLINE_HINT}"
+        )
     try:
         available = default_registry.get(model.api) is not None
     except ImportError:
@@ -167,6 +217,16 @@ def exit_code(messages: Sequence[Any], interrupted: bool) -> int:
     return 0
 
 
+class Session:
+    """What ``run`` and ``chat`` run: the agent and its waiting indicator."""
+
+    __slots__ = ("agent", "waiting")
+
+    def __init__(self, agent: Agent, waiting: WaitingIndicator) -> None:
+        self.agent = agent
+        self.waiting = waiting
+
+
 def prepare_agent(
     model: str,
     *,
@@ -175,12 +235,15 @@ def prepare_agent(
     renderer: Renderer,
     out: TextIO,
     err: TextIO,
-) -> Agent | None:
+    request_timeout: float | None = None,
+    base_url: str | None = None,
+    tokens_per_second: float | None = None,
+) -> Session | None:
     """The agent of ``run`` and ``chat``: the model resolved, its thinking level checked,
-    the renderer subscribed, and an abort when the output goes away. ``None`` after
-    reporting a usage error on ``err``."""
+    the request timeout set, the waiting indicator and the renderer subscribed, and an
+    abort when the output goes away. ``None`` after reporting a usage error on ``err``."""
     try:
-        resolved = resolve(model)
+        resolved = resolve(model, tokens_per_second=tokens_per_second, base_url=base_url)
         level = thinking_level(resolved.model, thinking, renderer.note)
     except CliError as exc:
         err.write(f"pi-trio: {exc}\n")
@@ -192,10 +255,17 @@ def prepare_agent(
         stream_fn=resolved.stream_fn,
         thinking_level=level,
         close_timeout=2.0,
+        stream_options=StreamOptions(
+            timeout_ms=None if request_timeout is None else max(1, round(request_timeout * 1000))
+        ),
     )
+    name = f"{resolved.model.provider}/{resolved.model.id}"
+    limit = HTTP_READ_TIMEOUT_S if request_timeout is None else request_timeout
+    waiting = WaitingIndicator(err, name, limit)
+    agent.subscribe(waiting.event)  # first: it erases its line before anything is drawn
     agent.subscribe(renderer.event)
     on_output_closed(out, agent.abort)
-    return agent
+    return Session(agent, waiting)
 
 
 async def run_command(
@@ -209,6 +279,9 @@ async def run_command(
     system_prompt: str | None = None,
     style: str = "auto",
     handle_signals: bool = True,
+    request_timeout: float | None = None,
+    base_url: str | None = None,
+    tokens_per_second: float | None = None,
 ) -> int:
     """One run of ``prompt`` on ``model``; returns the exit code."""
     renderer: Renderer
@@ -216,15 +289,27 @@ async def run_command(
         renderer = JsonRenderer(out, err)
     else:
         renderer = make_renderer(out, style=style, show_user_messages=False)
-    agent = prepare_agent(
-        model, thinking=thinking, system_prompt=system_prompt, renderer=renderer, out=out, err=err
+    session = prepare_agent(
+        model,
+        thinking=thinking,
+        system_prompt=system_prompt,
+        renderer=renderer,
+        out=out,
+        err=err,
+        request_timeout=request_timeout,
+        base_url=base_url,
+        tokens_per_second=tokens_per_second,
     )
-    if agent is None:
+    if session is None:
         return EXIT_USAGE
+    agent = session.agent
 
     async def body(interrupts: Any) -> int:
         interrupts.attach(agent)
-        await agent.prompt(prompt)
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.waiting.run)
+            await agent.prompt(prompt)
+            group.cancel_scope.cancel()
         return 0
 
     code, interrupts = await run_interruptible(body, renderer.note, handle_signals=handle_signals)

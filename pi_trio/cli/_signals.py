@@ -15,10 +15,9 @@ import anyio
 from anyio.abc import TaskStatus
 
 from ..agent import Agent
+from ._exit import EXIT_INTERRUPTED
 
 __all__ = ["EXIT_INTERRUPTED", "Interrupts", "run_interruptible", "watch_interrupts"]
-
-EXIT_INTERRUPTED = 130  # the shell's convention for "ended by SIGINT"
 
 ABORT_NOTE = "Interrupted: aborting the run (press Ctrl-C again to exit)"
 EXIT_NOTE = "Interrupted: exiting"

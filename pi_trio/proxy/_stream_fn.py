@@ -106,7 +106,8 @@ def stream_proxy(
     **overrides: Any,
 ) -> Any:
     """A stream function that proxies through a Pi proxy server:
-    ``Agent(stream_fn=stream_proxy(proxy_url="https://genai.example.com", auth_token=t))``.
+    ``Agent(model=..., stream_fn=stream_proxy(proxy_url="https://genai.example.com",
+    auth_token=t))``.
 
     Keyword arguments other than the proxy's own override the stream options of every
     request (``temperature=0.2``). Requests use ``http_client`` if given, else the shared

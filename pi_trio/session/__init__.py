@@ -1,7 +1,7 @@
 """Saving and resuming conversations.
 
 ``record_session(agent, store)`` appends every message to a ``SessionStore`` as it
-finishes; ``Agent(messages=store.load(), ...)`` resumes from it. ``FileSessionStore``
+finishes; ``Agent(model=..., messages=store.load())`` resumes from it. ``FileSessionStore``
 keeps a session in a JSON Lines file (one message per line, the original runtime's JSON),
 which keeps every finished message when the process is killed mid-run. A store is two
 methods (``append``, ``load``), so one on a database is a few lines.

@@ -99,7 +99,7 @@ class FileSessionStore:
             raise SessionError(
                 f"{os.fspath(self.path)!r} holds a JSON array transcript, and a session "
                 "store appends one message per line; start a new store with its messages: "
-                "FileSessionStore(new_path) and record_session(Agent(messages="
+                "FileSessionStore(new_path) and record_session(Agent(model=..., messages="
                 "load_messages(old_path)), store)"
             )
         if not data or data.endswith(b"\n"):
@@ -122,7 +122,7 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
 
     The store must hold the start of the agent's transcript: none of it (a new session:
     the agent's messages so far, such as its system prompt, are appended first) or all
-    of it (the agent was resumed with ``Agent(messages=store.load())``).
+    of it (the agent was resumed with ``Agent(model=..., messages=store.load())``).
     """
     if agent.state.is_streaming:
         raise SessionError(
@@ -136,8 +136,8 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     ):
         raise SessionError(
             f"{store!r} holds {len(saved)} messages that are not the start of the agent's "
-            f"{len(held)}; resume the agent from the store (Agent(messages=store.load(), "
-            "...)) or record into a new store"
+            f"{len(held)}; resume the agent from the store (Agent(model=..., "
+            "messages=store.load())) or record into a new store"
         )
     for message in held[len(saved) :]:
         store.append(message)

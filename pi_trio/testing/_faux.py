@@ -12,7 +12,7 @@ import inspect
 import random
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 import anyio
 import anyio.lowlevel
@@ -76,7 +76,11 @@ FauxResponseFactory: TypeAlias = Callable[
 ]
 """``factory(context, options, state, model)`` returns (or resolves to) the response."""
 
-FauxResponseStep: TypeAlias = "AssistantMessage | FauxResponseFactory"
+FauxResponseStep: TypeAlias = Union[AssistantMessage, FauxResponseFactory]  # noqa: UP007 (a typing.Union takes a docstring)
+FauxResponseStep.__doc__ = """One scripted response of a ``FauxProvider``: an ``AssistantMessage``
+(``faux_assistant_message(...)``), streamed as it is, or a factory
+``factory(context, options, state, model)`` that returns one (or an awaitable of one),
+called when the request comes in."""
 
 
 def _check_step(step: object) -> FauxResponseStep:

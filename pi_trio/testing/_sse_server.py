@@ -65,6 +65,9 @@ class SSEReply:
 
 
 class ServedRequest(msgspec.Struct, frozen=True):
+    """A request the loopback server received: its method, path, headers (lower-case
+    names) and body; ``json()`` decodes the body."""
+
     method: str
     path: str
     headers: dict[str, str]

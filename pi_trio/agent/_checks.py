@@ -1,0 +1,123 @@
+"""The Agent's arguments, checked where they are given.
+
+A wrong value is a ``TypeError`` / ``ValueError`` (``UnknownModelError`` for a model name
+the catalog does not know) whose one line names the argument, the value and what is
+expected, at ``Agent(...)``, ``agent.subscribe(...)`` or an assignment to
+``agent.state``, instead of a failed run later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..ai import Model, UnknownModelError, resolve_model
+from ..ai._models import THINKING_LEVELS
+
+__all__ = [
+    "MODEL_HINT",
+    "check_callable",
+    "check_model",
+    "check_run_settings",
+    "check_thinking_level",
+    "check_tools",
+]
+
+MODEL_HINT: Final = (
+    "a catalog name such as 'anthropic/claude-haiku-4-5' (`pi-trio models` lists them) or "
+    "a Model; offline, a FauxProvider from pi_trio.testing: "
+    "Agent(model=faux.get_model(), stream_fn=faux)"
+)
+_FAUX_PROVIDER: Final = "faux"
+
+
+def _given(where: str, value: object) -> str:
+    """``Agent(model=...)`` with the value in place of the dots."""
+    return where.replace("...", repr(value)) if "..." in where else f"{where} = {value!r}"
+
+
+def check_model(model: object, where: str) -> Model:
+    """``model`` as a ``Model``: a ``Model`` as it is, a ``"provider/model-id"`` resolved
+    from the catalog. ``where`` names the argument in the error (``Agent(model=...)``)."""
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, str):
+        if model.partition("/")[0] == _FAUX_PROVIDER:
+            raise UnknownModelError(
+                f"{_given(where, model)}: that is the command line's offline model; in "
+                "code, use a FauxProvider from pi_trio.testing: "
+                "Agent(model=faux.get_model(), stream_fn=faux)"
+            )
+        try:
+            return resolve_model(model)
+        except UnknownModelError as exc:
+            raise UnknownModelError(f"{_given(where, model)}: {exc}") from exc
+    if model is None:
+        raise TypeError(f"{where} is required: {MODEL_HINT}")
+    raise TypeError(f"{where} takes a Model or 'provider/model-id', got {model!r}")
+
+
+def check_thinking_level(level: object, where: str) -> str:
+    if level not in THINKING_LEVELS:
+        raise ValueError(f"{where} must be one of {', '.join(THINKING_LEVELS)}; got {level!r}")
+    return str(level)
+
+
+def check_callable(value: object, where: str, shape: str) -> None:
+    """``value`` must be callable (``shape`` says how it is called) or ``None``."""
+    if value is not None and not callable(value):
+        raise TypeError(f"{where} takes a function called as {shape}, got {value!r}")
+
+
+def check_tools(tools: object) -> list[Any]:
+    if tools is None:
+        return []
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise TypeError(f"Agent(tools=...) takes a list of tools, got {tools!r}")
+    for index, item in enumerate(tools):
+        if not all(hasattr(item, name) for name in ("name", "description", "parameters")):
+            raise TypeError(
+                f"Agent(tools=...): tools[{index}] is {item!r}; expected an AgentTool "
+                "(e.g. from @tool) or a Tool"
+            )
+    return list(tools)
+
+
+def check_run_settings(
+    *,
+    messages: object,
+    system_prompt: object,
+    tool_execution: object,
+    max_concurrent_tools: object,
+    close_timeout: object,
+    stream_fn: object,
+) -> None:
+    """The Agent's other arguments whose mistakes would surface only in a run."""
+    if messages is not None and (
+        isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence)
+    ):
+        raise TypeError(
+            f"Agent(messages=...) takes a list of messages (the transcript), got {messages!r}"
+        )
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise TypeError(f"Agent(system_prompt=...) takes a str, got {system_prompt!r}")
+    if tool_execution not in ("sequential", "parallel"):
+        raise ValueError(
+            f"Agent(tool_execution=...) must be 'sequential' or 'parallel'; got {tool_execution!r}"
+        )
+    if max_concurrent_tools is not None and (
+        not isinstance(max_concurrent_tools, int)
+        or isinstance(max_concurrent_tools, bool)
+        or max_concurrent_tools < 1
+    ):
+        raise ValueError(
+            "Agent(max_concurrent_tools=...) must be a whole number of at least 1 (or None: "
+            f"no limit); got {max_concurrent_tools!r}"
+        )
+    if not isinstance(close_timeout, (int, float)) or isinstance(close_timeout, bool):
+        raise TypeError(f"Agent(close_timeout=...) must be seconds, got {close_timeout!r}")
+    if not close_timeout >= 0:
+        raise ValueError(
+            f"Agent(close_timeout=...) must be seconds, 0 or more; got {close_timeout!r}"
+        )
+    check_callable(stream_fn, "Agent(stream_fn=...)", "stream_fn(model, context, options, send)")

@@ -1,0 +1,556 @@
+"""Every code block of the README runs, or is checked, and shows what the README says.
+
+Each block is named by its section and its place there (``("Quickstart (trio)", 0)``)
+and has a runner below; ``test_every_block_has_a_runner`` fails when a block is added,
+moved or removed without one. Blocks run as written, except for these substitutions:
+
+- the network: blocks calling a real provider (the Quickstart, its asyncio form) run with
+  the default registry's HTTP client answering from recorded Anthropic streams (a
+  ``ReplayTransport``) and a placeholder ``ANTHROPIC_API_KEY``; the Quickstart also runs
+  verbatim in a subprocess without a key, where it must say why it failed;
+- the proxy block's server address: ``http://127.0.0.1:8787`` becomes the address of a
+  proxy server the test starts on a free port, whose provider calls answer from a
+  recorded Anthropic stream;
+- fragments get what they use: the deadline block runs inside a function given an
+  ``agent`` on a faux provider (on a fake clock), the ``@tool`` block's tool runs in an
+  agent, the SQLite store class is used on an in-memory database, and the sessions block's
+  ``tempfile.mkdtemp()`` is the test's temporary directory;
+- shell blocks are not run (``make test`` is this suite): the ``make`` targets are checked
+  against the Makefile and every ``pi-trio`` line against the argument parser, and the
+  offline ``pi-trio run ... --model faux/faux-1`` line runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import queue
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from pi_trio.ai import default_registry
+from pi_trio.testing import RecordedRequest, ReplayResponse, ReplayTransport, sse_body
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def readme_blocks() -> dict[tuple[str, int], tuple[str, str]]:
+    """``(section, index) -> (language, code)`` for every fenced block."""
+    blocks: dict[tuple[str, int], tuple[str, str]] = {}
+    section = "intro"  # before the first section
+    counts: dict[str, int] = {}
+    for match in re.finditer(r"^## ([^\n]+)$|^```(\w*)\n(.*?)^```$", README, re.M | re.S):
+        if match.group(1) is not None:
+            section = match.group(1)
+            continue
+        index = counts.get(section, 0)
+        counts[section] = index + 1
+        blocks[(section, index)] = (match.group(2), match.group(3))
+    return blocks
+
+
+BLOCKS = readme_blocks()
+
+
+def code(section: str, index: int = 0) -> str:
+    return BLOCKS[(section, index)][1]
+
+
+def run_code(source: str, namespace: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    """Execute ``source`` as a script; its output and its namespace."""
+    namespace = {"__name__": "__main__"} if namespace is None else namespace
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, "README.md", "exec"), namespace)
+    return out.getvalue(), namespace
+
+
+# --------------------------------------------------------------------------- recorded model
+
+
+def anthropic_stream(*blocks: dict[str, Any], stop_reason: str) -> bytes:
+    """A recorded-style Anthropic Messages stream with ``blocks`` (text or tool_use)."""
+    events: list[Any] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_readme",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": "claude-haiku-4-5",
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 50, "output_tokens": 1},
+                },
+            },
+        )
+    ]
+    for index, block in enumerate(blocks):
+        if "text" in block:
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]  # fmt: skip
+    events += [
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 9}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return sse_body(events)
+
+
+def adding_model(request: RecordedRequest) -> ReplayResponse:
+    """Claude asked 17 + 25 with the add tool: it calls the tool, then reads its result."""
+    messages = request.json()["messages"]
+    results = [
+        part
+        for message in messages
+        if isinstance(message["content"], list)
+        for part in message["content"]
+        if part.get("type") == "tool_result"
+    ]
+    if not results:
+        call = {"id": "toolu_1", "name": "add", "input": {"a": 17, "b": 25}}
+        return ReplayResponse(anthropic_stream(call, stop_reason="tool_use"))
+    content = results[0]["content"]
+    total = content if isinstance(content, str) else content[0]["text"]
+    return ReplayResponse(anthropic_stream({"text": f"17 + 25 = {total}."}, stop_reason="end_turn"))
+
+
+@pytest.fixture
+def recorded_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReplayTransport]:
+    """The default registry's HTTP client answers from ``adding_model``."""
+    import httpx2
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-readme")
+    transport = ReplayTransport(*[adding_model] * 8)
+    clients: list[httpx2.AsyncClient] = []
+
+    def http_client() -> httpx2.AsyncClient:
+        clients.append(httpx2.AsyncClient(transport=transport))
+        return clients[-1]
+
+    monkeypatch.setattr(default_registry, "http_client", http_client)
+    yield transport
+    for client in clients:
+        asyncio.run(client.aclose())
+
+
+# --------------------------------------------------------------------------- the runners
+
+
+def quickstart(recorded_anthropic: ReplayTransport) -> dict[str, Any]:
+    out, namespace = run_code(code("Quickstart (trio)"))
+    assert out == "17 + 25 = 42.\n"
+    first = recorded_anthropic.requests[0].json()
+    assert [tool["name"] for tool in first["tools"]] == ["add"]
+    assert first["model"] == "claude-haiku-4-5"
+    return namespace
+
+
+def test_quickstart_calls_the_tool_and_streams_the_answer(recorded_anthropic):
+    quickstart(recorded_anthropic)
+
+
+def test_quickstart_without_a_key_says_why_it_failed():
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ANTHROPIC_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code("Quickstart (trio)")],
+        capture_output=True, text=True, env=env, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stdout == "\n"
+    assert done.stderr == "the run failed: No API key for provider: anthropic\n"
+
+
+def test_quickstart_offline_block(recorded_anthropic):
+    namespace = quickstart(recorded_anthropic)
+    out, _ = run_code(code("Quickstart (trio)", 1), namespace)
+    assert out == "17 + 25 = 42.\n"
+    assert "# 17 + 25 = 42." in code("Quickstart (trio)", 1)
+
+
+def test_the_quickstart_under_asyncio(recorded_anthropic):
+    quickstart_code = code("Quickstart (trio)").replace("trio.run(main)\n", "")
+    asyncio_code = code("The same under asyncio")
+    assert "# ... the same imports, tool, listener and main() as above ..." in asyncio_code
+    out, _ = run_code(quickstart_code + asyncio_code)
+    assert out == "17 + 25 = 42.\n"
+
+
+def test_the_deadline_block_cancels_the_run_and_the_agent_settles():
+    import anyio
+
+    from pi_trio.agent import Agent
+    from pi_trio.testing import FauxProvider, faux_assistant_message
+
+    faux = FauxProvider(tokens_per_second=1)  # some 50 s for this answer
+    faux.set_responses([faux_assistant_message("A long summary. " * 50)])
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    body = "async def with_deadline(agent):\n" + "".join(
+        f"    {line}\n" for line in code("The same under asyncio", 1).splitlines()
+    )
+    _, namespace = run_code(body, {"anyio": anyio})
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    trio.run(namespace["with_deadline"], agent, clock=clock)
+    assert clock.current_time() == pytest.approx(30)
+    assert not agent.state.is_streaming
+    assert agent.state.messages[-1].stop_reason == "aborted"
+
+
+def test_the_transcript_block_round_trips_and_names_the_broken_field():
+    out, _ = run_code(code("Transcripts and JSON"))
+    assert out == ("You keep notes.\nObject missing required field `timestamp` - at `$[0]`\n")
+    for line, comment in (
+        ("print(resumed.state.system_prompt)", "# You keep notes."),
+        ("print(exc)", "# Object missing required field `timestamp` - at `$[0]`"),
+    ):
+        assert re.search(
+            re.escape(line) + r"\s+" + re.escape(comment), code("Transcripts and JSON")
+        )
+
+
+def test_the_tool_decorator_block_builds_a_tool_that_reports_progress():
+    from pi_trio.agent import Agent, tool
+    from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
+
+    _, namespace = run_code(code("Tools and the `tool` decorator"), {"tool": tool})
+    fetch_page = namespace["fetch_page"]
+    assert fetch_page.timeout == 30
+    assert set(fetch_page.parameters["properties"]) == {"url", "max_bytes"}
+    assert fetch_page.parameters["required"] == ["url"]
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("fetch_page", {"url": "https://example.com"})],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("fetched"),
+        ]
+    )
+    agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[fetch_page])
+    updates: list[str] = []
+    agent.subscribe(
+        lambda event: (
+            updates.append(event.partial_result.content[0].text)
+            if event.type == "tool_execution_update"
+            else None
+        )
+    )
+    result = trio.run(agent.prompt, "fetch it")
+    assert result.ok
+    assert updates == ["connecting…"]
+
+
+def test_the_mcp_block_lists_the_servers_tool_and_the_agent_calls_it():
+    out, _ = run_code(code("MCP tools"))
+    assert out == "['weather_forecast']\nSunny in Oslo, 21 degrees\n"
+
+
+def test_the_sessions_block_resumes_and_writes_a_line_per_message(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda: str(tmp_path))
+    out, _ = run_code(code("Sessions: save and resume"))
+    assert out == "['system', 'user', 'assistant', 'user', 'assistant']\n5\n"
+    assert "# ['system', 'user', 'assistant', 'user', 'assistant']" in code(
+        "Sessions: save and resume"
+    )
+
+
+def test_the_sqlite_store_block_saves_and_loads_a_session():
+    import sqlite3
+
+    from pi_trio.agent import Agent
+    from pi_trio.session import record_session
+    from pi_trio.testing import FauxProvider, faux_assistant_message
+
+    _, namespace = run_code(code("Sessions: save and resume", 1))
+    db = sqlite3.connect(":memory:")
+    store = namespace["SqliteSessionStore"](db, "s1")
+    faux = FauxProvider()
+    faux.set_responses([faux_assistant_message("noted")])
+    agent = Agent(model=faux.get_model(), stream_fn=faux, system_prompt="notes")
+    record_session(agent, store)
+    trio.run(agent.prompt, "buy milk")
+    loaded = namespace["SqliteSessionStore"](db, "s1").load()
+    assert [m.role for m in loaded] == ["system", "user", "assistant"]
+    assert loaded[-1].content[0].text == "noted"
+    db.close()
+
+
+def test_the_structured_output_block_prints_what_is_shown_below_it():
+    out, _ = run_code(code("Structured output"))
+    assert out == code("Structured output", 1)
+
+
+def test_the_opentelemetry_block_prints_the_tree_shown_below_it():
+    out, _ = run_code(code("OpenTelemetry"))
+    assert out == code("OpenTelemetry", 1)
+
+
+def test_the_make_targets_exist():
+    makefile = (ROOT / "Makefile").read_text()
+    for line in code("intro").splitlines():
+        target = shlex.split(line, comments=True)[1]
+        assert re.search(rf"^{target}:", makefile, re.M), target
+    assert "-m pi_trio demo" in makefile
+
+
+def test_every_command_line_parses_and_the_offline_one_runs(capsys):
+    from pi_trio.cli import build_parser, main
+
+    commands: list[list[str]] = []
+    for line in code("The command line").splitlines():
+        words = shlex.split(line, comments=True)
+        if words[0] == "pi-trio":
+            commands.append(words[1:])
+        else:  # a continuation of the command above
+            commands[-1].extend(words)
+    placeholders = {"WORDS": "claude", "F": "tokens.txt", "N": "10", "S": "5"}
+    for words in commands:
+        # optional parts in brackets are given; capitals are placeholders
+        argv = [placeholders.get(w.strip("[]"), w.strip("[]")) for w in words]
+        build_parser().parse_args(argv)  # exits (and fails the test) on a usage error
+        if "faux/faux-1" in argv:
+            assert main(argv) == 0
+            assert "You said: hello" in capsys.readouterr().out
+
+
+def test_the_proxy_block_talks_to_a_proxy_server(monkeypatch):
+    pytest.importorskip("hypercorn")
+    from pi_trio.proxy import serve
+    from pi_trio.testing import registry_with_transport
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-server-side")
+    upstream = ReplayTransport(
+        ReplayResponse(anthropic_stream({"text": "Hello from Claude."}, stop_reason="end_turn"))
+    )
+    with proxy_server(
+        partial(serve, "127.0.0.1", 0, tokens=["token1"]), upstream, registry_with_transport
+    ) as url:
+        block = code("The proxy: provider keys on one server")
+        assert "http://127.0.0.1:8787" in block
+        with client_closed_after():
+            out, _ = run_code(block.replace("http://127.0.0.1:8787", url))
+    assert out == "Hello from Claude.\n"
+    sent = upstream.requests[0]
+    assert sent.url == "https://api.anthropic.com/v1/messages"
+    assert sent.headers["x-api-key"] == "sk-ant-server-side"
+
+
+@contextlib.contextmanager
+def proxy_server(serve: Any, upstream: ReplayTransport, make_registry: Any) -> Iterator[str]:
+    """``serve`` (with the registry over ``upstream``) in a thread of its own; its URL."""
+    urls: queue.Queue[str] = queue.Queue()
+    stop = threading.Event()
+
+    async def server() -> None:
+        registry = make_registry(upstream)
+        try:
+            async with trio.open_nursery() as nursery:
+                urls.put(await nursery.start(partial(serve, registry=registry)))
+                await trio.to_thread.run_sync(stop.wait)
+                nursery.cancel_scope.cancel()
+        finally:
+            await registry.aclose()
+
+    thread = threading.Thread(target=trio.run, args=(server,))
+    thread.start()
+    try:
+        yield urls.get(timeout=30)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def client_closed_after() -> Iterator[None]:
+    """The default registry's HTTP client, which the block's client uses, is closed after."""
+    try:
+        yield
+    finally:
+        trio.run(default_registry.aclose)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def test_json_bytes_differ_only_where_the_readme_says():
+    """ "The same bytes" with ``exact=True``, except: whitespace, a lone surrogate escape,
+    and the spelling of a float outside the costs in [1e-6, 1e-5) or from 1e21 up."""
+    from pi_trio.ai import from_json, to_json
+
+    claim = " ".join(README.split())
+    assert "re-encodes byte for byte" in claim
+    assert (
+        "whitespace is not kept (the output is compact); a lone UTF-16 surrogate escape "
+        '(`"\\ud83d"`) reads as U+FFFD; a float outside the costs (tool arguments, details) '
+        "in [1e-6, 1e-5) or from 1e21 up is written in msgspec's spelling (`3e-6`), not "
+        "JavaScript's (`0.000003`); costs are always written as JavaScript writes them."
+    ) in claim
+
+    def message(details: str, text: str = "ok", cost: str = "0.000003") -> bytes:
+        return (
+            '{"role":"toolResult","toolCallId":"c1","toolName":"t","content":[{"type":"text",'
+            f'"text":"{text}"}}],"details":{details},"isError":false,"timestamp":1}}'
+        ).encode()
+
+    def round_trip(data: bytes) -> bytes:
+        return to_json(from_json(data, exact=True))
+
+    # what JavaScript writes comes back byte for byte: numbers, escapes, any characters
+    same = message(
+        '{"small":0.000015,"big":100000000000000000000,"frac":0.1,"neg":-2.5e-7,'
+        '"s":"\\u0000\\n\\"\\\\é😀\u2028/"}'
+    )
+    assert round_trip(same) == same
+    # the listed differences, and nothing else
+    assert round_trip(message("{}").replace(b",", b", ")) == message("{}")
+    assert round_trip(message("{}", text="\\ud83d!")) == message("{}", text="\ufffd!")
+    assert round_trip(message('{"a":0.000003,"b":1e+21,"c":0.1}')) == message(
+        '{"a":3e-6,"b":1e21,"c":0.1}'
+    )
+    usage = (
+        b'{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":'
+        b'{"input":0.000003,"output":0.000006,"cacheRead":0,"cacheWrite":0,"total":0.000009}}'
+    )
+    from pi_trio.ai import Usage
+
+    assert to_json(from_json(usage, Usage, exact=True)) == usage
+
+
+# --------------------------------------------------------------------------- beyond one process
+
+# Names the two sketches leave to the reader, defined offline (a faux provider, two tools).
+DURABLE_PRELUDE = """
+from pi_trio.agent import tool
+from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
+
+faux = FauxProvider(api="readme-faux")
+faux.register()
+faux.set_responses([
+    faux_assistant_message([faux_tool_call("lookup", {"order": 42})], stop_reason="toolUse"),
+    faux_assistant_message("Refunded."),
+    faux_assistant_message("Noted: a VIP."),
+])
+model = faux.get_model()
+events = []
+
+@tool
+async def lookup(order: int) -> str:
+    \"\"\"Look an order up.\"\"\"
+    return f"order {order}: paid"
+
+@tool
+async def send_mail(to: str, text: str) -> str:
+    \"\"\"Send a mail.\"\"\"
+    return "sent"
+
+def print_event(event):
+    events.append(event.type)
+"""
+
+FANOUT_PRELUDE = """
+from pi_trio.agent import Agent
+from pi_trio.testing import FauxProvider, faux_assistant_message
+
+class Task:
+    def __init__(self, prompt):
+        self.prompt = prompt
+
+tasks = [Task(f"question {i}") for i in range(3)]
+
+def make_agent(task):
+    faux = FauxProvider()
+    faux.set_responses([faux_assistant_message("answer to " + task.prompt)])
+    return Agent(model=faux.get_model(), stream_fn=faux)
+
+saved = {}
+
+def save(job_id, status, transcript):
+    saved[job_id] = (status, transcript is not None)
+"""
+
+
+def run_script(source: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", source], cwd=cwd, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_durable_block_runs_a_workflow_on_sqlite(tmp_path):
+    out = run_script(
+        DURABLE_PRELUDE
+        + code("Beyond one process", 0)
+        + "\nprint(faux.state.call_count, 'agent_end' in events)\n",
+        tmp_path,
+    )
+    calls, ended = out.split()
+    assert int(calls) >= 2  # the tool call and the answer (the steer may come too late)
+    assert ended == "True"
+    assert (tmp_path / "support.sqlite").exists()
+
+
+def test_the_fanout_block_runs_every_job_on_a_local_ray(tmp_path):
+    # the one substitution: a small local cluster instead of the machine's default
+    block = code("Beyond one process", 1).replace(
+        "ray.init()", "ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)"
+    )
+    assert block != code("Beyond one process", 1)
+    out = run_script(FANOUT_PRELUDE + block + "\nprint(sorted(saved.items()))\n", tmp_path)
+    assert out.strip() == "[(0, ('stop', True)), (1, ('stop', True)), (2, ('stop', True))]"
+
+
+# --------------------------------------------------------------------------- coverage
+
+RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
+    ("intro", 0): test_the_make_targets_exist,
+    ("Quickstart (trio)", 0): test_quickstart_calls_the_tool_and_streams_the_answer,
+    ("Quickstart (trio)", 1): test_quickstart_offline_block,
+    ("The same under asyncio", 0): test_the_quickstart_under_asyncio,
+    ("The same under asyncio", 1): test_the_deadline_block_cancels_the_run_and_the_agent_settles,
+    ("Transcripts and JSON", 0): test_the_transcript_block_round_trips_and_names_the_broken_field,
+    ("Tools and the `tool` decorator", 0): test_the_tool_decorator_block_builds_a_tool_that_reports_progress,
+    ("Structured output", 0): test_the_structured_output_block_prints_what_is_shown_below_it,
+    ("Structured output", 1): test_the_structured_output_block_prints_what_is_shown_below_it,
+    ("MCP tools", 0): test_the_mcp_block_lists_the_servers_tool_and_the_agent_calls_it,
+    ("Sessions: save and resume", 0): test_the_sessions_block_resumes_and_writes_a_line_per_message,
+    ("Sessions: save and resume", 1): test_the_sqlite_store_block_saves_and_loads_a_session,
+    ("OpenTelemetry", 0): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
+    ("OpenTelemetry", 1): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
+    ("The command line", 0): test_every_command_line_parses_and_the_offline_one_runs,
+    ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
+    ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
+    ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,
+}  # fmt: skip
+
+
+def test_every_block_has_a_runner():
+    assert set(BLOCKS) == set(RUNNERS)
