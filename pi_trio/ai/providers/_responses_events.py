@@ -19,7 +19,7 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
 from .._streaming_json import parse_tool_call_arguments
-from .._types import Model
+from .._types import Cost, Model
 from ._http import UNKNOWN_ERROR_TEXT
 from ._responses_shared import encode_text_signature
 from ._responses_wire import (
@@ -95,7 +95,7 @@ def _item_skipped(payload: Any) -> bool:
     return wire_type(payload) not in ITEM_TYPES
 
 
-def _tier_multiplier(model: Model, tier: Any) -> float:
+def _tier_multiplier(model: Model, tier: str | None) -> float:
     if tier == "flex":
         return 0.5
     if tier == "priority":
@@ -103,7 +103,7 @@ def _tier_multiplier(model: Model, tier: Any) -> float:
     return 1.0
 
 
-def apply_service_tier_pricing(model: Model, cost: Any, tier: Any) -> None:
+def apply_service_tier_pricing(model: Model, cost: Cost, tier: str | None) -> None:
     """Scale the four cost components for ``flex`` (x0.5) and ``priority`` (x2; x2.5 for
     ``gpt-5.5``) service tiers and recompute the total."""
     factor = _tier_multiplier(model, tier)
