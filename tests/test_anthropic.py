@@ -920,6 +920,57 @@ def test_slightly_broken_event_json_is_repaired_and_garbage_fails_clearly():
     assert text.endswith("; data={oops")
 
 
+def text_block_start(index: int = 0) -> tuple[str, Any]:
+    return (
+        "content_block_start",
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "text", "text": ""},
+        },
+    )
+
+
+def test_a_field_of_the_wrong_type_fails_naming_the_field_and_the_data():
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}}
+    text = failure(feed_all(sse_body([START, text_block_start(), ("content_block_delta", delta)])))
+    assert text.startswith(
+        "Could not parse Anthropic SSE event content_block_delta: "
+        "Expected `str | null`, got `int` - at `$.delta.text`; data={"
+    )
+
+
+def test_event_data_that_is_json_but_not_an_object_is_skipped():
+    body = sse_body(
+        [
+            START,
+            text_block_start(),
+            ("content_block_delta", "null"),
+            ("content_block_delta", "[1, 2]"),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop_delta("end_turn"),
+            STOP,
+        ]
+    )
+    events = feed_all(body)
+    assert [e.type for e in events] == ["text_start", "text_end", "done"]
+
+
+def test_an_unknown_delta_type_is_skipped_even_when_its_fields_differ():
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "future", "text": 5}}
+    body = sse_body(
+        [
+            START,
+            text_block_start(),
+            ("content_block_delta", delta),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop_delta("end_turn"),
+            STOP,
+        ]
+    )
+    assert [e.type for e in feed_all(body)] == ["text_start", "text_end", "done"]
+
+
 def test_oauth_tool_names_map_back_to_the_callers_spelling():
     body = sse_body(
         [

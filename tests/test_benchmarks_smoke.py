@@ -9,6 +9,7 @@ import pytest
 from benchmarks import __main__ as runner
 from benchmarks import (
     _ts,
+    mappers,
     soak,
     w1,
     w2,
@@ -99,6 +100,14 @@ async def test_the_soak_runs_its_mix_and_reports_memory_and_descriptors() -> Non
     assert sum(out["outcomes"].values()) == 90
     assert {"stop", "error", "aborted", "cancelled"} <= set(out["outcomes"])
     assert "RSS growth after the first checkpoint" in soak.table(out)
+
+
+def test_mapper_benchmark_feeds_every_providers_streams_to_done() -> None:
+    out = mappers.run(deltas=20, rounds=1)
+    assert set(out) == {
+        f"{name} {kind}" for name in mappers.PROVIDERS for kind in ("text", "thinking")
+    }
+    assert all(line["sse_events"] >= 20 and line["events_out"] >= 20 for line in out.values())
 
 
 def test_runner_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:

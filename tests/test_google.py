@@ -458,7 +458,7 @@ def feed_all(body: bytes, model: Model = FLASH) -> list[Any]:
     events: list[Any] = []
     try:
         for sse in [*parser.feed(body), *parser.close()]:
-            events.extend(mapper.feed(msgspec.json.decode(sse.data)))
+            events.extend(mapper.feed_data(sse.data))
         events.extend(mapper.finish())
     except ProviderError as exc:
         events.append(builder.error(str(exc)))
@@ -634,6 +634,18 @@ def test_chunks_without_candidates_or_parts_are_harmless():
     events = feed_all(body)
     assert [e.type for e in events] == ["done"]
     assert events[-1].message.usage.input == 3
+
+
+def test_a_field_of_the_wrong_type_fails_naming_the_field():
+    assert failure(feed_all(sse_body([chunk({"text": 5})]))).startswith(
+        "Could not parse Google SSE chunk: Expected `str | null`, got `int` - "
+        "at `$.candidates[0].content.parts[0].text`; data={"
+    )
+
+
+def test_chunks_that_are_json_but_not_objects_are_skipped():
+    body = sse_body(["null", [1], chunk({"text": "a"}, finish="STOP")])
+    assert feed_all(body)[-1].message.content == [TextContent(text="a")]
 
 
 # =========================================================================== replay over httpx

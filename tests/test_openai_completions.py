@@ -35,6 +35,7 @@ from pi_trio.ai import (
     complete_simple,
     open_stream,
 )
+from pi_trio.ai.providers._completions_wire import CompletionsUsage
 from pi_trio.ai.providers._openai_compat import (
     normalize_tool_call_id,
     resolve_compat,
@@ -331,6 +332,35 @@ async def test_malformed_json_chunk_is_an_error_event() -> None:
     assert message.content == [TextContent(text="before")]
 
 
+async def test_a_field_of_the_wrong_type_fails_naming_the_field() -> None:
+    body = sse_body([{"choices": [{"delta": {"tool_calls": [{"index": "0", "id": "c"}]}}]}])
+    _, message, _ = await replay(body)
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").startswith(
+        "Could not parse the chat completions stream: Expected `int | null`, got `str` - "
+        "at `$.choices[0].delta.tool_calls[0].index`; data="
+    )
+
+
+async def test_an_error_chunk_fails_with_its_message_whatever_its_other_fields() -> None:
+    body = sse_body([{"error": {"message": "boom"}, "choices": "not a list"}])
+    _, message, _ = await replay(body)
+    assert message.error_message == "boom"
+
+
+async def test_content_sent_as_a_list_of_parts_is_not_taken_as_text() -> None:
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]}]
+    body = sse_body(
+        [
+            {"choices": [{"delta": {"content": parts}}]},
+            {"choices": [{"delta": {"content": "Answer"}, "finish_reason": "stop"}]},
+        ]
+    )
+    _, message, _ = await replay(body)
+    assert message.stop_reason == "stop"
+    assert message.content == [TextContent(text="Answer")]
+
+
 async def test_null_and_non_object_chunks_are_skipped_and_choice_usage_is_read() -> None:
     _, message, _ = await replay(fixture("choice_usage.sse"))
     assert message.stop_reason == "stop"
@@ -445,19 +475,31 @@ def test_map_finish_reason(reason: str, expected: tuple[str, str | None]) -> Non
     assert map_finish_reason(reason) == expected
 
 
+def wire_usage(raw: dict[str, Any]) -> CompletionsUsage:
+    return msgspec.convert(raw, CompletionsUsage)
+
+
 def test_usage_never_goes_negative_and_prefers_prompt_tokens_details() -> None:
     model = make_model()
     usage = parse_usage(
-        {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 9}},
+        wire_usage(
+            {
+                "prompt_tokens": 5,
+                "completion_tokens": 1,
+                "prompt_tokens_details": {"cached_tokens": 9},
+            }
+        ),
         model,
     )
     assert (usage.input, usage.cache_read, usage.total_tokens) == (0, 9, 10)
     usage = parse_usage(
-        {"prompt_tokens": 10, "prompt_cache_hit_tokens": 3, "cached_tokens": 7}, model
+        wire_usage({"prompt_tokens": 10, "prompt_cache_hit_tokens": 3, "cached_tokens": 7}), model
     )
     assert usage.cache_read == 3
-    assert parse_usage({}, model) == Usage(reasoning=0, cost=Cost(total_from_provider=False))
-    assert parse_usage({"reasoning_tokens": 4}, model).reasoning == 4
+    assert parse_usage(wire_usage({}), model) == Usage(
+        reasoning=0, cost=Cost(total_from_provider=False)
+    )
+    assert parse_usage(wire_usage({"reasoning_tokens": 4}), model).reasoning == 4
 
 
 OPENROUTER = {"provider": "openrouter", "base_url": "https://openrouter.ai/api/v1"}
@@ -488,7 +530,8 @@ OPENROUTER = {"provider": "openrouter", "base_url": "https://openrouter.ai/api/v
 )
 def test_openrouter_reports_the_billed_total(raw: dict[str, Any], total: float) -> None:
     usage = parse_usage(
-        {"prompt_tokens": 1000, "completion_tokens": 10, **raw}, make_model(**OPENROUTER)
+        wire_usage({"prompt_tokens": 1000, "completion_tokens": 10, **raw}),
+        make_model(**OPENROUTER),
     )
     assert usage.cost.total == total
     assert usage.cost.total_from_provider is True
@@ -507,13 +550,15 @@ def test_openrouter_reports_the_billed_total(raw: dict[str, Any], total: float) 
     ],
 )
 def test_incomplete_openrouter_accounting_keeps_the_catalog_total(raw: dict[str, Any]) -> None:
-    usage = parse_usage({"prompt_tokens": 1000, **raw}, make_model(**OPENROUTER))
+    usage = parse_usage(wire_usage({"prompt_tokens": 1000, **raw}), make_model(**OPENROUTER))
     assert usage.cost.total == 1000 * 0.15 / 1_000_000
     assert usage.cost.total_from_provider is False
 
 
 def test_other_providers_ignore_a_reported_cost() -> None:
-    usage = parse_usage({"prompt_tokens": 1000, "cost": 1.0, "is_byok": False}, make_model())
+    usage = parse_usage(
+        wire_usage({"prompt_tokens": 1000, "cost": 1.0, "is_byok": False}), make_model()
+    )
     assert (usage.cost.total, usage.cost.total_from_provider) == (1000 * 0.15 / 1_000_000, False)
 
 

@@ -755,6 +755,51 @@ def test_reasoning_text_deltas_and_content_texts():
     assert feed_all(body)[-1].message.content[0].thinking == "raw thought"
 
 
+def test_a_field_of_the_wrong_type_fails_naming_the_field():
+    wrong = {"type": "response.output_text.delta", "output_index": "0", "delta": "x"}
+    assert failure(feed_all(sse_body([wrong]))).startswith(
+        "Could not parse OpenAI Responses SSE event: "
+        "Expected `int | null`, got `str` - at `$.output_index`; data={"
+    )
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {"id": "m", "type": "message"},
+    }
+    done = {
+        "type": "response.output_item.done",
+        "output_index": 0,
+        "item": {"id": 7, "type": "message"},
+    }
+    assert failure(feed_all(sse_body([added, done]))).startswith(
+        "Could not parse OpenAI Responses SSE event: Expected `str | null`, got `int` - at `$.id`"
+    )
+
+
+def test_data_that_is_json_but_not_an_object_is_skipped():
+    assert [e.type for e in feed_all(sse_body(["null", "42", [1], completed()]))] == ["done"]
+
+
+def test_the_reasoning_signature_is_the_item_as_sent_with_fields_the_mapper_never_reads():
+    item = {
+        "id": "rs",
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "hm"}],
+        "encrypted_content": "gAAA",
+        "future_field": {"nested": [1, "é"]},
+    }
+    body = sse_body(
+        [
+            {"type": "response.output_item.added", "output_index": 0, "item": {**item}},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            completed(),
+        ]
+    )
+    thinking = feed_all(body)[-1].message.content[0]
+    assert thinking.thinking == "hm"
+    assert msgspec.json.decode(thinking.thinking_signature) == item
+
+
 def test_malformed_event_json_fails_clearly():
     text = failure(feed_all(b"data: {nope\n\n"))
     assert text.startswith("Could not parse OpenAI Responses SSE event: ")

@@ -1,6 +1,5 @@
-"""Small pieces several providers need: the prompt-cache retention preference, the
-original runtime's short id hash, tool-call id cleaning and the error for an event whose
-JSON cannot be read."""
+"""Small pieces several providers' requests need: the prompt-cache retention preference,
+the original runtime's short id hash and tool-call id cleaning."""
 
 from __future__ import annotations
 
@@ -8,25 +7,17 @@ import os
 import re
 from typing import Final
 
-from .._errors import ProviderError
 from .._options import StreamOptions
 
-__all__ = ["cache_retention", "replace_unsafe_id_chars", "short_hash", "unparseable_event"]
+__all__ = ["cache_retention", "replace_unsafe_id_chars", "short_hash"]
 
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
-_DATA_PREVIEW: Final = 500
 
 
 def replace_unsafe_id_chars(value: str) -> str:
     """``value`` with every character other than letters, digits, ``_`` and ``-``
     replaced by ``_`` (what the providers accept in tool-call ids)."""
     return _UNSAFE_ID_CHARS.sub("_", value)
-
-
-def unparseable_event(what: str, data: str, exc: Exception) -> ProviderError:
-    """The error for an SSE event whose data is not JSON, with the start of the data."""
-    preview = data if len(data) <= _DATA_PREVIEW else data[:_DATA_PREVIEW] + "..."
-    return ProviderError(f"Could not parse {what}: {exc}; data={preview}")
 
 
 def cache_retention(options: StreamOptions) -> str:

@@ -1,8 +1,9 @@
 """Google ``GenerateContentResponse`` chunks → assistant-message events (sans-IO).
 
-Reference behaviour: reference/ai.md §7.5. ``GoogleEventMapper.feed(chunk)`` takes one
-decoded SSE chunk; ``finish()`` returns the closing events once the wire stream ended, the
-terminal one last. Text and thinking parts extend the current block while their kind stays
+Reference behaviour: reference/ai.md §7.5. ``GoogleEventMapper.feed_data(data)`` takes the
+``data:`` text of one SSE event and decodes it into a ``_google_wire`` Struct (``feed``
+takes one already decoded); ``finish()`` returns the closing events once the wire stream
+ended, the terminal one last. Chunks that are not JSON objects are skipped. Text and thinking parts extend the current block while their kind stays
 the same; a function call arrives whole (start, one delta with the full JSON, end).
 Failures inside the stream raise ``ProviderError`` with the text the user sees.
 """
@@ -17,8 +18,9 @@ import msgspec
 from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._models import calculate_cost
 from .._types import Model, now_ms
+from ._google_wire import RESPONSE_DECODER, GenerateContentResponse, Part, UsageMetadata
+from ._wire import decode_event, note_response, write_prompt_usage
 
 __all__ = ["GoogleEventMapper"]
 
@@ -28,8 +30,8 @@ _STOP_REASONS: Final = {"STOP": "stop", "MAX_TOKENS": "length"}
 _CALL_COUNTER: Final = itertools.count(1)
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _not_object(payload: Any) -> bool:
+    return not isinstance(payload, dict)
 
 
 class GoogleEventMapper:
@@ -44,47 +46,38 @@ class GoogleEventMapper:
         self._call_ids: set[str] = set()
         self._failure: str | None = None
 
-    def feed(self, chunk: Any) -> list[AssistantMessageEvent]:
-        if not isinstance(chunk, dict):
+    def feed_data(self, data: str) -> list[AssistantMessageEvent]:
+        """Feed the ``data`` text of one SSE event (a JSON chunk; ``[DONE]`` is skipped)."""
+        if not data.strip() or data == "[DONE]":
             return []
-        error = chunk.get("error")
+        chunk = decode_event(RESPONSE_DECODER, data, "Google SSE chunk", _not_object)
+        return [] if chunk is None else self.feed(chunk)
+
+    def feed(self, chunk: GenerateContentResponse) -> list[AssistantMessageEvent]:
+        error = chunk.error
         if isinstance(error, dict):
             code = error.get("code")
             message = error.get("message") or msgspec.json.encode(error).decode()
             raise ProviderError(f"{code} {message}" if code is not None else str(message))
         out = self.builder.message
-        if out.response_id is None and isinstance(chunk.get("responseId"), str):
-            out.response_id = chunk["responseId"]
-        version = chunk.get("modelVersion")
-        if (
-            out.response_model is None
-            and isinstance(version, str)
-            and version
-            and version != self.model.id
-        ):
-            out.response_model = version
+        note_response(out, self.model, chunk.response_id, chunk.model_version)
         events: list[AssistantMessageEvent] = []
-        candidates = chunk.get("candidates")
-        candidate = candidates[0] if isinstance(candidates, list) and candidates else None
-        if isinstance(candidate, dict):
-            content = candidate.get("content")
-            parts = content.get("parts") if isinstance(content, dict) else None
-            for part in parts if isinstance(parts, list) else ():
-                if isinstance(part, dict):
-                    self._part(part, events)
-            reason = candidate.get("finishReason")
-            if isinstance(reason, str):
-                self._finish_reason(reason, candidate.get("finishMessage"))
+        candidates = chunk.candidates
+        if candidates:
+            candidate = candidates[0]
+            content = candidate.content
+            for part in (content.parts if content is not None else None) or ():
+                self._part(part, events)
+            if candidate.finish_reason is not None:
+                self._finish_reason(candidate.finish_reason, candidate.finish_message)
         else:
-            feedback = chunk.get("promptFeedback")
-            block_reason = feedback.get("blockReason") if isinstance(feedback, dict) else None
-            if isinstance(block_reason, str):
-                out.raw_stop_reason = block_reason
+            feedback = chunk.prompt_feedback
+            if feedback is not None and feedback.block_reason is not None:
+                out.raw_stop_reason = feedback.block_reason
                 out.stop_reason = "error"
-                self._failure = f"Prompt blocked: {block_reason}"
-        usage = chunk.get("usageMetadata")
-        if isinstance(usage, dict):
-            self._usage(usage)
+                self._failure = f"Prompt blocked: {feedback.block_reason}"
+        if chunk.usage_metadata is not None:
+            self._usage(chunk.usage_metadata)
         return events
 
     def finish(self) -> list[AssistantMessageEvent]:
@@ -107,12 +100,12 @@ class GoogleEventMapper:
             return [self.builder.thinking_end(self._index, thinking_signature=signature)]
         return []
 
-    def _part(self, part: dict[str, Any], events: list[AssistantMessageEvent]) -> None:
+    def _part(self, part: Part, events: list[AssistantMessageEvent]) -> None:
         b = self.builder
-        text = part.get("text")
-        signature = part.get("thoughtSignature")
-        if isinstance(text, str):
-            kind = "thinking" if part.get("thought") is True else "text"
+        text = part.text
+        signature = part.thought_signature
+        if text is not None:
+            kind = "thinking" if part.thought is True else "text"
             if self._kind != kind:
                 events.extend(self._end_block())
                 start = b.thinking_start() if kind == "thinking" else b.text_start()
@@ -124,23 +117,18 @@ class GoogleEventMapper:
                     events.append(b.thinking_delta(self._index, text))
                 else:
                     events.append(b.text_delta(self._index, text))
-            if isinstance(signature, str) and signature:
+            if signature:
                 self._signature = signature
-        call = part.get("functionCall")
-        if isinstance(call, dict):
+        call = part.function_call
+        if call is not None:
             events.extend(self._end_block())
-            name = str(call.get("name") or "")
-            call_id = call.get("id")
-            if not isinstance(call_id, str) or not call_id or call_id in self._call_ids:
+            name = call.name or ""
+            call_id = call.id
+            if not call_id or call_id in self._call_ids:
                 call_id = f"{name}_{now_ms()}_{next(_CALL_COUNTER)}"
             self._call_ids.add(call_id)
-            args = call.get("args")
-            arguments = args if isinstance(args, dict) else {}
-            start_c = b.toolcall_start(
-                call_id,
-                name,
-                thought_signature=signature if isinstance(signature, str) and signature else None,
-            )
+            arguments = {} if call.args is None else call.args
+            start_c = b.toolcall_start(call_id, name, thought_signature=signature or None)
             events.append(start_c)
             events.append(
                 b.toolcall_delta(start_c.content_index, msgspec.json.encode(arguments).decode())
@@ -149,7 +137,7 @@ class GoogleEventMapper:
 
     # ------------------------------------------------------------------ stop and usage
 
-    def _finish_reason(self, reason: str, finish_message: Any) -> None:
+    def _finish_reason(self, reason: str, finish_message: str | None) -> None:
         out = self.builder.message
         out.raw_stop_reason = reason
         mapped = _STOP_REASONS.get(reason, "error")
@@ -157,22 +145,18 @@ class GoogleEventMapper:
         if self.builder.tool_call_count:
             mapped = "toolUse"
         elif mapped == "error":
-            detail = (
-                f": {finish_message}" if isinstance(finish_message, str) and finish_message else ""
-            )
+            detail = f": {finish_message}" if finish_message else ""
             self._failure = f"Provider finish_reason: {reason}{detail}"
         out.stop_reason = mapped  # type: ignore[assignment]
 
-    def _usage(self, usage: dict[str, Any]) -> None:
-        u = self.builder.message.usage
-        prompt = _count(usage.get("promptTokenCount"))
-        cached = _count(usage.get("cachedContentTokenCount"))
-        thoughts = usage.get("thoughtsTokenCount")
-        u.input = max(0, prompt - cached)
-        u.output = _count(usage.get("candidatesTokenCount")) + _count(thoughts)
-        u.cache_read = cached
-        u.cache_write = 0
-        if isinstance(thoughts, int):
-            u.reasoning = thoughts
-        u.total_tokens = _count(usage.get("totalTokenCount"))
-        calculate_cost(self.model, u)
+    def _usage(self, usage: UsageMetadata) -> None:
+        thoughts = usage.thoughts_token_count
+        write_prompt_usage(
+            self.builder.message.usage,
+            self.model,
+            prompt=usage.prompt_token_count or 0,
+            output=(usage.candidates_token_count or 0) + (thoughts or 0),
+            cache_read=usage.cached_content_token_count or 0,
+            reasoning=thoughts,
+            total=usage.total_token_count or 0,
+        )

@@ -6,43 +6,35 @@ import math
 from typing import Any
 
 from .._jsnum import js_number
-from .._models import calculate_cost
 from .._types import Model, Usage
+from ._completions_wire import CompletionsUsage
+from ._wire import write_prompt_usage
 
 __all__ = ["apply_openrouter_cost", "parse_usage"]
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
+def parse_usage(raw: CompletionsUsage, model: Model) -> Usage:
     """Usage of a chunk: prompt tokens minus cache reads and writes are ``input``;
-    ``completion_tokens`` (reasoning included) are ``output``; cost computed."""
-    prompt = _int(raw.get("prompt_tokens"))
-    details = raw.get("prompt_tokens_details")
-    details = details if isinstance(details, dict) else {}
-    cache_read: Any = details.get("cached_tokens")
+    ``completion_tokens`` (reasoning included) are ``output``; cost computed, and replaced
+    by the billed total where OpenRouter reports one."""
+    details = raw.prompt_tokens_details
+    cache_read = details.cached_tokens if details is not None else None
     if cache_read is None:
-        cache_read = raw.get("prompt_cache_hit_tokens")
+        cache_read = raw.prompt_cache_hit_tokens
     if cache_read is None:
-        cache_read = raw.get("cached_tokens")
-    cache_read = _int(cache_read)
-    cache_write = _int(details.get("cache_write_tokens"))
-    completion = raw.get("completion_tokens_details")
-    completion = completion if isinstance(completion, dict) else {}
-    reasoning = _int(completion.get("reasoning_tokens")) or _int(raw.get("reasoning_tokens"))
-    output = _int(raw.get("completion_tokens"))
-    input_tokens = max(0, prompt - cache_read - cache_write)
-    usage = Usage(
-        input=input_tokens,
-        output=output,
-        cache_read=cache_read,
-        cache_write=cache_write,
-        reasoning=reasoning,
-        total_tokens=input_tokens + output + cache_read + cache_write,
+        cache_read = raw.cached_tokens
+    completion = raw.completion_tokens_details
+    reasoning = completion.reasoning_tokens if completion is not None else None
+    usage = Usage()
+    write_prompt_usage(
+        usage,
+        model,
+        prompt=raw.prompt_tokens or 0,
+        output=raw.completion_tokens or 0,
+        cache_read=cache_read or 0,
+        cache_write=(details.cache_write_tokens or 0) if details is not None else 0,
+        reasoning=reasoning or raw.reasoning_tokens or 0,
     )
-    calculate_cost(model, usage)
     if model.provider == "openrouter" or "openrouter.ai" in model.base_url:
         apply_openrouter_cost(usage, raw)
     return usage
@@ -53,15 +45,15 @@ def _amount(value: Any) -> float | None:
     return float(value) if valid and math.isfinite(value) and value >= 0 else None
 
 
-def apply_openrouter_cost(usage: Usage, raw: dict[str, Any]) -> None:
+def apply_openrouter_cost(usage: Usage, raw: CompletionsUsage) -> None:
     """Replace the catalog total with the amount OpenRouter billed (``usage.cost``), when
     the chunk reports complete, valid accounting; a BYOK request adds the upstream cost."""
-    billed = _amount(raw.get("cost"))
+    billed = _amount(raw.cost)
     if billed is None:
         return
-    byok = raw.get("is_byok")
+    byok = raw.is_byok
     if byok is True:
-        details = raw.get("cost_details")
+        details = raw.cost_details
         if not isinstance(details, dict):
             return
         upstream = details.get("upstream_inference_cost")

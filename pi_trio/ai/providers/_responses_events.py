@@ -1,15 +1,16 @@
 """OpenAI Responses stream events → assistant-message events (sans-IO, reference/ai.md §7.4).
 
-``ResponsesEventMapper.feed(event)`` takes one decoded event (the JSON object of an SSE
-``data:`` line, discriminated by its ``type``); ``finish()`` returns the terminal event once
-the wire stream ended. Output items are tracked by ``output_index``, so items that finish
-out of order are handled. Unknown event types are skipped. Failures raise
-``ProviderError`` with the text the user sees.
+``ResponsesEventMapper.feed_data(data)`` takes the ``data:`` text of one SSE event, decodes
+it into a ``_responses_wire`` Struct (a tagged union on the event's ``type``) and returns the
+events to send; ``finish()`` returns the terminal event once the wire stream ended. Output
+items are tracked by ``output_index``, so items that finish out of order are handled.
+Unknown event and item types are skipped. Failures raise ``ProviderError`` with the text
+the user sees.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -17,12 +18,37 @@ from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
-from .._models import calculate_cost
 from .._streaming_json import parse_tool_call_arguments
-from .._types import Model
-from ._common import unparseable_event
+from .._types import Cost, Model
 from ._http import UNKNOWN_ERROR_TEXT
 from ._responses_shared import encode_text_signature
+from ._responses_wire import (
+    EVENT_DECODER,
+    EVENT_TYPES,
+    ITEM_DECODER,
+    ITEM_TYPES,
+    DeltaEvent,
+    ErrorEvent,
+    FunctionCallArgumentsDelta,
+    FunctionCallArgumentsDone,
+    FunctionCallItem,
+    MessageItem,
+    OutputItemAdded,
+    OutputItemDone,
+    OutputTextDelta,
+    ReasoningItem,
+    ReasoningSummaryPartDone,
+    ReasoningSummaryTextDelta,
+    ReasoningTextDelta,
+    RefusalDelta,
+    Response,
+    ResponseCompleted,
+    ResponseCreated,
+    ResponseFailed,
+    ResponseIncomplete,
+    TextPart,
+)
+from ._wire import decode_event, note_response, wire_type, write_prompt_usage
 
 __all__ = [
     "ENDED_BEFORE_TERMINAL",
@@ -31,6 +57,8 @@ __all__ = [
 ]
 
 ENDED_BEFORE_TERMINAL: Final = "OpenAI Responses stream ended before a terminal response event"
+
+_WHAT: Final = "OpenAI Responses SSE event"
 
 _STATUS: Final = {
     "completed": "stop",
@@ -42,7 +70,32 @@ _STATUS: Final = {
 }
 
 
-def _tier_multiplier(model: Model, tier: Any) -> float:
+# The kind of slot each delta event extends. Deltas are most of a stream, so they are
+# routed by their exact type (one lookup) before the ``match`` of the other events: there,
+# each case that does not match costs ~0.15 us on a msgspec Struct (CPython 3.11).
+_DELTA_SLOTS: Final[dict[type, str]] = {
+    OutputTextDelta: "text",
+    FunctionCallArgumentsDelta: "toolCall",
+    ReasoningSummaryTextDelta: "thinking",
+    ReasoningTextDelta: "thinking",
+    RefusalDelta: "text",
+}
+
+
+def _skipped(payload: Any) -> bool:
+    """For data that does not fit its Struct: whether it is something the mapper ignores
+    (not an object; an event or output item type it does not know)."""
+    kind = wire_type(payload)
+    if kind == "response.output_item.added":
+        return wire_type(payload.get("item")) not in ITEM_TYPES
+    return kind not in EVENT_TYPES
+
+
+def _item_skipped(payload: Any) -> bool:
+    return wire_type(payload) not in ITEM_TYPES
+
+
+def _tier_multiplier(model: Model, tier: str | None) -> float:
     if tier == "flex":
         return 0.5
     if tier == "priority":
@@ -50,7 +103,7 @@ def _tier_multiplier(model: Model, tier: Any) -> float:
     return 1.0
 
 
-def apply_service_tier_pricing(model: Model, cost: Any, tier: Any) -> None:
+def apply_service_tier_pricing(model: Model, cost: Cost, tier: str | None) -> None:
     """Scale the four cost components for ``flex`` (x0.5) and ``priority`` (x2; x2.5 for
     ``gpt-5.5``) service tiers and recompute the total."""
     factor = _tier_multiplier(model, tier)
@@ -61,10 +114,6 @@ def apply_service_tier_pricing(model: Model, cost: Any, tier: Any) -> None:
     cost.cache_read *= factor
     cost.cache_write *= factor
     cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class _Slot:
@@ -96,42 +145,29 @@ class ResponsesEventMapper:
         """Feed the ``data`` text of one SSE event (JSON; ``[DONE]`` is skipped)."""
         if not data.strip() or data == "[DONE]":
             return []
-        try:
-            event = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            raise unparseable_event("OpenAI Responses SSE event", data, exc) from exc
-        return self.feed(event)
-
-    def feed(self, event: Any) -> list[AssistantMessageEvent]:
-        if not isinstance(event, dict):
-            return []
-        kind = event.get("type")
-        if kind == "response.output_item.added":
-            return self._item_added(event)
-        if kind in (
-            "response.reasoning_summary_text.delta",
-            "response.reasoning_text.delta",
-        ):
-            return self._delta(event, "thinking", str(event.get("delta") or ""))
-        if kind == "response.reasoning_summary_part.done":
-            return self._delta(event, "thinking", "\n\n")
-        if kind in ("response.output_text.delta", "response.refusal.delta"):
-            return self._delta(event, "text", str(event.get("delta") or ""))
-        if kind == "response.function_call_arguments.delta":
-            return self._delta(event, "toolCall", str(event.get("delta") or ""))
-        if kind == "response.function_call_arguments.done":
-            return self._arguments_done(event)
-        if kind == "response.output_item.done":
-            return self._item_done(event)
-        if kind == "response.created":
-            self._response_info(event.get("response"))
-            return []
-        if kind in ("response.completed", "response.incomplete"):
-            return self._completed(event.get("response"))
-        if kind == "response.failed":
-            raise ProviderError(_failed_text(event.get("response")))
-        if kind == "error":
-            raise ProviderError(f"Error Code {event.get('code')}: {event.get('message')}")
+        event = decode_event(EVENT_DECODER, data, _WHAT, _skipped)
+        kind = _DELTA_SLOTS.get(type(event))
+        if kind is not None:
+            delta = cast(DeltaEvent, event)
+            return self._delta(delta.output_index, kind, delta.delta)
+        match event:
+            case ReasoningSummaryPartDone():
+                return self._delta(event.output_index, "thinking", "\n\n")
+            case OutputItemAdded():
+                return self._item_added(event)
+            case FunctionCallArgumentsDone():
+                return self._arguments_done(event)
+            case OutputItemDone():
+                return self._item_done(event)
+            case ResponseCreated(response=response):
+                if response is not None:
+                    self._response_info(response)
+            case ResponseCompleted(response=response) | ResponseIncomplete(response=response):
+                return self._completed(response or Response())
+            case ResponseFailed(response=response):
+                raise ProviderError(_failed_text(response or Response()))
+            case ErrorEvent(code=code, message=message):
+                raise ProviderError(f"Error Code {code}: {message}")
         return []
 
     def finish(self) -> AssistantMessageEvent:
@@ -144,110 +180,94 @@ class ResponsesEventMapper:
 
     # ------------------------------------------------------------------ response
 
-    def _response_info(self, response: Any) -> None:
-        if not isinstance(response, dict):
-            return
-        out = self.builder.message
-        if isinstance(response.get("id"), str) and out.response_id is None:
-            out.response_id = response["id"]
-        reported = response.get("model")
-        if isinstance(reported, str) and reported and reported != self.model.id:
-            out.response_model = reported
+    def _response_info(self, response: Response) -> None:
+        note_response(self.builder.message, self.model, response.id, response.model)
 
-    def _completed(self, response: Any) -> list[AssistantMessageEvent]:
+    def _completed(self, response: Response) -> list[AssistantMessageEvent]:
         self._terminal = True
-        if not isinstance(response, dict):
-            response = {}
         self._response_info(response)
         events = self.builder.end_open_blocks()
         out = self.builder.message
-        usage = response.get("usage")
-        if isinstance(usage, dict):
-            details = usage.get("input_tokens_details") or {}
-            cache_read = _count(details.get("cached_tokens"))
-            cache_write = _count(details.get("cache_write_tokens"))
-            u = out.usage
-            u.input = max(0, _count(usage.get("input_tokens")) - cache_read - cache_write)
-            u.output = _count(usage.get("output_tokens"))
-            u.cache_read = cache_read
-            u.cache_write = cache_write
-            reasoning = (usage.get("output_tokens_details") or {}).get("reasoning_tokens")
-            if isinstance(reasoning, int):
-                u.reasoning = reasoning
-            u.total_tokens = _count(usage.get("total_tokens"))
-            calculate_cost(self.model, u)
-            tier = response.get("service_tier") or self.service_tier
-            apply_service_tier_pricing(self.model, u.cost, tier)
-        status = response.get("status")
-        if isinstance(status, str):
+        usage = response.usage
+        if usage is not None:
+            cached = usage.input_tokens_details
+            details = usage.output_tokens_details
+            write_prompt_usage(
+                out.usage,
+                self.model,
+                prompt=usage.input_tokens or 0,
+                output=usage.output_tokens or 0,
+                cache_read=(cached.cached_tokens or 0) if cached else 0,
+                cache_write=(cached.cache_write_tokens or 0) if cached else 0,
+                reasoning=details.reasoning_tokens if details else None,
+                total=usage.total_tokens or 0,
+            )
+            tier = response.service_tier or self.service_tier
+            apply_service_tier_pricing(self.model, out.usage.cost, tier)
+        status = response.status
+        if status is not None:
             out.raw_stop_reason = status
-        stop = _STATUS.get(status, "stop") if isinstance(status, str) else "stop"
+        stop = "stop" if status is None else _STATUS.get(status, "stop")
         if stop == "stop" and self.builder.tool_call_count:
             stop = "toolUse"
         out.stop_reason = stop  # type: ignore[assignment]
         if stop == "error":
-            self._failure = (
-                _failed_text(response) if response.get("error") else (UNKNOWN_ERROR_TEXT)
-            )
+            self._failure = _error_text(response) or UNKNOWN_ERROR_TEXT
         return events
 
     # ------------------------------------------------------------------ items
 
-    def _slot(self, event: dict[str, Any], kind: str) -> _Slot | None:
-        index = event.get("output_index")
-        slot = self._slots.get(index if isinstance(index, int) else self._last_slot)  # type: ignore[arg-type]
+    def _slot(self, index: int | None, kind: str) -> _Slot | None:
+        slot = self._slots.get(self._last_slot if index is None else index)  # type: ignore[arg-type]
         return slot if slot is not None and slot.kind == kind else None
 
-    def _item_added(self, event: dict[str, Any]) -> list[AssistantMessageEvent]:
-        item = event.get("item")
-        if not isinstance(item, dict):
+    def _delta(
+        self, index: int | None, kind: str, delta: str | None
+    ) -> list[AssistantMessageEvent]:
+        slot = self._slot(index, kind)
+        if slot is None:
             return []
-        index = event.get("output_index")
-        if not isinstance(index, int):
+        b = self.builder
+        text = delta or ""
+        if kind == "text":
+            return [b.text_delta(slot.index, text)]
+        if kind == "thinking":
+            return [b.thinking_delta(slot.index, text)]
+        slot.arguments.append(text)
+        return [b.toolcall_delta(slot.index, text)]
+
+    def _item_added(self, event: OutputItemAdded) -> list[AssistantMessageEvent]:
+        index = event.output_index
+        if index is None:
             index = len(self._slots) if self._last_slot is None else self._last_slot + 1
         b = self.builder
-        item_type = item.get("type")
         events: list[AssistantMessageEvent] = []
-        if item_type == "reasoning":
-            start = b.thinking_start()
-            slot = _Slot("thinking", start.content_index)
-            events.append(start)
-        elif item_type == "message":
-            start_t = b.text_start()
-            slot = _Slot("text", start_t.content_index)
-            events.append(start_t)
-        elif item_type == "function_call":
-            call_id = str(item.get("call_id") or "")
-            item_id = str(item.get("id") or "")
-            start_c = b.toolcall_start(f"{call_id}|{item_id}", str(item.get("name") or ""))
-            slot = _Slot("toolCall", start_c.content_index)
-            events.append(start_c)
-            initial = item.get("arguments")
-            if isinstance(initial, str) and initial:
-                slot.arguments.append(initial)
-                events.append(b.toolcall_delta(slot.index, initial))
-        else:
-            return []  # built-in tool calls and other item types are not message content
+        match event.item:
+            case ReasoningItem():
+                start = b.thinking_start()
+                slot = _Slot("thinking", start.content_index)
+                events.append(start)
+            case MessageItem():
+                start_t = b.text_start()
+                slot = _Slot("text", start_t.content_index)
+                events.append(start_t)
+            case FunctionCallItem(id=item_id, call_id=call_id, name=name, arguments=initial):
+                start_c = b.toolcall_start(f"{call_id or ''}|{item_id or ''}", name or "")
+                slot = _Slot("toolCall", start_c.content_index)
+                events.append(start_c)
+                if initial:
+                    slot.arguments.append(initial)
+                    events.append(b.toolcall_delta(slot.index, initial))
+            case _:
+                return []
         self._slots[index] = slot
         self._last_slot = index
         return events
 
-    def _delta(self, event: dict[str, Any], kind: str, delta: str) -> list[AssistantMessageEvent]:
-        slot = self._slot(event, kind)
-        if slot is None:
-            return []
-        b = self.builder
-        if kind == "thinking":
-            return [b.thinking_delta(slot.index, delta)]
-        if kind == "text":
-            return [b.text_delta(slot.index, delta)]
-        slot.arguments.append(delta)
-        return [b.toolcall_delta(slot.index, delta)]
-
-    def _arguments_done(self, event: dict[str, Any]) -> list[AssistantMessageEvent]:
-        slot = self._slot(event, "toolCall")
-        final = event.get("arguments")
-        if slot is None or not isinstance(final, str):
+    def _arguments_done(self, event: FunctionCallArgumentsDone) -> list[AssistantMessageEvent]:
+        slot = self._slot(event.output_index, "toolCall")
+        final = event.arguments
+        if slot is None or final is None:
             return []
         streamed = "".join(slot.arguments)
         slot.arguments[:] = [streamed]
@@ -260,73 +280,77 @@ class ResponsesEventMapper:
             self.builder.tool_call(slot.index).set_final(parse_streaming_json(final))
         return []
 
-    def _item_done(self, event: dict[str, Any]) -> list[AssistantMessageEvent]:
-        item = event.get("item")
-        index = event.get("output_index")
-        if not isinstance(item, dict):
-            return []
-        if not isinstance(index, int):
-            index = self._last_slot
-        slot = self._slots.pop(index, None)  # type: ignore[arg-type]
+    def _item_done(self, event: OutputItemDone) -> list[AssistantMessageEvent]:
+        index = self._last_slot if event.output_index is None else event.output_index
+        slot = self._slots.get(index)  # type: ignore[arg-type]
         if slot is None:
             return []
+        raw = bytes(event.item)
+        item = decode_event(ITEM_DECODER, raw.decode(), _WHAT, _item_skipped)
+        if item is None:
+            return []
+        del self._slots[index]  # type: ignore[arg-type]
         b = self.builder
-        if slot.kind == "thinking":
-            signature = msgspec.json.encode(item).decode()
-            return [
-                b.thinking_end(
-                    slot.index, thinking_signature=signature, thinking=_reasoning_text(item)
-                )
-            ]
+        match slot.kind, item:
+            case "thinking", ReasoningItem():
+                # the whole item, as the API sent it, is what a later request replays
+                signature = msgspec.json.encode(msgspec.json.decode(raw)).decode()
+                text = _reasoning_text(item)
+                return [b.thinking_end(slot.index, thinking_signature=signature, thinking=text)]
+            case "text", MessageItem(id=item_id, phase=phase):
+                signature = encode_text_signature(item_id or "", phase)
+                return [b.text_end(slot.index, text_signature=signature, text=_message_text(item))]
+            case "toolCall", FunctionCallItem(arguments=initial):
+                parsed = parse_tool_call_arguments("".join(slot.arguments) or initial or "")
+                return [
+                    b.toolcall_end(
+                        slot.index,
+                        arguments=parsed.arguments,
+                        arguments_error=parsed.arguments_error,
+                    )
+                ]
+        # an item of another type than the one added at this index: end the block as is
         if slot.kind == "text":
-            signature = encode_text_signature(str(item.get("id") or ""), item.get("phase"))
-            return [b.text_end(slot.index, text_signature=signature, text=_message_text(item))]
-        initial = item.get("arguments")
-        text = "".join(slot.arguments) or (initial if isinstance(initial, str) else "")
-        parsed = parse_tool_call_arguments(text)
-        return [
-            b.toolcall_end(
-                slot.index, arguments=parsed.arguments, arguments_error=parsed.arguments_error
-            )
-        ]
+            return [b.text_end(slot.index)]
+        if slot.kind == "thinking":
+            return [b.thinking_end(slot.index)]
+        return [b.toolcall_end(slot.index)]
 
 
-def _reasoning_text(item: dict[str, Any]) -> str | None:
-    summary = [part.get("text") for part in item.get("summary") or () if isinstance(part, dict)]
-    texts = [t for t in summary if isinstance(t, str) and t]
-    if texts:
-        return "\n\n".join(texts)
-    content = [part.get("text") for part in item.get("content") or () if isinstance(part, dict)]
-    texts = [t for t in content if isinstance(t, str) and t]
-    if texts:
-        return "\n\n".join(texts)
-    return None
+def _joined(parts: list[TextPart] | None) -> str | None:
+    texts = [part.text for part in parts or () if part.text]
+    return "\n\n".join(texts) if texts else None
 
 
-def _message_text(item: dict[str, Any]) -> str | None:
-    parts = item.get("content")
-    if not isinstance(parts, list) or not parts:
+def _reasoning_text(item: ReasoningItem) -> str | None:
+    summary = _joined(item.summary)
+    return summary if summary is not None else _joined(item.content)
+
+
+def _message_text(item: MessageItem) -> str | None:
+    if not item.content:
         return None
     texts: list[str] = []
-    for part in parts:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "output_text" and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-            texts.append(part["refusal"])
+    for part in item.content:
+        if part.type == "output_text" and part.text is not None:
+            texts.append(part.text)
+        elif part.type == "refusal" and part.refusal is not None:
+            texts.append(part.refusal)
     return "".join(texts)
 
 
-def _failed_text(response: Any) -> str:
-    if not isinstance(response, dict):
-        response = {}
-    error = response.get("error")
-    if isinstance(error, dict) and error:
-        code = error.get("code") or "unknown"
-        message = error.get("message") or "no message"
-        return f"{code}: {message}"
-    details = response.get("incomplete_details")
-    if isinstance(details, dict) and details.get("reason"):
-        return f"incomplete: {details['reason']}"
+def _error_text(response: Response) -> str | None:
+    error = response.error
+    if error is None or not (error.code or error.message):
+        return None
+    return f"{error.code or 'unknown'}: {error.message or 'no message'}"
+
+
+def _failed_text(response: Response) -> str:
+    text = _error_text(response)
+    if text is not None:
+        return text
+    details = response.incomplete_details
+    if details is not None and details.reason:
+        return f"incomplete: {details.reason}"
     return "Unknown error (no error details in response)"

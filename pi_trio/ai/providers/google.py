@@ -19,7 +19,6 @@ from .._options import StreamOptions
 from .._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
-from ._common import unparseable_event
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body, google_thinking_config
 from ._http import ProviderRun, run_provider
@@ -38,13 +37,6 @@ def google_url(model: Model) -> str:
     return f"{model.base_url.rstrip('/')}/models/{model.id}:streamGenerateContent?alt=sse"
 
 
-def _decode(data: str) -> Any:
-    try:
-        return msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise unparseable_event("Google SSE chunk", data, exc) from exc
-
-
 async def _stream(run: ProviderRun, context: Context) -> None:
     model = run.model
     api_key = run.api_key()
@@ -58,8 +50,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         await run.emit(run.builder.start())
         async for batch in sse:
             for event in batch:
-                if event.data.strip() and event.data != "[DONE]":
-                    await run.emit_all(mapper.feed(_decode(event.data)))
+                await run.emit_all(mapper.feed_data(event.data))
     await run.emit_all(mapper.finish())
 
 
