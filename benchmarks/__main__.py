@@ -201,6 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--json", action="store_true", help="print one summary JSON line per workload"
     )
+    parser.add_argument(
+        "--ts-dir",
+        type=Path,
+        help="with --paired: an installed original (a folder holding node_modules, pi 0.73 "
+        "or 1.x) instead of installing 0.73.1 into benchmarks/.cache/ts",
+    )
     args = parser.parse_args(argv)
     present = available()
     chosen = [w.upper() for w in args.workloads] or present
@@ -211,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--runs must be at least 1, got {args.runs}")
     ts_dir = None
     if args.paired:
-        ts_dir, message = _ts.prepare()
+        ts_dir, message = _ts.prepare(given=args.ts_dir)
         print(message, file=sys.stderr, flush=True)
     summaries = []
     failed = []
