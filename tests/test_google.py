@@ -244,14 +244,14 @@ def test_model_turns_replay_signed_parts_of_the_same_model_only():
     }
 
 
-def test_signatures_of_another_model_are_not_replayed_and_its_thinking_is_text():
+def test_signatures_of_another_model_are_not_replayed_and_its_thinking_is_dropped():
     message = assistant(
         ThinkingContent(thinking="plan", thinking_signature=SIG),
         TextContent(text="a", text_signature=SIG),
         model=PRO,
     )
     parts = body_of(FLASH, ctx(UserMessage(content="q"), message))["contents"][1]["parts"]
-    assert parts == [{"text": "plan"}, {"text": "a"}]
+    assert parts == [{"text": "a"}]
 
 
 def test_thought_signature_validation():

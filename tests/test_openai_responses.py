@@ -173,7 +173,8 @@ def test_text_signatures_round_trip_v1_json_and_accept_legacy_ids():
         "final_answer",
     )
     assert parse_text_signature("msg_legacy") == ("msg_legacy", None)
-    assert parse_text_signature('{"v":2,"id":"x"}') is None
+    # as pi 1.6: a signature that is not v1 JSON is a legacy id, whole
+    assert parse_text_signature('{"v":2,"id":"x"}') == ('{"v":2,"id":"x"}', None)
     assert parse_text_signature(None) is None
 
 
@@ -346,11 +347,12 @@ def test_same_model_assistant_turns_replay_reasoning_items_text_ids_and_calls():
         "id": "msg_a",
         "phase": "commentary",
     }
+    # a text without an id is named after its message and its place among the texts
     assert [item.get("id") for item in items[1:5]] == [
         "msg_a",
         "msg_legacy",
-        "msg_pi_1",
-        "msg_pi_1_1",
+        "msg_pi_1_2",
+        "msg_pi_1_3",
     ]
     assert items[5] == {
         "type": "function_call",
@@ -507,7 +509,7 @@ def test_text_stream_maps_to_text_events_with_a_v1_signature():
         )
     ]
     assert message.response_id == "resp_0a1b2c"
-    assert message.response_model == "gpt-5.4-2026-03-05"
+    assert message.response_model is None  # pi 1.6 records it for Anthropic and Completions only
     assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (37, 11, 48)
     assert message.usage.reasoning == 0
     assert message.raw_stop_reason == "completed"
@@ -570,12 +572,25 @@ def test_flex_tier_halves_the_cost_and_gpt55_priority_is_two_and_a_half():
 
 @pytest.mark.parametrize(
     ("status", "reason"),
-    [("completed", "stop"), ("incomplete", "length"), ("in_progress", "stop"), ("queued", "stop")],
+    [("completed", "stop"), ("in_progress", "stop"), ("queued", "stop")],
 )
 def test_response_status_maps_to_the_stop_reason(status, reason):
     events = feed_all(sse_body([completed(status)]))
     assert events[-1].type == "done"
     assert events[-1].reason == reason
+
+
+def test_incomplete_is_length_only_for_max_output_tokens():
+    cut = completed("incomplete", incomplete_details={"reason": "max_output_tokens"})
+    events = feed_all(sse_body([cut]))
+    assert events[-1].reason == "length"
+    assert events[-1].message.raw_stop_reason == "incomplete.max_output_tokens"
+    filtered = feed_all(sse_body([completed("incomplete", incomplete_details={"reason": "x"})]))
+    assert failure(filtered) == "Response incomplete: x"
+    assert filtered[-1].error.raw_stop_reason == "incomplete.x"
+    assert failure(feed_all(sse_body([completed("incomplete")]))) == (
+        "Response incomplete without a provider reason"
+    )
 
 
 def test_incomplete_response_keeps_the_text_and_stops_for_length():

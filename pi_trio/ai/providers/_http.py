@@ -93,6 +93,7 @@ from ._sse_stream import SSEStream
 __all__ = [
     "AUTH_HEADERS",
     "ERROR_BODY_LIMIT",
+    "ErrorText",
     "ERROR_BODY_READ_LIMIT",
     "ProviderRun",
     "SSEEvent",
@@ -113,6 +114,10 @@ __all__ = [
 ]
 
 P = ParamSpec("P")
+
+ErrorText = Callable[[int, str, str, bool], str]
+"""``(status, reason_phrase, body, more) -> text`` of a failed HTTP status; ``more``: the
+body went on past what was read."""
 
 # Headers that authenticate a request: their values are secrets, and a request that
 # already carries one needs no API key.
@@ -277,13 +282,17 @@ class ProviderRun:
         payload: Any,
         *,
         error_message: Callable[[str], str | None] = provider_error_message,
+        error_text: ErrorText | None = None,
+        retry_status: Callable[[int, str], bool] | None = None,
     ) -> AbstractAsyncContextManager[SSEStream]:
         """``async with run.open_sse(url, headers, payload) as sse:`` — POST ``payload`` as
         JSON (retrying as described in the module docstring), call ``on_response``, and
         yield an ``SSEStream`` over the body. Statuses >= 400 raise ``ProviderError`` with
-        ``format_http_error(status, body, error_message(body))``. Leaving the block closes
-        the response."""
-        return _open_sse(self, url, headers, payload, error_message)
+        ``format_http_error(status, body, error_message(body))``, or ``error_text(status,
+        reason_phrase, body, more)`` for a provider that words them its own way;
+        ``retry_status(status, body)`` replaces the rule for which of them are retried.
+        Leaving the block closes the response."""
+        return _open_sse(self, url, headers, payload, error_message, error_text, retry_status)
 
 
 async def run_provider(
@@ -324,6 +333,8 @@ async def _open_sse(
     headers: Mapping[str, str],
     payload: Any,
     error_message: Callable[[str], str | None],
+    error_text: ErrorText | None,
+    retry_status: Callable[[int, str], bool] | None,
 ) -> AsyncIterator[SSEStream]:
     options = run.options
     for name, value in headers.items():
@@ -376,13 +387,20 @@ async def _open_sse(
                 with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
                     await response.aclose()
             body = prefix.text
-            text = format_http_error(status, body, error_message(body), more=prefix.more)
+            if error_text is None:
+                text = format_http_error(status, body, error_message(body), more=prefix.more)
+            else:
+                text = error_text(status, response.reason_phrase, body, prefix.more)
             failure = ProviderError(
                 redact(text, run.secrets),
                 status=status,
-                retryable=should_retry(status, retry_headers),
+                retryable=(
+                    should_retry(status, retry_headers)
+                    if retry_status is None
+                    else retry_status(status, body)
+                ),
             )
-        if attempt + 1 >= attempts or not should_retry(failure.status, retry_headers):
+        if attempt + 1 >= attempts or not failure.retryable:
             raise failure
         await anyio.sleep(retry_wait_s(failure, retry_headers, attempt, options.max_retry_delay_ms))
         attempt += 1

@@ -27,6 +27,7 @@ __all__ = [
     "BACKOFF_MAX_S",
     "ERROR_BODY_LIMIT",
     "backoff_delay_s",
+    "error_body_text",
     "format_http_error",
     "no_events_text",
     "provider_error_message",
@@ -85,6 +86,12 @@ def _shown(body: str, message: str | None, more: bool) -> str:
     if more and message is None and text:
         return f"{text}... [truncated]"
     return text
+
+
+def error_body_text(body: str, message: str | None = None, *, more: bool = False) -> str:
+    """``message`` (else ``body``) trimmed and cut to ``ERROR_BODY_LIMIT`` characters, with
+    ``... [truncated N chars]`` after a cut; ``more``: the body went on past ``body``."""
+    return _shown(body, message, more)
 
 
 def format_http_error(
