@@ -246,11 +246,13 @@ def test_models_gives_every_size_in_thousands_of_tokens(capsys):
 
 
 def test_models_marks_apis_this_installation_cannot_call(capsys):
-    _, out, _ = cli(capsys, "models", "--provider", "mistral")
-    rows = [line.split() for line in out.splitlines() if line.startswith("  mistral/")]
+    _, out, _ = cli(capsys, "models", "--provider", "radius")
+    rows = [line.split() for line in out.splitlines() if line.startswith("  radius/")]
     assert rows
-    assert {row[1] for row in rows} == {"mistral-conversations*"}
-    assert "* not callable from this installation yet: mistral-conversations" in out
+    assert {row[1] for row in rows} == {"pi-messages*"}
+    assert "* not callable from this installation yet: pi-messages" in out
+    _, out, _ = cli(capsys, "models", "--provider", "mistral")
+    assert "*" not in out  # mistral-conversations is served
 
 
 def test_models_search_words_all_match_id_or_name_in_any_case(capsys):
@@ -735,12 +737,12 @@ def test_models_rich_style_keeps_the_plain_layout_and_dims_unserved_rows(monkeyp
     monkeypatch.setenv("TERM", "xterm-256color")
 
     plain, rich = io.StringIO(), io.StringIO()
-    args = {"err": io.StringIO(), "provider": "mistral"}
+    args = {"err": io.StringIO(), "provider": "radius"}
     assert models_command(out=plain, style="plain", **args) == 0
     assert models_command(out=rich, style="rich", **args) == 0
     assert rich.getvalue() == plain.getvalue()  # no terminal: no escape codes
 
     styled = _TTY()
     models_command(out=styled, style="rich", **args)
-    assert "\x1b[2m  mistral/" in styled.getvalue()  # dim: api not callable yet
-    assert "\x1b[1mmistral · " in styled.getvalue()
+    assert "\x1b[2m  radius/" in styled.getvalue()  # dim: api not callable yet
+    assert "\x1b[1mradius · " in styled.getvalue()

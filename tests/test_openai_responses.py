@@ -41,7 +41,9 @@ from pi_trio.ai.providers._responses_shared import (
 )
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.openai_responses import (
+    azure_base_url,
     azure_deployment_name,
+    azure_error_text,
     azure_responses_url,
     build_responses_body,
     responses_simple_options,
@@ -54,7 +56,7 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
-from .helpers import applied
+from .helpers import MessageFold, applied
 from .provider_support import (
     abort_at_first_text_delta,
     at_url,
@@ -901,6 +903,98 @@ def test_azure_url_and_deployment_precedence():
     )
     assert azure_deployment_name(AZURE, explicit) == "d1"
     assert azure_deployment_name(AZURE, StreamOptions(env={})) == "gpt-5.4"
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("https://res.openai.azure.com", "https://res.openai.azure.com/openai/v1"),
+        ("https://res.openai.azure.com/openai/", "https://res.openai.azure.com/openai/v1"),
+        (
+            "https://res.cognitiveservices.azure.com/openai/v1/responses?x=1",
+            "https://res.cognitiveservices.azure.com/openai/v1",
+        ),
+        ("https://gateway.example/azure/", "https://gateway.example/azure"),
+    ],
+)
+def test_azure_hosts_get_the_openai_v1_path(base, url):
+    assert azure_base_url(AZURE, StreamOptions(extra={"azure_base_url": base})) == url
+
+
+async def test_azure_without_any_base_url_says_where_to_set_one():
+    model = msgspec.structs.replace(AZURE, base_url="")
+    events, transport = await replay(model, ctx(UserMessage(content="hi")), env={})
+    assert events[-1].error.error_message.startswith(
+        "Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME"
+    )
+    assert transport.requests == []
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ('{"error":{"message":"m","code":"c"}}', '{"message":"m","code":"c"}'),
+        ('{"error":"plain"}', '400 "plain"'),
+        ('{"detail":"x"}', "400 status code (no body)"),
+        ("<html>gateway</html>", "400 <html>gateway</html>"),
+        ("", "400 status code (no body)"),
+    ],
+)
+def test_azure_failures_read_as_the_openai_sdk_and_pi_1_6_word_them(body, text):
+    assert azure_error_text(400, "Bad Request", body, False) == (
+        f"Azure OpenAI API error (400): {text}"
+    )
+
+
+async def test_azure_sends_the_cache_key_always_no_session_headers_and_the_sampling_params():
+    model = msgspec.structs.replace(AZURE, sampling_params={"top_p": 0.5})
+    _, transport = await replay(
+        model,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        session_id="sess-1",
+        cache_retention="none",
+    )
+    request = transport.requests[0]
+    assert request.json()["prompt_cache_key"] == "sess-1"
+    assert request.json()["top_p"] == 0.5
+    assert "session_id" not in request.headers
+    assert "x-client-request-id" not in request.headers
+
+
+def test_azure_rewrites_tool_call_ids_of_its_own_turns_into_the_call_item_form():
+    message = assistant(
+        ToolCall(id="call+1|item.1", name="get_weather", arguments={}),
+        model=AZURE,
+        provider="azure",
+        stop="toolUse",
+    )
+    model = msgspec.structs.replace(AZURE, provider="azure", id="gpt-5.5")
+    items = body_of(model, ctx(UserMessage(content="q"), message, result("call+1|item.1")))
+    assert items["input"][1]["call_id"] == "call_1"
+    assert "id" not in items["input"][1]  # another model of the same api: no item id
+
+
+def test_encrypted_reasoning_sent_only_at_the_end_reaches_a_block_already_sealed():
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": []}
+    body = sse_body(
+        [
+            {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+            {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+            completed(output=[{**reasoning, "encrypted_content": "enc"}]),
+        ]
+    )
+    builder = MessageBuilder(AZURE)
+    mapper = ResponsesEventMapper(builder, AZURE)
+    fold = MessageFold()
+    fold.apply(builder.start())
+    for sse in SSEParser().feed(body):
+        for event in mapper.feed_data(sse.data):
+            fold.apply(event)  # the consumer keeps up: the block is sealed before the end
+    fold.apply(mapper.finish())
+    assert fold.result is not None
+    signature = msgspec.json.decode(fold.result.content[0].thinking_signature)
+    assert signature == {**reasoning, "encrypted_content": "enc"}
 
 
 async def test_simple_entry_point_sends_the_mapped_effort():

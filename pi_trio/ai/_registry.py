@@ -42,6 +42,8 @@ BUILTIN_PROVIDER_MODULES: dict[str, str] = {
     "openai-responses": "pi_trio.ai.providers.openai_responses",
     "azure-openai-responses": "pi_trio.ai.providers.openai_responses",
     "google-generative-ai": "pi_trio.ai.providers.google",
+    "mistral-conversations": "pi_trio.ai.providers.mistral",
+    "openai-codex-responses": "pi_trio.ai.providers.openai_codex",
 }
 
 # Connection-pool and timeout defaults of the shared HTTP client. Streams can be long, so
