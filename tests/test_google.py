@@ -841,3 +841,13 @@ async def test_live_gemini_streams_a_short_answer():
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()
     assert message.usage.output > 0
     assert message.response_id
+
+
+async def test_a_stream_cut_off_before_a_finish_reason_is_an_error_keeping_the_text():
+    chunk = {"candidates": [{"content": {"parts": [{"text": "Hello"}], "role": "model"}}]}
+    body = b"data: " + msgspec.json.encode(chunk) + b"\r\n\r\n"
+    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body))
+    final = events[-1]
+    assert final.type == "error"
+    assert final.error.error_message == "Google stream ended without a finish reason"
+    assert final.error.content == [TextContent(text="Hello")]

@@ -43,7 +43,7 @@ from ._anthropic_wire import (
     ThinkingDelta,
     ToolUseBlock,
 )
-from ._wire import decode_event, note_response, wire_type
+from ._wire import REFUSAL_TEXT, decode_event, note_response, wire_type
 
 __all__ = [
     "ENDED_BEFORE_MESSAGE_STOP",
@@ -53,7 +53,6 @@ __all__ = [
 ]
 
 ENDED_BEFORE_MESSAGE_STOP: Final = "Anthropic stream ended before message_stop"
-REFUSAL_TEXT: Final = "The model refused to complete the request"
 REDACTED_THINKING_TEXT: Final = "[Reasoning redacted]"
 
 _STOP_REASONS: Final = {
