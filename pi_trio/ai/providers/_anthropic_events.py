@@ -208,11 +208,10 @@ class AnthropicEventMapper:
                     b.thinking_signature_delta(start_t.content_index, signature)
                 return events
             case RedactedThinkingBlock(data=data):
-                start_r = b.thinking_start(
-                    thinking=REDACTED_THINKING_TEXT, thinking_signature=data or "", redacted=True
-                )
+                start_r = b.thinking_start(thinking_signature=data or "", redacted=True)
                 self._blocks[index] = ("thinking", start_r.content_index)
-                return [start_r]
+                # the placeholder text is content like any other: consumers see it arrive
+                return [start_r, b.thinking_delta(start_r.content_index, REDACTED_THINKING_TEXT)]
             case ToolUseBlock(id=call_id, name=name, input=arguments):
                 name = name or ""
                 if self._tool_names:
