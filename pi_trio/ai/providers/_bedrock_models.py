@@ -10,6 +10,7 @@ match.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ __all__ = [
     "DEFAULT_THINKING_DISPLAY",
     "INTERLEAVED_THINKING_BETA",
     "THINKING_BINDING_BETA",
+    "configured_region",
     "is_claude",
     "is_govcloud",
     "match_candidates",
@@ -112,6 +114,20 @@ def supports_prompt_caching(model: Model, forced: bool = False) -> bool:
     )
 
 
+def configured_region(options: StreamOptions) -> str | None:
+    """``extra["region"]``, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION`` (``options.env``
+    first, then the process environment)."""
+    region = (options.extra or {}).get("region")
+    if isinstance(region, str) and region:
+        return region
+    env = options.env or {}
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        value = env.get(name) or os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
 def is_govcloud(model: Model, region: str | None) -> bool:
     """A GovCloud target (its Converse schema lags: no thinking display or binding)."""
     if region is not None and region.lower().startswith("us-gov-"):
@@ -127,9 +143,9 @@ def _effort(model: Model, level: str) -> str:
     return mapped if isinstance(mapped, str) else _EFFORT.get(level, "high")
 
 
-def _claude_fields(model: Model, options: StreamOptions, level: str, region: str | None) -> Any:
+def _claude_fields(model: Model, options: StreamOptions, level: str) -> Any:
     extra = options.extra or {}
-    gov = is_govcloud(model, region)
+    gov = is_govcloud(model, configured_region(options))
     display = None if gov else extra.get("thinking_display") or DEFAULT_THINKING_DISPLAY
     fields: dict[str, Any]
     if supports_adaptive_thinking(model):
@@ -156,14 +172,14 @@ def _claude_fields(model: Model, options: StreamOptions, level: str, region: str
     return fields
 
 
-def thinking_fields(model: Model, options: StreamOptions, region: str | None) -> Any:
+def thinking_fields(model: Model, options: StreamOptions) -> Any:
     """``additionalModelRequestFields`` for ``options.reasoning`` (``None`` without a
     level, on models that do not reason, and on families with no known mapping)."""
     level = options.reasoning
     if not level or not model.reasoning:
         return None
     if is_claude(model):
-        return _claude_fields(model, options, level, region)
+        return _claude_fields(model, options, level)
     candidates = match_candidates(model)
     if any("gpt-oss" in c for c in candidates):
         return {"reasoning_effort": _GPT_OSS_EFFORT[level]}

@@ -314,11 +314,8 @@ def _tool_config(model: Model, tools: Sequence[Tool], choice: Any) -> dict[str, 
 # --------------------------------------------------------------------------- the body
 
 
-def build_bedrock_body(
-    model: Model, context: Context, options: StreamOptions, *, region: str | None = None
-) -> dict[str, Any]:
-    """The ``converse-stream`` body for ``context`` (already normalized). ``region`` is the
-    configured region (GovCloud refuses some thinking fields)."""
+def build_bedrock_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The ``converse-stream`` body for ``context`` (already normalized)."""
     extra = options.extra or {}
     prompt, messages = convert_bedrock_messages(context.messages, model, options)
     body: dict[str, Any] = {"messages": messages}
@@ -346,7 +343,7 @@ def build_bedrock_body(
     tool_config = _tool_config(model, get_current_tools(context.messages), choice)
     if tool_config is not None:
         body["toolConfig"] = tool_config
-    fields = thinking_fields(model, options, region)
+    fields = thinking_fields(model, options)
     if fields is not None:
         body["additionalModelRequestFields"] = fields
     if extra.get("request_metadata") is not None:

@@ -51,6 +51,7 @@ class EventStreamReader:
     """``async for frames in reader`` gives the frames completed by each network read."""
 
     __slots__ = (
+        "_broken",
         "_buffer",
         "_checked",
         "_chunks",
@@ -73,6 +74,7 @@ class EventStreamReader:
         self._done = False
         self._exhausted = False
         self._checked = False
+        self._broken: ProviderError | None = None
 
     def __aiter__(self) -> EventStreamReader:
         return self
@@ -116,10 +118,17 @@ class EventStreamReader:
                     )
                 )
         except ParserError as exc:
-            raise ProviderError(f"{self._what} event stream is corrupt: {exc}") from exc
+            # the frames before the broken one count: they are delivered first
+            self._broken = ProviderError(f"{self._what} event stream is corrupt: {exc}")
+            self._broken.__cause__ = exc
+            if not frames:
+                raise self._broken from exc
         return frames
 
     async def __anext__(self) -> list[EventFrame]:
+        if self._broken is not None:
+            self._done = True
+            raise self._broken
         if not self._checked:
             self._checked = True
             await self._check_content_type()

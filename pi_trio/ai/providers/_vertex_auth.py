@@ -13,7 +13,9 @@ leaves behind rather than waits for.
 
 from __future__ import annotations
 
+import json
 import threading
+import warnings
 from typing import Any, Final
 
 import anyio.to_thread
@@ -21,6 +23,8 @@ import google.auth
 import google.auth.exceptions
 from google.auth.credentials import Credentials
 from google.auth.transport.requests import Request
+from google.oauth2 import credentials as user_credentials
+from google.oauth2 import service_account
 
 from .._errors import ProviderError
 
@@ -34,21 +38,42 @@ _cache: dict[str | None, Credentials] = {}
 _lock = threading.Lock()
 
 
-def _load(key_file: str | None) -> Credentials:
+def _from_file(key_file: str) -> Any:
+    """The credentials of a key file, by its ``type``: service accounts and user
+    credentials through their own loaders, other kinds (external accounts, impersonation)
+    through google-auth's generic one, which its own ADC search uses for this variable
+    too (with its warning about untrusted files silenced, as there)."""
     scopes = [CLOUD_PLATFORM_SCOPE]
-    credentials: Any
+    try:
+        with open(key_file, encoding="utf-8") as file:
+            info = json.load(file)
+    except (OSError, ValueError) as exc:
+        raise google.auth.exceptions.DefaultCredentialsError(
+            f"GOOGLE_APPLICATION_CREDENTIALS names {key_file!r}, which is not a readable "
+            f"JSON key file: {exc}"
+        ) from exc
+    kind = info.get("type") if isinstance(info, dict) else None
+    if kind == "service_account":
+        return service_account.Credentials.from_service_account_info(info, scopes=scopes)
+    if kind == "authorized_user":
+        return user_credentials.Credentials.from_authorized_user_info(info, scopes=scopes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        credentials, _ = google.auth.load_credentials_from_dict(info, scopes=scopes)
+    return credentials
+
+
+def _load(key_file: str | None) -> Credentials:
     if key_file is not None:
-        credentials, _ = google.auth.load_credentials_from_file(  # type: ignore[no-untyped-call]
-            key_file, scopes=scopes
-        )
+        credentials = _from_file(key_file)
     else:
-        credentials, _ = google.auth.default(scopes=scopes)
+        credentials, _ = google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
     return credentials  # type: ignore[no-any-return]
 
 
 def _apply(credentials: Credentials) -> dict[str, str]:
     headers: dict[str, str] = {}
-    credentials.apply(headers)  # type: ignore[no-untyped-call]
+    credentials.apply(headers)
     return headers
 
 
@@ -63,7 +88,11 @@ def _refreshed(key_file: str | None) -> dict[str, str]:
                     _cache.pop(next(iter(_cache)))
                 _cache[key_file] = credentials
             if not credentials.valid:
-                credentials.refresh(Request())  # type: ignore[no-untyped-call]
+                transport = Request()
+                try:
+                    credentials.refresh(transport)
+                finally:
+                    transport.session.close()  # its pooled connection goes with it
             return _apply(credentials)
     except google.auth.exceptions.DefaultCredentialsError as exc:
         raise ProviderError(
@@ -73,6 +102,8 @@ def _refreshed(key_file: str | None) -> dict[str, str]:
         ) from exc
     except google.auth.exceptions.GoogleAuthError as exc:
         raise ProviderError(f"Vertex AI could not get an access token: {exc}") from exc
+    except ValueError as exc:  # a key file of the right type with fields missing
+        raise ProviderError(f"Vertex AI could not read its credentials: {exc}") from exc
 
 
 async def adc_headers(key_file: str | None) -> dict[str, str]:

@@ -38,7 +38,7 @@ from .._secrets import clean_api_key
 from .._transcript import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
-from ._bedrock_models import is_claude, supports_adaptive_thinking
+from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
 from ._bedrock_request import build_bedrock_body
 from ._http import ProviderRun, format_http_error, resolve_api_key, run_provider
 from ._http_errors import shown_error_text
@@ -77,14 +77,6 @@ def _env(options: StreamOptions, name: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- target
-
-
-def configured_region(options: StreamOptions) -> str | None:
-    """``extra["region"]``, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION``."""
-    region = (options.extra or {}).get("region")
-    if isinstance(region, str) and region:
-        return region
-    return _env(options, "AWS_REGION") or _env(options, "AWS_DEFAULT_REGION")
 
 
 def _standard_region(base_url: str) -> str | None:
@@ -193,9 +185,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         raise ProviderError(MISSING_EXTRA_TEXT) from exc
     model, options = run.model, run.options
     context = normalize_context(context)
-    payload = await run.on_payload(
-        build_bedrock_body(model, context, options, region=configured_region(options))
-    )
+    payload = await run.on_payload(build_bedrock_body(model, context, options))
     ambient = bool(os.environ.get("AWS_PROFILE"))
     region, endpoint = bedrock_target(model, options, ambient_profile=ambient)
     skip_auth = _env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
