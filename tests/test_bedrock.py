@@ -888,9 +888,10 @@ def aws_files(tmp_path, monkeypatch):
     credentials = tmp_path / "credentials"
     credentials.write_text(
         f"[work]\naws_access_key_id = AKIDWORK\naws_secret_access_key = {SECRET}\n"
+        f"[bare]\naws_access_key_id = AKIDBARE\naws_secret_access_key = {SECRET}\n"
     )
     config = tmp_path / "config"
-    config.write_text("[profile work]\nregion = eu-central-1\n")
+    config.write_text("[profile work]\nregion = eu-central-1\n[profile bare]\noutput = json\n")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
     return tmp_path
@@ -907,6 +908,22 @@ async def test_a_profile_from_the_aws_files_signs_for_its_region(aws_files, monk
     request = transport.requests[0]
     assert request.url.startswith("https://bedrock-runtime.eu-central-1.amazonaws.com/")
     assert verify_sigv4(request.url, request.headers, request.content)["region"] == "eu-central-1"
+
+
+async def test_bearer_tokens_take_the_ambient_profiles_region_and_none_is_an_error(
+    aws_files, monkeypatch
+):
+    monkeypatch.setenv("AWS_PROFILE", "work")
+    _events, transport = await replay(NOVA, reply(TEXT_BODY), api_key="bedrock-api-key-abc", env={})
+    request = transport.requests[0]
+    assert request.url.startswith("https://bedrock-runtime.eu-central-1.amazonaws.com/")
+    assert request.headers["authorization"] == "Bearer bedrock-api-key-abc"
+    monkeypatch.setenv("AWS_PROFILE", "bare")
+    events, transport = await replay(NOVA, env={})
+    assert final(events).error_message.startswith(
+        "No AWS region for Amazon Bedrock: set AWS_REGION"
+    )
+    assert transport.requests == []
 
 
 async def test_no_credentials_and_unknown_profiles_are_one_line_errors(aws_files):

@@ -33,6 +33,7 @@ __all__ = [
     "SIGNING_NAME",
     "AwsIdentity",
     "SigV4Signer",
+    "profile_region",
     "resolve_credentials",
 ]
 
@@ -115,6 +116,20 @@ async def resolve_credentials(
         return AwsIdentity(ReadOnlyCredentials(access_key, secret_key, token), None)
     chain_profile = profile or _read(None, "AWS_PROFILE")
     return await anyio.to_thread.run_sync(_from_chain, chain_profile, abandon_on_cancel=True)
+
+
+def _region_of(profile: str | None) -> str | None:
+    try:
+        region = _session(profile).get_config_variable("region")
+    except BotoCoreError as exc:
+        raise ProviderError(f"Could not read the AWS config for Amazon Bedrock: {exc}") from exc
+    return region if isinstance(region, str) and region else None
+
+
+async def profile_region(profile: str | None) -> str | None:
+    """The region configured for ``profile`` (``None``: the ambient one), read in a
+    worker thread (the AWS config files)."""
+    return await anyio.to_thread.run_sync(_region_of, profile, abandon_on_cancel=True)
 
 
 class SigV4Signer:

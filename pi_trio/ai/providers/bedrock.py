@@ -179,7 +179,7 @@ class _Failure:
 
 async def _stream(run: ProviderRun, context: Context) -> None:
     try:
-        from ._bedrock_auth import SigV4Signer, resolve_credentials
+        from ._bedrock_auth import SigV4Signer, profile_region, resolve_credentials
         from ._eventstream import EVENTSTREAM_CONTENT_TYPE, EventStreamReader
     except ImportError as exc:
         raise ProviderError(MISSING_EXTRA_TEXT) from exc
@@ -190,31 +190,30 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     region, endpoint = bedrock_target(model, options, ambient_profile=ambient)
     skip_auth = _env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
     token = None if skip_auth else _bearer_token(run)
-    defaults: dict[str, str | None] = {}
+    profile = (options.extra or {}).get("profile") or (options.env or {}).get("AWS_PROFILE")
+    auth: dict[str, str] = {}
     signer: SigV4Signer | None = None
-    if token is not None and region is not None:
-        defaults["authorization"] = f"Bearer {token}"
+    if token is not None:
+        auth["authorization"] = f"Bearer {token}"
+        region = region or await profile_region(profile)
     else:
-        profile = (options.extra or {}).get("profile") or (options.env or {}).get("AWS_PROFILE")
         identity = await resolve_credentials(options.env, profile, skip_auth=skip_auth)
-        region = region or identity.profile_region
-        if region is None:
-            raise ProviderError(
-                "No AWS region for Amazon Bedrock: set AWS_REGION, pass "
-                "extra={'region': ...}, or give the AWS profile a region"
-            )
         credentials = identity.credentials
         run.secrets.update(s for s in (credentials.secret_key, credentials.token) if s)
-        if token is not None:
-            defaults["authorization"] = f"Bearer {token}"
-        else:
+        region = region or identity.profile_region
+        if region is not None:
             signer = SigV4Signer(credentials, region)
+    if region is None:
+        raise ProviderError(
+            "No AWS region for Amazon Bedrock: set AWS_REGION, pass extra={'region': ...}, "
+            "or give the AWS profile a region"
+        )
     headers = {
         name: value
         for name, value in run.headers({}).items()
         if name.lower() not in _RESERVED_HEADERS and not name.lower().startswith("x-amz-")
     }
-    headers.update((k, v) for k, v in defaults.items() if v is not None)
+    headers.update(auth)
     base = endpoint or _standard_endpoint(region)
     url = f"{base}/model/{quote(model.id, safe='')}/converse-stream"
     mapper = BedrockEventMapper(run.builder, model)
