@@ -42,6 +42,8 @@ BUILTIN_PROVIDER_MODULES: dict[str, str] = {
     "openai-responses": "pi_trio.ai.providers.openai_responses",
     "azure-openai-responses": "pi_trio.ai.providers.openai_responses",
     "google-generative-ai": "pi_trio.ai.providers.google",
+    "google-vertex": "pi_trio.ai.providers.vertex",
+    "bedrock-converse-stream": "pi_trio.ai.providers.bedrock",
 }
 
 # Connection-pool and timeout defaults of the shared HTTP client. Streams can be long, so
