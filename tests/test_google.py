@@ -559,7 +559,9 @@ def test_provided_call_ids_are_kept_and_duplicates_replaced():
     assert second.arguments == {}
 
 
-@pytest.mark.parametrize(("finish", "reason"), [("STOP", "stop"), ("MAX_TOKENS", "length")])
+@pytest.mark.parametrize(
+    ("finish", "reason"), [("STOP", "stop"), ("MAX_TOKENS", "length"), ("CONTINUATION", "length")]
+)
 def test_finish_reasons_map_to_done(finish, reason):
     events = feed_all(sse_body([chunk({"text": "x"}, finish=finish)]))
     assert events[-1].type == "done"

@@ -25,7 +25,12 @@ from ._wire import decode_event, note_response, write_prompt_usage
 __all__ = ["GoogleEventMapper"]
 
 ENDED_WITHOUT_FINISH_REASON: Final = "Google stream ended without a finish reason"
-_STOP_REASONS: Final = {"STOP": "stop", "MAX_TOKENS": "length"}
+_STOP_REASONS: Final = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    # A per-request limit reached before the answer is done; the turn is not resumed.
+    "CONTINUATION": "length",
+}
 
 # Suffix of generated tool-call ids; process-wide so ids never repeat within a process.
 _CALL_COUNTER: Final = itertools.count(1)
