@@ -42,10 +42,13 @@ WORKLOADS = {
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
     "W9": Workload("w9_long_conversation", False, None),
+    "W11": Workload("w11_async_listeners", False, None),
 }
 
 # Workload-specific figures shown under the table.
 NOTES = {
+    "W9": ("us_per_turn_at_100", "us_per_turn_late", "late_over_early"),
+    "W11": ("us_cpu_per_event", "us_cpu_per_event_sync", "us_first_async_listener"),
     "W6": ("runs_per_s", "open_connections_after_run", "open_connections_after_close"),
     "W4": (
         "settled",

@@ -559,7 +559,9 @@ def test_provided_call_ids_are_kept_and_duplicates_replaced():
     assert second.arguments == {}
 
 
-@pytest.mark.parametrize(("finish", "reason"), [("STOP", "stop"), ("MAX_TOKENS", "length")])
+@pytest.mark.parametrize(
+    ("finish", "reason"), [("STOP", "stop"), ("MAX_TOKENS", "length"), ("CONTINUATION", "length")]
+)
 def test_finish_reasons_map_to_done(finish, reason):
     events = feed_all(sse_body([chunk({"text": "x"}, finish=finish)]))
     assert events[-1].type == "done"
@@ -841,3 +843,13 @@ async def test_live_gemini_streams_a_short_answer():
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()
     assert message.usage.output > 0
     assert message.response_id
+
+
+async def test_a_stream_cut_off_before_a_finish_reason_is_an_error_keeping_the_text():
+    chunk = {"candidates": [{"content": {"parts": [{"text": "Hello"}], "role": "model"}}]}
+    body = b"data: " + msgspec.json.encode(chunk) + b"\r\n\r\n"
+    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body))
+    final = events[-1]
+    assert final.type == "error"
+    assert final.error.error_message == "Google stream ended without a finish reason"
+    assert final.error.content == [TextContent(text="Hello")]

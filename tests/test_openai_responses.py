@@ -941,7 +941,7 @@ async def test_azure_without_any_base_url_says_where_to_set_one():
     ],
 )
 def test_azure_failures_read_as_the_openai_sdk_and_pi_1_6_word_them(body, text):
-    assert azure_error_text(400, "Bad Request", body, False) == (
+    assert azure_error_text(400, httpx2.Headers(), body, False) == (
         f"Azure OpenAI API error (400): {text}"
     )
 

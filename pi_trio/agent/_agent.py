@@ -1,11 +1,11 @@
 """``Agent``: the stateful wrapper — transcript, queues, listeners and one run at a time.
 
 A run (``prompt()`` / ``continue_()``) lives exactly as long as the awaited call: the engine
-inside the run's abort scope, which reduces each event into ``agent.state`` and hands it
-to the listeners (itself while they are synchronous, through a dispatcher task of the
-run's task group when one is asynchronous), and a task per parallel tool call that has to
-wait. ``abort()`` cancels that scope; listeners are never interrupted. The call returns after ``agent_end`` reached every
-listener; then ``state.is_streaming`` is false and the agent is ready for the next run.
+runs in the caller's task inside the run's abort scope, reduces each event into
+``agent.state`` and hands it to the listeners itself (awaiting asynchronous ones), and a
+parallel tool call that has to wait gets a task. ``abort()`` cancels that scope; listeners
+are never interrupted. The call returns after ``agent_end`` reached every listener; then
+``state.is_streaming`` is false and the agent is ready for the next run.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ BUILTIN_PROVIDER_MODULES: dict[str, str] = {
     "google-generative-ai": "pi_trio.ai.providers.google",
     "mistral-conversations": "pi_trio.ai.providers.mistral",
     "openai-codex-responses": "pi_trio.ai.providers.openai_codex",
+    "google-vertex": "pi_trio.ai.providers.vertex",
+    "bedrock-converse-stream": "pi_trio.ai.providers.bedrock",
 }
 
 # Connection-pool and timeout defaults of the shared HTTP client. Streams can be long, so

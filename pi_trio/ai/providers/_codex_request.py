@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
+import httpx2
 import msgspec
 
 from .._errors import ProviderError
@@ -27,7 +28,7 @@ from .._options import StreamOptions
 from .._transcript_history import resolve_transcript
 from .._types import Context, Model
 from ._http import merge_headers
-from ._http_errors import error_body_text
+from ._http_errors import shown_error_text
 from ._responses_shared import (
     convert_responses_input,
     convert_responses_tools,
@@ -229,13 +230,14 @@ def _minutes_until(resets_at: Any, now: float) -> int | None:
 
 
 def codex_error_text(
-    status: int, reason: str, body: str, more: bool, *, now: float | None = None
+    status: int, headers: httpx2.Headers | None, body: str, more: bool, *, now: float | None = None
 ) -> str:
     """A failed status as the Codex client words it: a usage limit (a 429, or an error
     code saying so) becomes ``You have hit your ChatGPT usage limit (<plan> plan). Try again
     in ~<n> min.``; otherwise the error's ``message``, else the body, else the reason
     phrase."""
-    text = error_body_text(body, more=more) or reason or "Request failed"
+    text = shown_error_text(body, None, more) or httpx2.codes.get_reason_phrase(status)
+    text = text or "Request failed"
     try:
         data = decode_checked(msgspec.json.decode, body)
     except msgspec.DecodeError:

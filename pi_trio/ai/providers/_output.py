@@ -14,8 +14,11 @@ pi_trio's rule, read from the model's metadata:
 - ``mistral-conversations``: always (``response_format`` with ``json_schema``);
 - ``anthropic-messages``: models whose compat has ``supportsStrictTools`` (the catalog's
   flag for Anthropic's structured outputs), when the schema fits Anthropic's subset;
-- ``google-generative-ai``: Gemini models; before Gemini 3 only in requests without
-  tools (older Gemini refuses a JSON answer together with function calling);
+- ``google-generative-ai`` and ``google-vertex``: Gemini models; before Gemini 3 only in
+  requests without tools (older Gemini refuses a JSON answer together with function
+  calling);
+- ``bedrock-converse-stream``: models whose compat has ``supportsStrictMode`` (the
+  catalog's flag for Bedrock's structured outputs: ``outputConfig.textFormat``);
 - any other api: no.
 """
 
@@ -246,7 +249,9 @@ def supports_json_schema_output(
             schema is None
             or strict_schema_or_none(schema, anthropic_strict_unsupported) is not None
         )
-    if api == "google-generative-ai":
+    if api == "bedrock-converse-stream":
+        return (model.compat or {}).get("supportsStrictMode") is True
+    if api in ("google-generative-ai", "google-vertex"):
         match = _GEMINI_MAJOR.search(model.id)
         if match is None and "gemini" not in model.id:
             return False

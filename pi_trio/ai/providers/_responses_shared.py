@@ -20,14 +20,12 @@ function tools.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import msgspec
 
-from .._errors import ProviderError
 from .._sanitize import sanitize_surrogates
 from .._transcript import get_system_message_text, render_system_message_update
-from .._transcript_history import resolve_transcript_tools
 from .._transform import ToolCallIdNormalizer, transform_messages
 from .._types import (
     AssistantMessage,
@@ -37,13 +35,19 @@ from .._types import (
     SystemMessage,
     TextContent,
     ThinkingContent,
-    Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from ._common import cache_retention, replace_unsafe_id_chars, short_hash
-from ._output import StrictSchemaError, make_strict_schema
+from ._responses_tools import (
+    ToolChanges,
+    ToolSupport,
+    convert_responses_tools,
+    request_tools,
+    responses_text_format,
+    responses_tool_support,
+)
 
 __all__ = [
     "NO_TOOL_OUTPUT",
@@ -56,6 +60,7 @@ __all__ = [
     "normalize_responses_tool_call_id",
     "parse_text_signature",
     "request_tools",
+    "responses_text_format",
     "responses_tool_support",
     "short_hash",
 ]
@@ -65,9 +70,6 @@ MAX_ID_LENGTH: Final = 64
 # Target providers whose tool-call ids are rewritten into the composite call|item form.
 NORMALIZED_PROVIDERS: Final = frozenset({"openai", "openai-codex", "opencode"})
 _PHASES: Final = frozenset({"commentary", "final_answer"})
-
-ToolSupport = Literal["none", "changes"]
-
 
 # --------------------------------------------------------------------------- ids
 
@@ -241,75 +243,6 @@ def _tool_output_item(message: ToolResultMessage, model: Model) -> dict[str, Any
     }
 
 
-def responses_tool_support(model: Model) -> ToolSupport:
-    """``"changes"`` when the model takes tool declarations as ``additional_tools`` items
-    where the transcript declares them, else ``"none"`` (the module docstring)."""
-    compat = model.compat or {}
-    if compat.get("supportsMidConvoSystemMessages") is True and (
-        compat.get("supportsAdditionalTools") is True
-    ):
-        return "changes"
-    return "none"
-
-
-def request_tools(messages: Sequence[Message], support: ToolSupport) -> list[Tool]:
-    """The request's top-level ``tools``: none when the input items declare them."""
-    if support == "changes":
-        return []
-    return resolve_transcript_tools(messages, False).request_tools
-
-
-def _incremental_notice(unavailable: Collection[str]) -> str:
-    notice = (
-        "This is an incremental tools update. Previously declared tools remain available "
-        "unless explicitly marked unavailable. A tool declared again here is available "
-        "again, and its latest definition replaces the earlier one."
-    )
-    return f"{notice}\nStill unavailable: {', '.join(unavailable)}." if unavailable else notice
-
-
-def _removal_notice(names: Sequence[str]) -> str:
-    listed = "\n".join(f"- {name}" for name in names)
-    return f"The following tools are no longer available. Do not call them:\n{listed}"
-
-
-class _ToolChanges:
-    """The ``additional_tools`` items of ``"changes"`` mode, and the tools announced as
-    removed and not declared again since."""
-
-    __slots__ = ("declared", "options", "role", "unavailable")
-
-    def __init__(self, role: str, options: dict[str, Any]) -> None:
-        self.role = role
-        self.options = options
-        self.declared = False
-        self.unavailable: dict[str, None] = {}
-
-    def additions(self, message: SystemMessage, items: list[dict[str, Any]]) -> None:
-        tools = message.tools_added or []
-        for tool in tools:
-            self.unavailable.pop(tool.name, None)
-        if not tools:
-            return
-        if self.declared:
-            items.append({"role": self.role, "content": _incremental_notice(self.unavailable)})
-        self.declared = True
-        items.append(
-            {
-                "type": "additional_tools",
-                "role": "developer",
-                "tools": convert_responses_tools(tools, **self.options),
-            }
-        )
-
-    def removals(self, message: SystemMessage) -> str:
-        added = {tool.name for tool in message.tools_added or ()}
-        removed = [ref.name for ref in message.tools_removed or () if ref.name not in added]
-        for name in removed:
-            self.unavailable[name] = None
-        return _removal_notice(removed) if removed else ""
-
-
 def convert_responses_input(
     messages: Sequence[Message],
     model: Model,
@@ -330,7 +263,7 @@ def convert_responses_input(
     ends with one holding this request's. Tool-call ids are rewritten for the providers
     in ``id_providers`` (``normalize_responses_tool_call_id``), sanitized for others."""
     role = _system_role(model)
-    changes = _ToolChanges(role, tool_options or {}) if tool_support == "changes" else None
+    changes = ToolChanges(role, tool_options or {}) if tool_support == "changes" else None
     items: list[dict[str, Any]] = []
     transformed = transform_messages(messages, model, _id_normalizer(model, id_providers))
     index = 0
@@ -375,53 +308,3 @@ def convert_responses_input(
 
 def _configuration_update(effort: str) -> dict[str, Any]:
     return {"type": "configuration_update", "reasoning": {"effort": effort}}
-
-
-def convert_responses_tools(
-    tools: Sequence[Tool], *, strict: bool | None = False, strict_mode: bool = True
-) -> list[dict[str, Any]]:
-    """Function tools. A tool asking for JSON-schema constrained sampling is sent in the
-    strict subset with ``strict: true`` when the model has a strict mode (``strict_mode``)
-    and the schema fits (one that requires it and cannot have it is an error); the others
-    carry ``strict`` (the Codex backend takes ``null``), and no ``strict`` key at all
-    without a strict mode."""
-    out = []
-    for tool in tools:
-        tool_strict = strict
-        parameters = tool.parameters
-        if _constrained(tool, strict_mode):
-            tool_strict = True
-            parameters = make_strict_schema(tool.parameters)
-        item: dict[str, Any] = {
-            "type": "function",
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": parameters,
-        }
-        if strict_mode:
-            item["strict"] = tool_strict
-        out.append(item)
-    return out
-
-
-def _constrained(tool: Tool, strict_mode: bool) -> bool:
-    """Whether ``tool`` is sent in strict mode because it asks for constrained sampling."""
-    sampling = tool.constrained_sampling
-    if not isinstance(sampling, dict) or sampling.get("type") != "json_schema":
-        return False
-    required = sampling.get("strict") == "require"
-    if strict_mode:
-        try:
-            make_strict_schema(tool.parameters)
-            return True
-        except StrictSchemaError as exc:
-            if not required:
-                return False
-            reason = str(exc)
-    elif required:
-        reason = "strict tools are unsupported"
-    else:
-        return False
-    raise ProviderError(
-        f'Tool "{tool.name}" requires JSON-schema constrained sampling, but {reason}.'
-    )

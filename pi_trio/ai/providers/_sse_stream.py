@@ -20,7 +20,7 @@ from .._http_body import ERROR_BODY_READ_LIMIT
 from ._http_errors import no_events_text, provider_error_message, transport_error
 from ._sse import SSEEvent, SSEParser
 
-__all__ = ["SSEStream"]
+__all__ = ["SSEStream", "close_chunks"]
 
 
 class SSEStream:
@@ -105,19 +105,25 @@ class SSEStream:
         raise StopAsyncIteration
 
     async def aclose(self) -> None:
-        """Stop reading. httpx2 reads a body through a stack of async generators; left at a
-        ``yield`` they would be finalized by the garbage collector (with a
-        ``ResourceWarning``), so the stack is resumed inside a cancelled scope: the
-        cancellation at its next network read unwinds every generator of it."""
+        """Stop reading (see ``close_chunks``)."""
         self._done = True
-        if not self._exhausted:
-            self._exhausted = True
-            # chunks already buffered come without a checkpoint; the first real read ends it
-            with anyio.CancelScope() as unwinding:
-                unwinding.cancel()
-                with contextlib.suppress(StopAsyncIteration, httpx2.HTTPError, httpx2.StreamError):
-                    while True:
-                        await self._chunks.__anext__()
-        closer = getattr(self._chunks, "aclose", None)
-        if closer is not None:
-            await closer()
+        await close_chunks(self._chunks, exhausted=self._exhausted)
+        self._exhausted = True
+
+
+async def close_chunks(chunks: AsyncIterator[bytes], *, exhausted: bool) -> None:
+    """Stop reading a response body's chunk iterator. httpx2 reads a body through a stack
+    of async generators; left at a ``yield`` they would be finalized by the garbage
+    collector (with a ``ResourceWarning``), so unless the iterator has ended
+    (``exhausted``) the stack is resumed inside a cancelled scope: the cancellation at its
+    next network read unwinds every generator of it."""
+    if not exhausted:
+        # chunks already buffered come without a checkpoint; the first real read ends it
+        with anyio.CancelScope() as unwinding:
+            unwinding.cancel()
+            with contextlib.suppress(StopAsyncIteration, httpx2.HTTPError, httpx2.StreamError):
+                while True:
+                    await chunks.__anext__()
+    closer = getattr(chunks, "aclose", None)
+    if closer is not None:
+        await closer()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 import anyio.abc
+import httpx2
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
@@ -23,7 +24,7 @@ from .._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
 from ._http import ProviderRun, run_provider
-from ._http_errors import error_body_text
+from ._http_errors import shown_error_text
 from ._mistral_events import MistralStreamMapper
 from ._mistral_request import build_mistral_body, prompt_caching
 from ._simple import build_base_options
@@ -44,12 +45,12 @@ def mistral_url(model: Model) -> str:
     return f"{model.base_url.rstrip('/')}/v1/chat/completions"
 
 
-def mistral_error_text(status: int, reason: str, body: str, more: bool) -> str:
+def mistral_error_text(status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
     """``Mistral API error (<status>): <body>`` (trimmed, cut at 4 000 characters), or the
     status's reason phrase when the body is empty."""
-    text = error_body_text(body, more=more)
+    text = shown_error_text(body, None, more)
     if not text:
-        text = reason or f"Request failed with status {status}"
+        text = httpx2.codes.get_reason_phrase(status) or f"Request failed with status {status}"
     return f"Mistral API error ({status}): {text}"
 
 
@@ -91,7 +92,7 @@ async def _stream(
         headers[AFFINITY_HEADER] = options.session_id  # type: ignore[assignment]
     mapper = MistralStreamMapper(run.builder, model)
     async with run.open_sse(
-        mistral_url(model), headers, payload, error_text=mistral_error_text
+        mistral_url(model), headers, payload, describe=mistral_error_text
     ) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:

@@ -40,8 +40,8 @@ from ._codex_request import (
 )
 from ._http import ProviderRun, run_provider
 from ._responses_events import ResponsesEventMapper
+from ._responses_shared import responses_text_format
 from ._simple import build_base_options
-from .openai_responses import responses_text_format
 
 __all__ = [
     "API_PROVIDER",
@@ -89,8 +89,8 @@ async def _stream(run: ProviderRun, context: Context, request: CodexRequest) -> 
         codex_url(model.base_url),
         headers,
         payload,
-        error_text=codex_error_text,
-        retry_status=codex_should_retry,
+        describe=codex_error_text,
+        retryable=codex_should_retry,
     ) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:

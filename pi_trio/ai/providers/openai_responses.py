@@ -21,6 +21,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio.abc
+import httpx2
 import msgspec
 
 from .._errors import ProviderError
@@ -33,8 +34,7 @@ from .._transcript import normalize_context
 from .._transcript_history import resolve_transcript
 from .._types import Context, Model
 from ._http import ProviderRun, run_provider
-from ._http_errors import error_body_text
-from ._output import fit_output_schema, openai_strict_unsupported
+from ._http_errors import shown_error_text
 from ._responses_events import ResponsesEventMapper
 from ._responses_shared import (
     NORMALIZED_PROVIDERS,
@@ -42,6 +42,7 @@ from ._responses_shared import (
     convert_responses_input,
     convert_responses_tools,
     request_tools,
+    responses_text_format,
     responses_tool_support,
 )
 from ._simple import build_base_options, resolve_sampling_params
@@ -181,24 +182,6 @@ def build_responses_body(model: Model, context: Context, options: StreamOptions)
     return body
 
 
-def responses_text_format(model: Model, output: Any) -> dict[str, Any]:
-    """``text.format`` for ``options.output_format``: strict unless
-    ``compat.supportsStrictMode`` is false or the schema does not fit."""
-    strict_mode = (model.compat or {}).get("supportsStrictMode") is not False
-    schema, strict = fit_output_schema(
-        output, strict_mode=strict_mode, unsupported=openai_strict_unsupported
-    )
-    text_format: dict[str, Any] = {
-        "type": "json_schema",
-        "name": output.name,
-        "schema": schema,
-        "strict": strict,
-    }
-    if output.description:
-        text_format["description"] = output.description
-    return text_format
-
-
 # --------------------------------------------------------------------------- Azure
 
 
@@ -244,7 +227,7 @@ def azure_responses_url(model: Model, options: StreamOptions) -> str:
     return f"{azure_base_url(model, options)}/responses?api-version={version}"
 
 
-def azure_error_text(status: int, reason: str, body: str, more: bool) -> str:
+def azure_error_text(status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
     """What the OpenAI SDK and pi 1.6 make of a failed Azure status: the JSON of the body's
     ``error`` object when it has one, else ``<status> <body>``, or ``<status> status code
     (no body)`` for an empty body or JSON without an ``error``; prefixed
@@ -252,11 +235,11 @@ def azure_error_text(status: int, reason: str, body: str, more: bool) -> str:
     try:
         data = decode_checked(msgspec.json.decode, body)
     except msgspec.DecodeError:
-        text = f"{status} {error_body_text(body, more=more)}" if body.strip() else ""
+        text = f"{status} {shown_error_text(body, None, more)}" if body.strip() else ""
     else:
         error = data.get("error") if isinstance(data, dict) else None
         if isinstance(error, dict) and error:
-            text = error_body_text(msgspec.json.encode(error).decode())
+            text = shown_error_text(msgspec.json.encode(error).decode(), None, False)
         elif error is not None and error not in ("", 0):  # JavaScript's truthiness
             message = error.get("message") if isinstance(error, dict) else None
             text = f"{status} {message or msgspec.json.encode(error).decode()}"
@@ -303,8 +286,8 @@ async def _stream(run: ProviderRun, context: Context, azure: bool) -> None:
             headers["session_id"] = options.session_id
         headers["x-client-request-id"] = options.session_id
     mapper = ResponsesEventMapper(run.builder, model, service_tier=_extra(options, "service_tier"))
-    error_text = azure_error_text if azure else None
-    async with run.open_sse(url, run.headers(headers), payload, error_text=error_text) as sse:
+    describe = azure_error_text if azure else None
+    async with run.open_sse(url, run.headers(headers), payload, describe=describe) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:
             for event in batch:
