@@ -1033,3 +1033,26 @@ async def test_end_to_end_abort_mid_stream_closes_the_server_side_stream():
     assert message.stop_reason == "aborted"
     assert message.content == [TextContent(text="Hel")]
     assert message.diagnostics is None
+
+
+async def test_provider_stream_events_are_the_frames_as_the_sdk_gives_them():
+    seen: list[Any] = []
+    events, _ = await replay(
+        NOVA,
+        reply(TEXT_BODY),
+        on_provider_stream_event=lambda event, model: seen.append(event),
+    )
+    assert events[-1].type == "done"
+    assert seen == [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Héllo "}}},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "wörld 🌍"}}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "end_turn"}},
+        {
+            "metadata": {
+                "usage": {"inputTokens": 12, "outputTokens": 4, "totalTokens": 16},
+                "metrics": {"latencyMs": 12},
+            }
+        },
+    ]

@@ -101,10 +101,11 @@ class Agent:
     ``messages``, ``thinking_level``), the hooks (``hooks=AgentHooks(...)``, or each hook
     as its own keyword), the request options (``stream_options=StreamOptions(...)``, or
     ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
-    ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
-    ``stream_options`` and the settings are public attributes, read at the start of each
-    run. ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``.
-    A wrong argument is an error here, naming the argument, not a failed run later.
+    ``on_payload``, ``on_response``, ``on_provider_stream_event`` as keywords) and the
+    run settings. ``hooks``, ``stream_options`` and the settings are public attributes,
+    read at the start of each run. ``model`` (required) is a ``Model`` or a catalog name,
+    ``"provider/model-id"``. A wrong argument is an error here, naming the argument, not
+    a failed run later.
     ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
     and ``continue_()`` take it per run too), produced natively or through a
     ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.

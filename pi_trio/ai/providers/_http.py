@@ -92,7 +92,7 @@ from ._http_send import (
     open_response,
 )
 from ._sse import SSEEvent, SSEParser
-from ._sse_stream import SSEStream
+from ._sse_stream import ObservedSSEStream, Observer, SSEStream
 
 __all__ = [
     "AUTH_HEADERS",
@@ -107,6 +107,7 @@ __all__ = [
     "format_http_error",
     "merge_headers",
     "notify_response",
+    "provider_event_observer",
     "provider_error_message",
     "redact",
     "requested_delay_s",
@@ -166,6 +167,21 @@ async def notify_response(response: httpx2.Response, model: Model, options: Stre
     result = hook(info, model)
     if inspect.isawaitable(result):
         await result
+
+
+def provider_event_observer(model: Model, options: StreamOptions) -> Observer | None:
+    """``options.on_provider_stream_event`` bound to ``model`` (sync or async), or
+    ``None`` when it is not set."""
+    hook = options.on_provider_stream_event
+    if hook is None:
+        return None
+
+    async def observe(event: Any) -> None:
+        result = hook(event, model)
+        if inspect.isawaitable(result):
+            await result
+
+    return observe
 
 
 # --------------------------------------------------------------------------- the run
@@ -275,6 +291,7 @@ class ProviderRun:
         error_message: Callable[[str], str | None] = provider_error_message,
         describe: DescribeError | None = None,
         retryable: RetryableStatus | None = None,
+        observed: frozenset[str] | None = None,
     ) -> AbstractAsyncContextManager[SSEStream]:
         """``async with run.open_sse(url, headers, payload) as sse:`` — POST ``payload`` as
         JSON (retrying as described in the module docstring), call ``on_response``, and
@@ -282,8 +299,10 @@ class ProviderRun:
         ``format_http_error(status, body, error_message(body))``, or ``describe(status,
         headers, body_start, more)`` for a provider that words them its own way;
         ``retryable(status, body_start)`` replaces the rule for which of them are retried.
-        Leaving the block closes the response."""
-        return _open_sse(self, url, headers, payload, error_message, describe, retryable)
+        ``options.on_provider_stream_event`` sees every event whose data is JSON, or only
+        those whose ``event:`` name is in ``observed``. Leaving the block closes the
+        response."""
+        return _open_sse(self, url, headers, payload, error_message, describe, retryable, observed)
 
     def open_response(
         self,
@@ -336,6 +355,7 @@ async def _open_sse(
     error_message: Callable[[str], str | None],
     describe: DescribeError | None,
     retryable: RetryableStatus | None,
+    observed: frozenset[str] | None,
 ) -> AsyncIterator[SSEStream]:
     async with open_response(
         run.model,
@@ -348,7 +368,12 @@ async def _open_sse(
         describe=describe,
         retryable=retryable,
     ) as response:
-        stream = SSEStream(response)
+        observer = provider_event_observer(run.model, run.options)
+        stream = (
+            SSEStream(response)
+            if observer is None
+            else ObservedSSEStream(response, observer, observed)
+        )
         try:
             await notify_response(response, run.model, run.options)
             yield stream

@@ -32,6 +32,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json_depth import decode_checked
 from .._options import StreamOptions, ThinkingBudgets
 from .._registry import ApiProvider
 from .._secrets import clean_api_key
@@ -40,7 +41,13 @@ from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
 from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
 from ._bedrock_request import build_bedrock_body
-from ._http import ProviderRun, format_http_error, resolve_api_key, run_provider
+from ._http import (
+    ProviderRun,
+    format_http_error,
+    provider_event_observer,
+    resolve_api_key,
+    run_provider,
+)
 from ._http_errors import shown_error_text
 from ._http_send import CLOSE_TIMEOUT_S
 from ._simple import (
@@ -49,6 +56,7 @@ from ._simple import (
     build_base_options,
     clamp_max_tokens_to_context,
 )
+from ._sse_stream import Observer
 
 __all__ = [
     "API_PROVIDER",
@@ -177,6 +185,15 @@ class _Failure:
 # --------------------------------------------------------------------------- the stream
 
 
+async def _observe_frame(observe: Observer, name: str, payload: bytes) -> None:
+    """An event frame as the AWS SDK gives it, ``{name: payload}``, to the observer."""
+    try:
+        value = decode_checked(msgspec.json.decode, payload)
+    except msgspec.DecodeError:
+        return  # the mapper names the broken frame
+    await observe({name: value})
+
+
 async def _stream(run: ProviderRun, context: Context) -> None:
     try:
         from ._bedrock_auth import SigV4Signer, profile_region, resolve_credentials
@@ -230,9 +247,12 @@ async def _stream(run: ProviderRun, context: Context) -> None:
             failure.request_id = response.headers.get("x-amzn-requestid")
             await run.emit(run.builder.start())
             reader = EventStreamReader(response, "Bedrock")
+            observe = provider_event_observer(model, options)
             try:
                 async for frames in reader:
                     for frame in frames:
+                        if observe is not None and frame.message_type == "event":
+                            await _observe_frame(observe, frame.name, frame.payload)
                         events = mapper.feed(
                             frame.message_type, frame.name, frame.payload, frame.error_message
                         )
