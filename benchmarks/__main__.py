@@ -41,8 +41,8 @@ WORKLOADS = {
     "W6": Workload("w6_http_many", False, "module"),
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
-    "W9": Workload("w9_long_conversation", False, None),
-    "W11": Workload("w11_async_listeners", False, None),
+    "W9": Workload("w9_long_conversation", False, "mjs"),
+    "W11": Workload("w11_async_listeners", False, "mjs"),
 }
 
 # Workload-specific figures shown under the table.

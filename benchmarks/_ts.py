@@ -18,7 +18,7 @@ CACHE_DIR = HERE / ".cache" / "ts"
 BENCH_MJS = HERE / "ts" / "bench.mjs"
 PACKAGES = ("@mariozechner/pi-agent-core", "@mariozechner/pi-ai")
 PACKAGES_1X = ("@earendil-works/pi-agent-core", "@earendil-works/pi-ai")
-TS_WORKLOADS = frozenset({"W1", "W2", "W3", "W4"})
+TS_WORKLOADS = frozenset({"W1", "W2", "W3", "W4", "W9", "W11"})
 
 
 def _installed(cache: Path, packages: tuple[str, ...] = PACKAGES) -> bool:
