@@ -519,15 +519,18 @@ async function providerScenario(name, description, model) {
 
 // ------------------------------------------------------------------ api scenarios
 //
-// The original's mistral-conversations, azure-openai-responses and openai-codex-responses
-// providers against a local server that answers with a scripted body. Besides the message
-// and the events, <scenario>.json records the request the original sent (path, the
-// headers that matter, the JSON body), so pi_trio's requests are compared too.
+// The original's mistral-conversations, azure-openai-responses, openai-codex-responses and
+// pi-messages providers against a local server that answers with a scripted body. Besides
+// the message and the events, <scenario>.json records the request the original sent (path,
+// the headers that matter, the JSON body), so pi_trio's requests are compared too. The
+// pi-messages scenarios are scrubbed (their diagnostics name the server's address and
+// carry stack traces) and also write <scenario>.pushed.jsonl: every event as it was pushed.
 
 const API_MODULES = {
 	"mistral-conversations": "mistral-conversations.js",
 	"azure-openai-responses": "azure-openai-responses.js",
 	"openai-codex-responses": "openai-codex-responses.js",
+	"pi-messages": "pi-messages.js",
 };
 // Headers the providers set themselves (the SDKs' own x-stainless-* and the runtime's
 // user-agent differ between runtimes and are left out).
@@ -559,7 +562,19 @@ const CODEX_TOKEN = [
 	.concat("signature")
 	.join(".");
 
-async function apiScenario(name, description, { model, context, options = {}, body, status = 200, simple = true }) {
+// The local server's address as the recordings name it (the port changes from run to run).
+const RECORDED_ORIGIN = "https://pi16.test";
+
+// `scrub`: the JSON of a message or event with the local server's address replaced by
+// RECORDED_ORIGIN and without JavaScript stack traces (they name files of this machine).
+function scrubbed(json, origin) {
+	return JSON.stringify(JSON.parse(json), (key, value) => {
+		if (key === "stack") return undefined;
+		return typeof value === "string" ? value.replaceAll(origin, RECORDED_ORIGIN) : value;
+	});
+}
+
+async function apiScenario(name, description, { model, context, options = {}, body, status = 200, simple = true, scrub = false }) {
 	const requests = [];
 	const server = createServer((request, response) => {
 		const chunks = [];
@@ -581,16 +596,28 @@ async function apiScenario(name, description, { model, context, options = {}, bo
 	const api = await load("pi-ai", "dist", "api", API_MODULES[model.api]);
 	const transcript = ai.normalizeContext(context);
 	const stream = (simple ? api.streamSimple : api.stream)(fullModel, transcript, { apiKey: "test-key", ...options });
+	// With `scrub`, each event is also written as it is pushed (the consumer below may
+	// lag behind the producer, and the partial is shared): what every partial held then.
+	const pushed = [];
+	if (scrub) {
+		const push = stream.push;
+		stream.push = (event) => {
+			push.call(stream, event);
+			pushed.push(JSON.stringify(event));
+		};
+	}
 	const events = [];
 	for await (const event of stream) events.push(JSON.stringify(event));
 	const message = await stream.result();
 	server.close();
+	const clean = scrub ? (json) => scrubbed(json, new URL(baseUrl).origin) : (json) => json;
 	const { baseUrl: _baseUrl, ...recordedModel } = fullModel;
 	const { apiKey: _apiKey, ...recordedOptions } = options;
 	writeFileSync(join(out, `${name}.sse`), body);
-	writeFileSync(join(out, `${name}.message.json`), JSON.stringify(message));
+	writeFileSync(join(out, `${name}.message.json`), clean(JSON.stringify(message)));
+	if (scrub) writeFileSync(join(out, `${name}.pushed.jsonl`), `${pushed.map(clean).join("\n")}\n`);
 	save(name, description, {
-		events,
+		events: events.map(clean),
 		extra: { model: recordedModel, basePath: model.basePath ?? "", context, options: recordedOptions, simple, status, requests },
 	});
 }
@@ -866,6 +893,129 @@ async function codexScenarios() {
 	});
 }
 
+const RADIUS_BALANCED = {
+	id: "balanced",
+	name: "Balanced",
+	api: "pi-messages",
+	provider: "radius",
+	basePath: "/v1",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 0 },
+	contextWindow: 1048576,
+	maxTokens: 262144,
+	thinkingLevelMap: { off: null, minimal: null, low: "low", medium: null, high: "high", xhigh: null, max: "max" },
+};
+const radiusUsage = (input, output, cacheRead, total) => ({
+	input,
+	output,
+	cacheRead,
+	cacheWrite: 0,
+	totalTokens: input + output + cacheRead,
+	cost: { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 3e-7, cacheWrite: 0, total },
+});
+
+async function piMessagesScenarios() {
+	const scenario = (name, description, spec) => apiScenario(name, description, { model: RADIUS_BALANCED, scrub: true, ...spec });
+	await scenario("pimessages_text", "pi-messages: the request's options, text with a signature, usage and ids from done", {
+		context: { systemPrompt: "You are terse.", messages: [{ role: "user", content: "Greet the world.", timestamp: ts(1) }] },
+		options: { temperature: 0.3, maxTokens: 512, sessionId: "sess-radius-1", cacheRetention: "long" },
+		simple: false,
+		body: `: connected\n\n${eventBody([
+			{ type: "start" },
+			{ type: "text_start", contentIndex: 0 },
+			{ type: "text_delta", contentIndex: 0, delta: "Bonjour" },
+			{ type: "text_delta", contentIndex: 0, delta: " le monde 🌍" },
+			{ type: "text_delta", contentIndex: 0, delta: " !" },
+			{ type: "text_end", contentIndex: 0, content: "Bonjour le monde 🌍 !", contentSignature: "msg_r1" },
+			{
+				type: "done",
+				reason: "stop",
+				usage: radiusUsage(76, 8, 1024, 0.0005508),
+				responseId: "resp_r1",
+				responseModel: "kimi-k3",
+				providerThinkingLevel: "low",
+			},
+		])}`,
+	});
+	const earlier = {
+		role: "assistant",
+		content: [{ type: "thinking", thinking: "Easy.", thinkingSignature: "sig0" }, { type: "text", text: "2." }],
+		api: "pi-messages",
+		provider: "radius",
+		model: "balanced",
+		usage: ZERO,
+		stopReason: "stop",
+		timestamp: ts(2),
+	};
+	await scenario("pimessages_thinking_tools", "pi-messages: reasoning, toolChoice and debug sent; redacted and streamed thinking; two tool calls with streamed arguments; a rewrite", {
+		context: {
+			systemPrompt: "You add numbers.",
+			tools: [add],
+			messages: [
+				{ role: "user", content: "1 + 1?", timestamp: ts(1) },
+				earlier,
+				{ role: "user", content: [{ type: "text", text: "Now 2 + 3 and 4 + 5." }], timestamp: ts(3) },
+			],
+		},
+		options: { reasoning: "high", toolChoice: "auto", debug: true },
+		body: eventBody([
+			{ type: "start" },
+			{ type: "thinking_start", contentIndex: 0 },
+			{ type: "thinking_end", contentIndex: 0, content: "", contentSignature: "enc_r2", redacted: true },
+			{ type: "thinking_start", contentIndex: 1 },
+			{ type: "thinking_delta", contentIndex: 1, delta: "Two sums," },
+			{ type: "thinking_delta", contentIndex: 1, delta: " two calls." },
+			{ type: "thinking_end", contentIndex: 1, content: "Two sums, two calls.", contentSignature: "sig_r2" },
+			{ type: "text_start", contentIndex: 2 },
+			{ type: "text_delta", contentIndex: 2, delta: "Adding." },
+			{ type: "text_end", contentIndex: 2, content: "Adding." },
+			{ type: "toolcall_start", contentIndex: 3, id: "call_r1", toolName: "add" },
+			{ type: "toolcall_delta", contentIndex: 3, delta: '{"a": 2,' },
+			{ type: "toolcall_delta", contentIndex: 3, delta: ' "b"' },
+			{ type: "toolcall_delta", contentIndex: 3, delta: ": 3}" },
+			{ type: "toolcall_end", contentIndex: 3, toolCall: { type: "toolCall", id: "call_r1", name: "add", arguments: { a: 2, b: 3 } } },
+			{ type: "toolcall_start", contentIndex: 4, id: "call_r2", toolName: "add" },
+			{ type: "toolcall_delta", contentIndex: 4, delta: '{"a": 4, "b": 5' },
+			{ type: "toolcall_end", contentIndex: 4, toolCall: { type: "toolCall", id: "call_r2", name: "add", arguments: { a: 4, b: 5 }, thoughtSignature: "ts_r2" } },
+			{
+				type: "done",
+				reason: "toolUse",
+				usage: { ...radiusUsage(240, 60, 0, 0.00162), reasoning: 20 },
+				responseId: "resp_r2",
+				rewrite: { policyId: "trim-history", policyVersion: 3, changed: true, tokenCountChange: -120, messageCountChange: -1, systemPromptChanged: false },
+			},
+		]),
+	});
+	await scenario("pimessages_error_event", "pi-messages: the backend's error event keeps the text streamed before it", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		body: eventBody([
+			{ type: "start" },
+			{ type: "text_start", contentIndex: 0 },
+			{ type: "text_delta", contentIndex: 0, delta: "Partial" },
+			{ type: "error", reason: "error", errorMessage: "Upstream provider overloaded", usage: radiusUsage(5, 1, 0, 0.00003), responseId: "resp_r3" },
+		]),
+	});
+	await scenario("pimessages_http_error", "pi-messages: a 429 whose JSON body names a message and a code", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		status: 429,
+		body: '{"error":{"message":"Rate limit exceeded for organization","code":"rate_limited","type":"rate_limit"}}',
+	});
+	await scenario("pimessages_http_error_body", "pi-messages: a 502 whose body is no JSON error object", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		status: 502,
+		body: "<html><body>Bad gateway</body></html>",
+	});
+	await scenario("pimessages_no_terminal", "pi-messages: a stream that ends without done or error", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		body: eventBody([
+			{ type: "start" },
+			{ type: "text_start", contentIndex: 0 },
+			{ type: "text_delta", contentIndex: 0, delta: "Cut" },
+		]),
+	});
+}
+
 // ------------------------------------------------------------------ corpora
 
 function mulberry32(seed) {
@@ -1053,6 +1203,7 @@ if (line === "1.6") {
 	await mistralScenarios();
 	await azureScenarios();
 	await codexScenarios();
+	await piMessagesScenarios();
 	streamingJsonCorpus();
 	argumentsCorpus();
 	validationCorpus();

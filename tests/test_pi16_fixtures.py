@@ -72,6 +72,10 @@ API_SCENARIOS = sorted(
     for p in PI16.glob("*.sse")
     if p.name.startswith(("mistral_", "azure_", "codex_"))
 )
+# The original's pi-messages against a local server (compared in test_pi_messages, with
+# the events as they were pushed, <name>.pushed.jsonl).
+PI_MESSAGES_SCENARIOS = sorted(p.name.removesuffix(".sse") for p in PI16.glob("pimessages_*.sse"))
+PUSHED_LOGS = files(PI16, "*.pushed.jsonl")
 # Headers the recorder kept (those the providers set themselves).
 RECORDED_HEADERS = (
     "accept",
@@ -110,7 +114,8 @@ def test_the_fixtures_were_recorded_from_the_versions_they_claim() -> None:
     assert json.loads((PI16 / "index.json").read_text())["recordedWith"]["pi-ai"] == "1.6.0"
     assert json.loads((PI073 / "index.json").read_text())["recordedWith"]["pi-ai"] == "0.73.1"
     assert len(TRANSCRIPTS) == 14
-    assert len(EVENT_LOGS) == 17 + len(API_SCENARIOS)
+    assert len(EVENT_LOGS) == 17 + len(API_SCENARIOS) + len(PI_MESSAGES_SCENARIOS)
+    assert len(PI_MESSAGES_SCENARIOS) == len(PUSHED_LOGS) == 6
 
 
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=ids(TRANSCRIPTS))
@@ -121,7 +126,7 @@ def test_every_recorded_transcript_loads_and_re_encodes_byte_for_byte(path: Path
     assert json.loads(messages_to_json(messages_from_json(data))) == json.loads(data)
 
 
-@pytest.mark.parametrize("path", EVENT_LOGS, ids=ids(EVENT_LOGS))
+@pytest.mark.parametrize("path", EVENT_LOGS + PUSHED_LOGS, ids=ids(EVENT_LOGS + PUSHED_LOGS))
 def test_every_recorded_event_loads_and_re_encodes_byte_for_byte(path: Path) -> None:
     kind: Any = (
         AgentEvent

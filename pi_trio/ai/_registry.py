@@ -46,6 +46,7 @@ BUILTIN_PROVIDER_MODULES: dict[str, str] = {
     "openai-codex-responses": "pi_trio.ai.providers.openai_codex",
     "google-vertex": "pi_trio.ai.providers.vertex",
     "bedrock-converse-stream": "pi_trio.ai.providers.bedrock",
+    "pi-messages": "pi_trio.ai.providers.pi_messages",
 }
 
 # Connection-pool and timeout defaults of the shared HTTP client. Streams can be long, so
