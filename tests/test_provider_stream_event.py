@@ -149,3 +149,42 @@ async def test_without_the_hook_the_stream_is_read_in_batches() -> None:
     events = await stream(GPT, body)
     assert events[-1].type == "done"
     assert msgspec.json.encode(events[-1].message.content)
+
+
+# --------------------------------------------------------------------------- on_response
+
+MISTRAL = get_model("mistral", "mistral-small-latest")
+RADIUS = get_model("radius", "balanced")
+assert MISTRAL is not None
+assert RADIUS is not None
+
+
+@pytest.mark.parametrize(
+    ("model", "notified"),
+    [(MISTRAL, True), (RADIUS, True), (SONNET, False), (GPT, False)],
+    ids=["mistral", "pi-messages", "anthropic", "completions"],
+)
+async def test_on_response_sees_a_failed_status_where_the_vendor_code_reports_it(
+    model: Model, notified: bool
+) -> None:
+    """Mistral, Codex and pi-messages report every response to ``on_response`` before
+    checking its status; the SDK-based providers only a successful one."""
+    statuses: list[int] = []
+    registry = registry_with_transport(
+        ReplayTransport(ReplayResponse(b'{"error": {"message": "slow down"}}', status=429))
+    )
+    try:
+        context = Context(messages=[UserMessage(content="hi")])
+        async with open_stream(
+            model,
+            context,
+            registry=registry,
+            api_key="k",
+            on_response=lambda info, model: statuses.append(info.status),
+        ) as s:
+            events = [event async for event in s]
+    finally:
+        await registry.aclose()
+    assert events[-1].type == "error"
+    assert "slow down" in (events[-1].error.error_message or "")
+    assert statuses == ([429] if notified else [])

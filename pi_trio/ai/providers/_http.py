@@ -292,6 +292,7 @@ class ProviderRun:
         describe: DescribeError | None = None,
         retryable: RetryableStatus | None = None,
         observed: frozenset[str] | None = None,
+        notify_failures: bool = False,
     ) -> AbstractAsyncContextManager[SSEStream]:
         """``async with run.open_sse(url, headers, payload) as sse:`` — POST ``payload`` as
         JSON (retrying as described in the module docstring), call ``on_response``, and
@@ -300,9 +301,24 @@ class ProviderRun:
         headers, body_start, more)`` for a provider that words them its own way;
         ``retryable(status, body_start)`` replaces the rule for which of them are retried.
         ``options.on_provider_stream_event`` sees every event whose data is JSON, or only
-        those whose ``event:`` name is in ``observed``. Leaving the block closes the
-        response."""
-        return _open_sse(self, url, headers, payload, error_message, describe, retryable, observed)
+        those whose ``event:`` name is in ``observed``. ``notify_failures``: ``on_response``
+        also sees each failed status (as the providers whose vendor code calls it before
+        checking the status). Leaving the block closes the response."""
+        on_failed_status = self._notify if notify_failures else None
+        return _open_sse(
+            self,
+            url,
+            headers,
+            payload,
+            observed,
+            error_message=error_message,
+            describe=describe,
+            retryable=retryable,
+            on_failed_status=on_failed_status,
+        )
+
+    async def _notify(self, response: httpx2.Response) -> None:
+        await notify_response(response, self.model, self.options)
 
     def open_response(
         self,
@@ -352,21 +368,11 @@ async def _open_sse(
     url: str,
     headers: Mapping[str, str],
     payload: Any,
-    error_message: Callable[[str], str | None],
-    describe: DescribeError | None,
-    retryable: RetryableStatus | None,
     observed: frozenset[str] | None,
+    **rules: Any,
 ) -> AsyncIterator[SSEStream]:
     async with open_response(
-        run.model,
-        run.options,
-        run.secrets,
-        url,
-        headers,
-        payload,
-        error_message=error_message,
-        describe=describe,
-        retryable=retryable,
+        run.model, run.options, run.secrets, url, headers, payload, **rules
     ) as response:
         observer = provider_event_observer(run.model, run.options)
         stream = (

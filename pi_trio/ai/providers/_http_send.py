@@ -12,7 +12,7 @@ a failed status from the status, the headers and the start of the body, and
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -93,12 +93,14 @@ async def open_response(
     describe: DescribeError | None = None,
     error_message: Callable[[str], str | None] = provider_error_message,
     retryable: RetryableStatus | None = None,
+    on_failed_status: Callable[[httpx2.Response], Awaitable[None]] | None = None,
 ) -> AsyncIterator[httpx2.Response]:
     """POST ``payload`` as JSON to ``url`` and yield the successful (< 300) response.
 
     Statuses >= 300 and transport errors raise ``ProviderError`` (texts redacted of
     ``secrets``, to which the credentials among ``headers`` are added) after the retries
-    ``options`` allow. Leaving the block closes the response."""
+    ``options`` allow; ``on_failed_status(response)`` is awaited first for each failed
+    status, before its body is read. Leaving the block closes the response."""
     for name, value in headers.items():
         if name.lower() in AUTH_HEADERS:
             # the credential, without a scheme such as "Bearer " (whose own 8-character
@@ -139,6 +141,8 @@ async def open_response(
                 break
             retry_headers = response.headers
             try:
+                if on_failed_status is not None:
+                    await on_failed_status(response)
                 if status < 400:
                     text = redirect_text(status, response.headers.get("location"))
                     raise ProviderError(redact(text, secrets), status=status)

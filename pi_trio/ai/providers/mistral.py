@@ -92,7 +92,7 @@ async def _stream(
         headers[AFFINITY_HEADER] = options.session_id  # type: ignore[assignment]
     mapper = MistralStreamMapper(run.builder, model)
     async with run.open_sse(
-        mistral_url(model), headers, payload, describe=mistral_error_text
+        mistral_url(model), headers, payload, describe=mistral_error_text, notify_failures=True
     ) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:

@@ -91,6 +91,7 @@ async def _stream(run: ProviderRun, context: Context, request: CodexRequest) -> 
         payload,
         describe=codex_error_text,
         retryable=codex_should_retry,
+        notify_failures=True,
     ) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:

@@ -62,7 +62,9 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     failure = PiMessagesFailure(model, url)
     mapper = PiMessagesMapper(run.builder, clean=lambda text: redact(text, run.secrets))
     try:
-        async with run.open_sse(url, headers, msgspec.Raw(body), describe=failure.describe) as sse:
+        async with run.open_sse(
+            url, headers, msgspec.Raw(body), describe=failure.describe, notify_failures=True
+        ) as sse:
             async for batch in sse:
                 for event in batch:
                     events = mapper.feed(event.data)
