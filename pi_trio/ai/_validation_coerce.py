@@ -1,0 +1,570 @@
+"""Coercion of tool arguments towards their schema, as the original coerces
+(``@earendil-works/pi-schema`` 1.6, whose rules are TypeBox 1.3.27's ``Value.Convert``).
+
+Three passes, in order:
+
+1. **Optional nulls.** A ``null`` in an optional property whose schema rejects null is
+   dropped, as if omitted (in ``properties``, and inside ``patternProperties`` and
+   ``additionalProperties`` values; not for a property that is a bare ``$ref``).
+2. **Conversions**, keyed on the first keyword of a schema that applies: ``$ref`` follows the
+   reference; ``const`` and ``enum`` take the member the value converts to; ``anyOf`` /
+   ``oneOf`` keep a value one branch accepts, else take the first branch's conversion the
+   whole schema accepts; ``allOf`` converts with each member in turn; then by ``type``:
+
+   - ``string``: numbers and booleans to their JavaScript text, ``null`` to ``"null"``;
+   - ``number``: numeric strings as JavaScript's ``Number()`` reads them (``""`` is 0,
+     ``"0x10"`` 16, ``"12n"`` 12), ``"true"``/``"false"`` in any case, booleans to 1/0,
+     ``null`` to 0;
+   - ``integer``: as ``number``, then truncated (``"3.7"`` and 3.7 become 3);
+   - ``boolean``: ``"true"``/``"false"`` in any case, ``"1"``/``"0"``, 1/0, ``null``;
+   - ``null``: ``"null"``, ``"undefined"`` (any case), ``""``, ``"0"``, 0 and false;
+   - ``array``: a single value becomes a one-item array, then each item converts; a tuple
+     (``prefixItems`` or an ``items`` array) converts its items and never wraps;
+   - ``object``: each property by ``properties``, ``patternProperties`` or
+     ``additionalProperties``.
+3. **Primitive coercion by type**, for what pass 2 leaves (type lists such as
+   ``["integer", "null"]``): numbers from numeric strings and booleans, booleans from
+   ``"true"``/``"false"`` and 1/0, strings from numbers and booleans, ``null`` from ``""``,
+   0 and false, and ``null`` to ``""``, 0 or false. A value that has one of the listed
+   types stays.
+
+A value no rule applies to stays as it is, and validation reports it. Every pass copies
+only what it changes and never modifies the value handed in.
+
+pi_trio goes one step further, only where the original's result fails the schema: it drops
+optional nulls also behind ``$ref`` (msgspec puts every nested struct behind one), and
+takes that result when the schema accepts it. Integer strings convert to exact integers, as
+pi_trio reads JSON integers; JavaScript rounds those past 2**53 to a double.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from ._jsnum import js_number, js_number_text
+from ._validation_regex import regex_search
+
+__all__ = ["coerce"]
+
+Accepts = Callable[[Any, Any], bool]
+Resolve = Callable[[Any], Any]
+
+_JS_WHITESPACE: Final = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+_RADIX: Final = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
+_BIGINT: Final = re.compile(r"-?(?:0|[1-9][0-9]*)n")
+_MAX_SAFE: Final = 2**53 - 1
+_NO: Final[Any] = object()  # "no conversion applies"
+
+
+def coerce(value: Any, schema: Any, accepts: Accepts, resolve: Resolve) -> Any:
+    """``value`` coerced towards ``schema`` (see the module text). ``accepts(node, v)``
+    tells whether a schema node accepts a value; ``resolve(node)`` is the target of a
+    node's ``$ref`` (the node itself when it names nothing)."""
+    original = _Coercer(schema, accepts, resolve, nulls_behind_refs=False).run(value)
+    if accepts(schema, original):
+        return original
+    wider = _Coercer(schema, accepts, resolve, nulls_behind_refs=True).run(value)
+    return wider if accepts(schema, wider) else original
+
+
+# -- JavaScript's view of values
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_finite(value: Any) -> bool:
+    return _is_number(value) and (isinstance(value, int) or math.isfinite(value))
+
+
+def _is_whole(number: float) -> bool:
+    return isinstance(number, int) or number.is_integer()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JavaScript's ``a === b``: primitives by value, objects and arrays by identity."""
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return a is b
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _to_number(text: str) -> int | float | None:
+    """JavaScript's ``Number(text)`` when it is finite, else None; whole results are ints."""
+    text = text.strip(_JS_WHITESPACE)
+    if not text:
+        return 0
+    if _RADIX.fullmatch(text):
+        return int(text, 0)
+    if not _DECIMAL.fullmatch(text):
+        return None
+    if _INTEGER.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # beyond int()'s digit limit
+            pass
+    number = float(text)
+    return js_number(number) if math.isfinite(number) else None
+
+
+def _try_string(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if _is_finite(value):
+        return js_number_text(value)
+    if value is None:
+        return "null"
+    return value if isinstance(value, str) else _NO
+
+
+def _try_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if _is_finite(value):
+        return value
+    if value is None:
+        return 0
+    if not isinstance(value, str):
+        return _NO
+    number = _to_number(value)
+    if number is not None:
+        return number
+    lower = value.lower()
+    if lower in ("true", "false"):
+        return int(lower == "true")
+    if _BIGINT.fullmatch(value):
+        big = int(value[:-1])
+        return big if -_MAX_SAFE <= big <= _MAX_SAFE else _NO
+    return _NO
+
+
+def _try_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if _is_finite(value):
+        return value == 1 if value in (0, 1) else _NO
+    if value is None:
+        return False
+    if not isinstance(value, str):
+        return _NO
+    lower = value.lower()
+    if lower == "false" or value == "0":
+        return False
+    if lower == "true" or value == "1":
+        return True
+    return _NO
+
+
+def _try_null(value: Any) -> Any:
+    if value is None or value is False or (_is_finite(value) and value == 0):
+        return None
+    if isinstance(value, str) and (value.lower() in ("null", "undefined") or value in ("", "0")):
+        return None
+    return _NO
+
+
+def _or(result: Any, value: Any) -> Any:
+    return value if result is _NO else result
+
+
+def _convert_literal(literal: Any, value: Any) -> Any:
+    """A ``const`` or ``enum`` member taken from a value that converts to exactly it."""
+    if _same(literal, value):
+        return value
+    if isinstance(literal, bool):
+        result = _try_boolean(value)
+    elif isinstance(literal, str):
+        result = _try_string(value)
+    elif _is_number(literal):
+        result = _try_number(value)
+    else:
+        return value
+    return result if result is not _NO and _same(result, literal) else value
+
+
+def _coerce_primitive(value: Any, kind: str) -> Any:
+    """Pass 3's conversion of ``value`` to the type named ``kind`` (``value`` when none)."""
+    if kind in ("number", "integer"):
+        if value is None:
+            return 0
+        if isinstance(value, str) and value.strip(_JS_WHITESPACE):
+            number = _to_number(value)
+            if number is not None and (kind == "number" or _is_whole(number)):
+                return number
+        if isinstance(value, bool):
+            return int(value)
+    elif kind == "boolean":
+        if value is None:
+            return False
+        if value == "true" or (_is_number(value) and value == 1):
+            return True
+        if value == "false" or (_is_number(value) and value == 0):
+            return False
+    elif kind == "string":
+        if value is None:
+            return ""
+        if isinstance(value, bool) or _is_number(value):
+            return _or(_try_string(value), value)
+    elif kind == "null" and (value == "" or value is False or (_is_number(value) and value == 0)):
+        return None
+    return value
+
+
+def _matches_type(value: Any, kind: str) -> bool:
+    if kind == "number":
+        return _is_finite(value)
+    if kind == "integer":
+        return _is_finite(value) and _is_whole(value)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    return False
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    return [t for t in declared if isinstance(t, str)] if isinstance(declared, list) else []
+
+
+def _dict(schema: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = schema.get(key)
+    return value if isinstance(value, dict) else None
+
+
+def _item_schema(schema: dict[str, Any], index: int) -> Any:
+    """The schema of an array's item at ``index`` (None when nothing applies)."""
+    items = schema.get("items")
+    if isinstance(items, list):
+        return items[index] if index < len(items) else None
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list) and index < len(prefix):
+        return prefix[index]
+    return items
+
+
+def _map_items(items: list[Any], convert: Callable[[Any, int], Any]) -> list[Any]:
+    out: list[Any] | None = None
+    for index, item in enumerate(items):
+        changed = convert(item, index)
+        if _same(changed, item):
+            continue
+        if out is None:
+            out = list(items)
+        out[index] = changed
+    return items if out is None else out
+
+
+class _Object:
+    """A copy-on-write view of an object being coerced."""
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.value = value
+        self.out: dict[str, Any] | None = None
+
+    def current(self) -> dict[str, Any]:
+        return self.value if self.out is None else self.out
+
+    def set(self, key: str, changed: Any) -> None:
+        if _same(changed, self.current().get(key, _NO)):
+            return
+        if self.out is None:
+            self.out = dict(self.value)
+        self.out[key] = changed
+
+    def delete(self, key: str) -> None:
+        if self.out is None:
+            self.out = dict(self.value)
+        del self.out[key]
+
+
+class _Coercer:
+    def __init__(
+        self, schema: Any, accepts: Accepts, resolve: Resolve, *, nulls_behind_refs: bool
+    ) -> None:
+        self.schema = schema
+        self.accepts = accepts
+        self.resolve = resolve
+        self.nulls_behind_refs = nulls_behind_refs
+        # (node, value) pairs being converted through a $ref or a wrap into an array: a
+        # recursive schema meeting a value it cannot convert would otherwise never end
+        self.entered: list[tuple[Any, Any]] = []
+        self.cuts = 0
+        # results of $ref targets by (node, value) within one run: a recursive union
+        # would convert the same children once per branch, exponentially in the depth
+        self.memo: dict[tuple[int, Any], Any] = {}
+
+    def run(self, value: Any) -> Any:
+        value = self.drop_optional_nulls(value, self.schema)
+        value = self.convert(self.schema, value)
+        return self.coerce_types(value, self.schema)
+
+    def passes(self, node: Any, value: Any) -> bool:
+        return self.accepts(node, value)
+
+    # -- pass 1: optional nulls
+
+    def drop_optional_nulls(self, value: Any, schema: Any) -> Any:
+        if self.nulls_behind_refs:
+            schema = self.resolve(schema)
+        if not isinstance(schema, dict):
+            return value
+        if isinstance(value, list):
+            return _map_items(value, lambda item, i: self._drop_item(item, schema, i))
+        if not isinstance(value, dict):
+            return value
+        properties = _dict(schema, "properties")
+        patterns = _dict(schema, "patternProperties") or {}
+        additional = _dict(schema, "additionalProperties")
+        if not patterns and additional is None and properties is None:
+            return value
+        properties = properties or {}
+        required = schema.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        view = _Object(value)
+        for key, sub in properties.items():
+            if key not in value:
+                continue
+            is_ref = isinstance(sub, dict) and isinstance(sub.get("$ref"), str)
+            if (
+                value[key] is None
+                and key not in required
+                and (self.nulls_behind_refs or not is_ref)
+                and not self.passes(sub, None)
+            ):
+                view.delete(key)
+                continue
+            view.set(key, self.drop_optional_nulls(value[key], sub))
+        for key in value:
+            matched = key in properties
+            for pattern, sub in patterns.items():
+                if regex_search(pattern, key):
+                    matched = True
+                    if key in view.current():
+                        view.set(key, self.drop_optional_nulls(view.current()[key], sub))
+            if not matched and additional is not None:
+                view.set(key, self.drop_optional_nulls(value[key], additional))
+        return view.current()
+
+    def _drop_item(self, item: Any, schema: dict[str, Any], index: int) -> Any:
+        sub = _item_schema(schema, index)
+        return item if sub is None else self.drop_optional_nulls(item, sub)
+
+    # -- pass 2: conversions
+
+    def convert(self, node: Any, value: Any) -> Any:
+        if not isinstance(node, dict):
+            return value
+        if isinstance(node.get("$ref"), str):
+            target = self.resolve(node)
+            if target is node or not isinstance(target, dict):
+                return value
+            return self.reenter(target, value, memoize=True)
+        return self.convert_node(node, value)
+
+    def reenter(self, node: dict[str, Any], value: Any, *, memoize: bool) -> Any:
+        for entered_node, entered_value in self.entered:
+            if entered_node is node and _identical(entered_value, value):
+                self.cuts += 1
+                return value
+        key = (id(node), _memo_key(value))
+        if memoize and key in self.memo:
+            return self.memo[key]
+        cuts = self.cuts
+        self.entered.append((node, value))
+        try:
+            result = self.convert(node, value)
+        finally:
+            self.entered.pop()
+        if memoize and self.cuts == cuts:
+            self.memo[key] = result
+        return result
+
+    def convert_node(self, node: dict[str, Any], value: Any) -> Any:
+        if "const" in node:
+            return _convert_literal(node["const"], value)
+        if isinstance(node.get("enum"), list):
+            return self.convert_enum(node, node["enum"], value)
+        for keyword in ("anyOf", "oneOf"):
+            if isinstance(node.get(keyword), list):
+                return self.convert_union(node, node[keyword], value)
+        if isinstance(node.get("allOf"), list):
+            for member in node["allOf"]:
+                value = self.convert(member, value)
+            return self.convert_members(node, value)
+        kind = node.get("type")
+        if kind == "string":
+            return _or(_try_string(value), value)
+        if kind == "number":
+            return _or(_try_number(value), value)
+        if kind == "integer":
+            number = _try_number(value)
+            if number is _NO:
+                return value
+            return number if isinstance(number, int) else js_number(float(math.trunc(number)))
+        if kind == "boolean":
+            return _or(_try_boolean(value), value)
+        if kind == "null":
+            return _or(_try_null(value), value)
+        if kind == "array":
+            return self.convert_array(node, value)
+        if kind == "object":
+            return self.convert_object(node, value)
+        if kind is None:
+            if "properties" in node or "patternProperties" in node:
+                return self.convert_object(node, value)
+            if "items" in node or "prefixItems" in node:
+                return self.convert_array(node, value)
+        return value
+
+    def convert_enum(self, node: dict[str, Any], members: list[Any], value: Any) -> Any:
+        if any(_same(member, value) for member in members):
+            return value
+        for member in members:
+            candidate = _convert_literal(member, value)
+            if not _same(candidate, value) and self.passes(node, candidate):
+                return candidate
+        return value
+
+    def convert_union(self, node: dict[str, Any], branches: list[Any], value: Any) -> Any:
+        if any(self.passes(branch, value) for branch in branches):
+            return self.convert_members(node, value)
+        for branch in branches:
+            candidate = self.convert_members(node, self.convert(branch, value))
+            if self.passes(node, candidate):
+                return candidate
+        return self.convert_members(node, value)
+
+    def convert_members(self, node: dict[str, Any], value: Any) -> Any:
+        declares = any(
+            key in node for key in ("properties", "patternProperties", "additionalProperties")
+        )
+        return self.convert_object(node, value) if declares else value
+
+    def convert_array(self, node: dict[str, Any], value: Any) -> Any:
+        items = node.get("items")
+        prefix = items if isinstance(items, list) else node.get("prefixItems")
+        if isinstance(prefix, list):
+            if not isinstance(value, list):
+                return value  # a tuple never wraps a single value
+            rest = None if isinstance(items, list) else items
+            tuple_prefix = prefix
+
+            def convert_item(item: Any, index: int) -> Any:
+                sub = tuple_prefix[index] if index < len(tuple_prefix) else rest
+                return item if sub is None else self.convert(sub, item)
+
+            return _map_items(value, convert_item)
+        if isinstance(value, list):
+            if "items" not in node:
+                return value
+            return _map_items(value, lambda item, _: self.convert(items, item))
+        return [self.reenter(items, value, memoize=False) if isinstance(items, dict) else value]
+
+    def convert_object(self, node: dict[str, Any], value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        properties = _dict(node, "properties") or {}
+        patterns = _dict(node, "patternProperties") or {}
+        additional = _dict(node, "additionalProperties")
+        view = _Object(value)
+        for key, item in value.items():
+            changed = item
+            matched = key in properties
+            if matched:
+                changed = self.convert(properties[key], changed)
+            for pattern, sub in patterns.items():
+                if regex_search(pattern, key):
+                    matched = True
+                    changed = self.convert(sub, changed)
+            if not matched and additional is not None:
+                changed = self.convert(additional, changed)
+            view.set(key, changed)
+        return view.current()
+
+    # -- pass 3: primitive coercion by type
+
+    def coerce_types(self, value: Any, schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return value
+        members = schema.get("allOf")
+        for member in members if isinstance(members, list) else ():
+            value = self.coerce_types(value, member)
+        for keyword in ("anyOf", "oneOf"):
+            if isinstance(schema.get(keyword), list):
+                value = self.coerce_union(value, schema[keyword])
+        types = _types(schema)
+        matches_one = len(types) > 1 and any(_matches_type(value, kind) for kind in types)
+        if types and not matches_one:
+            for kind in types:
+                candidate = _coerce_primitive(value, kind)
+                if not _same(candidate, value):
+                    value = candidate
+                    break
+        if "object" in types and isinstance(value, dict):
+            value = self.coerce_properties(value, schema)
+        if "array" in types and isinstance(value, list):
+            value = _map_items(
+                value,
+                lambda item, i: (
+                    self.coerce_types(item, sub)
+                    if isinstance(sub := _item_schema(schema, i), dict)
+                    else item
+                ),
+            )
+        return value
+
+    def coerce_union(self, value: Any, branches: list[Any]) -> Any:
+        if any(self.passes(branch, value) for branch in branches):
+            return value
+        for branch in branches:
+            coerced = self.coerce_types(value, branch)
+            if self.passes(branch, coerced):
+                return coerced
+        return value
+
+    def coerce_properties(self, value: dict[str, Any], schema: dict[str, Any]) -> Any:
+        properties = _dict(schema, "properties") or {}
+        patterns = _dict(schema, "patternProperties") or {}
+        additional = _dict(schema, "additionalProperties")
+        view = _Object(value)
+        for key, sub in properties.items():
+            if key in value:
+                view.set(key, self.coerce_types(value[key], sub))
+        for key in value:
+            matched = key in properties
+            for pattern, sub in patterns.items():
+                if regex_search(pattern, key):
+                    matched = True
+                    view.set(key, self.coerce_types(view.current()[key], sub))
+            if not matched and additional is not None:
+                view.set(key, self.coerce_types(value[key], additional))
+        return view.current()
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """JavaScript's ``Object.is`` for JSON values (objects by identity)."""
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return a is b
+    return type(a) is type(b) and bool(a == b)
+
+
+def _memo_key(value: Any) -> Any:
+    return ("ref", id(value)) if isinstance(value, dict | list) else (type(value), value)

@@ -1,0 +1,184 @@
+"""The JSON Schema dialect tool arguments are checked in: the original's (pi-schema 1.6).
+
+Every schema is read as draft 2020-12, whatever its ``$schema`` says (only which draft's
+meta-schema it must satisfy follows ``$schema``), with draft 7's
+``items`` arrays, ``additionalItems`` and ``dependencies`` understood too, as the original
+reads them. On top of jsonschema's Draft 2020-12 validator:
+
+- a ``$ref`` that names nothing (a missing definition, another document) fails only the
+  values at its place, with ``unresolved reference <ref>``;
+- ``pattern`` and ``patternProperties`` are ECMAScript patterns (``_validation_regex``);
+- ``format`` is checked for the formats of ``_validation_formats``, in every draft;
+- ``multipleOf`` is exact for decimals (0.0075 is a multiple of 0.0001);
+- a bound that is not a number (draft 4's ``exclusiveMaximum: true``) is ignored.
+
+`compile_validator` returns None for a schema that is not a JSON Schema in its own draft
+(nor, without ``$schema``, in draft 7), which the caller leaves unvalidated.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any, Final
+
+import jsonschema
+import referencing
+import referencing.exceptions
+
+from ._jsnum import js_number_text
+from ._validation_formats import FORMATS
+from ._validation_regex import regex_search
+
+__all__ = ["compile_validator", "is_multiple"]
+
+_BASE: Final = jsonschema.Draft202012Validator.VALIDATORS
+_LEGACY: Final = jsonschema.Draft7Validator.VALIDATORS
+
+_FORMAT_CHECKER: Final = jsonschema.FormatChecker(formats=())
+for _name, _check in FORMATS.items():
+    _FORMAT_CHECKER.checks(_name)(
+        lambda value, check=_check: not isinstance(value, str) or bool(check(value))
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_multiple(value: float, step: float) -> bool:
+    """Whether ``value`` is a multiple of ``step``, exactly for decimals as written."""
+    try:
+        quotient = value / step
+    except ZeroDivisionError:
+        return False
+    except OverflowError:
+        quotient = math.nan
+    if isinstance(quotient, float) and math.isfinite(quotient) and quotient.is_integer():
+        return True
+    if math.isinf(quotient):
+        return math.fmod(value, step) == 0
+    value_digits, value_exponent = _decimal(value)
+    step_digits, step_exponent = _decimal(step)
+    if value_exponent >= step_exponent:
+        return bool(value_digits * 10 ** (value_exponent - step_exponent) % step_digits == 0)
+    return bool(value_digits % (step_digits * 10 ** (step_exponent - value_exponent)) == 0)
+
+
+def _decimal(number: float) -> tuple[int, int]:
+    """``abs(number)`` as digits and a power of ten, from its shortest JavaScript text."""
+    _, digits, exponent = Decimal(js_number_text(abs(number))).as_tuple()
+    assert isinstance(exponent, int)
+    return int("".join(map(str, digits)) or "0"), exponent
+
+
+def _ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Any:
+    try:
+        errors = list(_BASE["$ref"](validator, ref, instance, schema))
+    except referencing.exceptions.Unresolvable:
+        yield jsonschema.ValidationError(f"unresolved reference {ref}")
+        return
+    yield from errors
+
+
+def _items(validator: Any, items: Any, instance: Any, schema: Any) -> Any:
+    keyword = _LEGACY["items"] if isinstance(items, list) else _BASE["items"]
+    yield from keyword(validator, items, instance, schema)
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
+    if (
+        isinstance(instance, str)
+        and isinstance(pattern, str)
+        and not regex_search(pattern, instance)
+    ):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+    if not isinstance(instance, dict) or not isinstance(patterns, dict):
+        return
+    for pattern, sub in patterns.items():
+        for key, value in instance.items():
+            if regex_search(pattern, key):
+                yield from validator.descend(value, sub, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Any:
+    if not isinstance(instance, dict):
+        return
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    patterns = schema.get("patternProperties")
+    patterns = list(patterns) if isinstance(patterns, dict) else []
+    unknown = [
+        key
+        for key in instance
+        if key not in properties and not any(regex_search(p, key) for p in patterns)
+    ]
+    if isinstance(extra, dict):
+        for key in unknown:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif extra is False and unknown:
+        yield jsonschema.ValidationError(f"unknown properties {unknown!r}")
+
+
+def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Any:
+    if _is_number(instance) and _is_number(step) and not is_multiple(instance, step):
+        yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {step!r}")
+
+
+def _numeric_bound(keyword: str) -> Any:
+    check = _BASE[keyword]
+
+    def bound(validator: Any, limit: Any, instance: Any, schema: Any) -> Any:
+        if _is_number(limit):
+            yield from check(validator, limit, instance, schema)
+
+    return bound
+
+
+_Validator: Final = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    validators={
+        "$ref": _ref,
+        "items": _items,
+        "additionalItems": _LEGACY["additionalItems"],
+        "dependencies": _LEGACY["dependencies"],
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+        "multipleOf": _multiple_of,
+        **{
+            keyword: _numeric_bound(keyword)
+            for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+        },
+    },
+)
+
+
+def _is_schema(schema: Any) -> bool:
+    declared = jsonschema.validators.validator_for(schema, default=None)
+    drafts = (
+        [declared]
+        if declared is not None
+        else [jsonschema.Draft202012Validator, jsonschema.Draft7Validator]
+    )
+    for draft in drafts:
+        try:
+            draft.check_schema(schema, format_checker=None)
+        except jsonschema.SchemaError:
+            continue
+        return True
+    return False
+
+
+def compile_validator(schema: Any) -> Any:
+    """A validator of ``schema`` in the original's dialect, or None when ``schema`` is not
+    a JSON Schema. Its ``schema`` is ``schema`` without ``$schema`` (which would make
+    jsonschema pick that draft's rules for checks against it): read it from there."""
+    if not isinstance(schema, dict | bool) or not _is_schema(schema):
+        return None
+    if isinstance(schema, dict) and "$schema" in schema:
+        schema = {key: value for key, value in schema.items() if key != "$schema"}
+    return _Validator(schema, registry=referencing.Registry(), format_checker=_FORMAT_CHECKER)

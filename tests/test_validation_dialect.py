@@ -1,0 +1,97 @@
+"""The original's dialect of JSON Schema, in the parts the differential test does not reach:
+the stand-ins used without the ``ecma`` extra, exact ``multipleOf``, and coercion that a
+recursive schema cannot send round forever."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pi_trio.ai import (
+    Tool,
+    ToolArgumentsError,
+    _validation_formats,
+    _validation_regex,
+    validate_tool_arguments,
+)
+from pi_trio.ai._validation_dialect import is_multiple
+from pi_trio.ai._validation_formats import FORMATS
+from pi_trio.ai._validation_regex import regex_search
+
+
+def tool(parameters: Any) -> Tool:
+    return Tool(name="calc", description="test tool", parameters=parameters)
+
+
+@pytest.fixture
+def without_ecma(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """As if the ``ecma`` extra were not installed."""
+    for loader in (_validation_regex._regress, _validation_formats._ada_url):
+        loader.cache_clear()
+    _validation_regex._compiled.cache_clear()
+    monkeypatch.setattr(_validation_regex, "_regress", lambda: None)
+    monkeypatch.setattr(_validation_formats, "_ada_url", lambda: None)
+    yield
+    _validation_regex._compiled.cache_clear()
+
+
+def test_patterns_follow_javascript_with_the_ecma_extra() -> None:
+    assert not regex_search("^[a-z]+$", "abc\n")  # $ ends the text
+    assert not regex_search(r"^\d+$", "١٢٣")  # \d is ASCII
+    assert regex_search(r"^\p{L}+$", "héllo")
+    assert regex_search("a{", "a{")  # valid without the u flag only
+    assert FORMATS["regex"]("(?<n>x)")
+    assert not FORMATS["regex"]("(?i)a")
+
+
+def test_without_the_ecma_extra_python_re_stands_in(
+    without_ecma: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert regex_search("^[a-z]+$", "abc")
+    assert not regex_search("^[a-z]+$", "ABC")
+    with caplog.at_level(logging.WARNING, logger="pi_trio"):
+        assert regex_search(r"^\p{L}+$", "anything")  # not a Python pattern: not checked
+        assert regex_search(r"^\p{L}+$", "anything else")
+    assert len([r for r in caplog.records if "pi-trio[ecma]" in r.getMessage()]) == 1
+    assert FORMATS["regex"]("(?i)a")
+
+
+def test_without_the_ecma_extra_urls_are_read_by_urllib(without_ecma: None) -> None:
+    assert FORMATS["url"]("https://example.com/a?b#c")
+    assert FORMATS["url"]("mailto:a@b.c")
+    assert not FORMATS["url"]("example.com")
+    assert not FORMATS["url"]("http://exa mple.com")
+    assert not FORMATS["url"]("http://[::1")
+    assert FORMATS["iri-reference"]("/é")
+    assert not FORMATS["iri"]("http://a b")
+
+
+@pytest.mark.parametrize(
+    ("value", "step", "expected"),
+    [
+        (0.0075, 0.0001, True),  # 74.99999999999999 in floating point
+        (0.00075, 0.0001, False),
+        (0.3, 0.1, True),
+        (10, 3, False),
+        (9, 3, True),
+        (1e300, 1e-300, False),  # the quotient overflows; the remainder of floats decides
+        (5, 0, False),
+        (2**70, 2**68, True),
+    ],
+)
+def test_multiple_of_is_exact_for_decimals(value: float, step: float, expected: bool) -> None:
+    assert is_multiple(value, step) is expected
+
+
+def test_a_recursive_schema_that_wraps_values_into_arrays_terminates() -> None:
+    schema = {
+        "$defs": {"list": {"type": "array", "items": {"$ref": "#/$defs/list"}}},
+        "type": "object",
+        "properties": {"v": {"$ref": "#/$defs/list"}},
+    }
+    with pytest.raises(ToolArgumentsError) as caught:
+        validate_tool_arguments(tool(schema), {"v": "x"})
+    assert caught.value.errors[0][0].startswith("v.0")
