@@ -21,6 +21,8 @@ from pi_trio.ai._validation_dialect import is_multiple
 from pi_trio.ai._validation_formats import FORMATS
 from pi_trio.ai._validation_regex import regex_search
 
+from .test_validation_pi16 import CASES, NEEDS_ECMA, _check
+
 
 def tool(parameters: Any) -> Tool:
     return Tool(name="calc", description="test tool", parameters=parameters)
@@ -57,6 +59,7 @@ def test_without_the_ecma_extra_python_re_stands_in(
         assert regex_search(r"^\p{L}+$", "anything else")
     assert len([r for r in caplog.records if "pi-trio[ecma]" in r.getMessage()]) == 1
     assert FORMATS["regex"]("(?i)a")
+    assert FORMATS["regex"]("[[:alpha:]]")  # no FutureWarning (an error under -W error)
 
 
 def test_without_the_ecma_extra_urls_are_read_by_urllib(without_ecma: None) -> None:
@@ -95,3 +98,14 @@ def test_a_recursive_schema_that_wraps_values_into_arrays_terminates() -> None:
     with pytest.raises(ToolArgumentsError) as caught:
         validate_tool_arguments(tool(schema), {"v": "x"})
     assert caught.value.errors[0][0].startswith("v.0")
+
+
+def test_without_the_ecma_extra_only_javascript_patterns_differ_from_the_original(
+    without_ecma: None,
+) -> None:
+    differences = [
+        (case["group"], case["arguments"])
+        for case in CASES
+        if case["group"] not in NEEDS_ECMA and _check(case) is not None
+    ]
+    assert differences == []

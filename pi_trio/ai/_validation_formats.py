@@ -37,9 +37,15 @@ def _ada_url() -> Any:
     return URL
 
 
+def _lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """``re.compile(pattern, flags)`` on first use: most processes check no format at all."""
+    return functools.cache(lambda: re.compile(pattern, flags))
+
+
 def _pattern(body: str, flags: int = re.IGNORECASE) -> Callable[[str], bool]:
-    compiled = re.compile(body, flags | re.ASCII)
-    return lambda value: compiled.fullmatch(value) is not None
+    """A check that ``body`` matches the whole value."""
+    compiled = _lazy(body, flags | re.ASCII)
+    return lambda value: compiled().fullmatch(value) is not None
 
 
 _EMAIL: Final = _pattern(
@@ -62,11 +68,9 @@ _DURATION: Final = _pattern(
     0,
 )
 
-_DATE: Final = re.compile(r"(\d\d\d\d)-(\d\d)-(\d\d)", re.ASCII)
+_DATE: Final = _lazy(r"(\d\d\d\d)-(\d\d)-(\d\d)", re.ASCII)
 _DAYS: Final = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_TIME: Final = re.compile(
-    r"(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:([Zz])|([+-])(\d\d):(\d\d))?", re.ASCII
-)
+_TIME: Final = _lazy(r"(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:([Zz])|([+-])(\d\d):(\d\d))?", re.ASCII)
 _MINUTES_PER_DAY: Final = 1440
 _IPV4: Final = _pattern(
     r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)", 0
@@ -80,29 +84,29 @@ _RELATIVE_JSON_POINTER: Final = _pattern(
     r"(?:0|[1-9][0-9]*)(?:#|(?:/(?:[^~/]|~0|~1)*)*)", re.DOTALL
 )
 # \p{L}\p{N} is [^\W_] in Python; ``.`` of a JavaScript /u pattern stops at line terminators
-_IDN_EMAIL: Final = re.compile(
+_IDN_EMAIL: Final = _lazy(
     r"(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010FFFF-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010FFFF-]+)*"
     r'|"(?:[^"\\]|\\[^\n\r\u2028\u2029])*")'
     r"@[^\W_](?:[^\W_]|-){0,62}(?<!-)(?:\.[^\W_](?:[^\W_]|-){0,62}(?<!-))*",
     re.IGNORECASE,
 )
-_LDH_LABEL: Final = re.compile(r"[a-zA-Z0-9-]*", re.ASCII)
+_LDH_LABEL: Final = _lazy(r"[a-zA-Z0-9-]*", re.ASCII)
 _MAX_HOSTNAME: Final = 253
 _MAX_LABEL: Final = 63
-_FULLWIDTH: Final = re.compile("[\uff01-\uff5e]")
-_IGNORED: Final = re.compile("[\u00ad\u034f\u180b-\u180d\u200b\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-_FULL_STOPS: Final = re.compile("[\u3002\uff0e\uff61]")
-_INVALID_IRI: Final = re.compile(r"[\x00-\x20<>^`{|}\\]")
-_INVALID_IRI_REFERENCE: Final = re.compile(r"[\x00-\x20\x7f\\]|%(?![0-9a-fA-F]{2})")
-_INVALID_PERCENT: Final = re.compile(r"%(?![0-9a-fA-F]{2})")
-_SCHEME_WITHOUT_COLON: Final = re.compile(r"[a-zA-Z][a-zA-Z0-9+\-.]*//")
-_IP_FUTURE: Final = re.compile(r"\[[vV][0-9a-fA-F]+\.[^\]]+\]")
+_FULLWIDTH: Final = _lazy("[\uff01-\uff5e]")
+_IGNORED: Final = _lazy("[\u00ad\u034f\u180b-\u180d\u200b\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_FULL_STOPS: Final = _lazy("[\u3002\uff0e\uff61]")
+_INVALID_IRI: Final = _lazy(r"[\x00-\x20<>^`{|}\\]")
+_INVALID_IRI_REFERENCE: Final = _lazy(r"[\x00-\x20\x7f\\]|%(?![0-9a-fA-F]{2})")
+_INVALID_PERCENT: Final = _lazy(r"%(?![0-9a-fA-F]{2})")
+_SCHEME_WITHOUT_COLON: Final = _lazy(r"[a-zA-Z][a-zA-Z0-9+\-.]*//")
+_IP_FUTURE: Final = _lazy(r"\[[vV][0-9a-fA-F]+\.[^\]]+\]")
 _IP_FUTURE_LIMIT: Final = 2048  # longer values are not searched for an IPvFuture host
-_SCHEME: Final = re.compile(r"[a-zA-Z][a-zA-Z0-9+\-.]*:")
+_SCHEME: Final = _lazy(r"[a-zA-Z][a-zA-Z0-9+\-.]*:")
 
 
 def _is_date(value: str) -> bool:
-    match = _DATE.fullmatch(value)
+    match = _DATE().fullmatch(value)
     if match is None:
         return False
     year, month, day = (int(part) for part in match.groups())
@@ -112,7 +116,7 @@ def _is_date(value: str) -> bool:
 
 def _is_time(value: str) -> bool:
     """A time with a zone (``Z`` or an offset); a leap second only at 23:59:60 UTC."""
-    match = _TIME.fullmatch(value)
+    match = _TIME().fullmatch(value)
     if match is None:
         return False
     hour, minute, second = (int(part) for part in match.group(1, 2, 3))
@@ -136,12 +140,12 @@ def _is_date_time(value: str) -> bool:
 
 
 def _is_idn_email(value: str) -> bool:
-    return _IDN_EMAIL.fullmatch(unicodedata.normalize("NFC", value)) is not None
+    return _IDN_EMAIL().fullmatch(unicodedata.normalize("NFC", value)) is not None
 
 
 def _is_ascii_label(label: str) -> bool:
     return (
-        _LDH_LABEL.fullmatch(label) is not None
+        _LDH_LABEL().fullmatch(label) is not None
         and not label.startswith("-")
         and not label.endswith("-")
         and label[2:4] != "--"
@@ -184,8 +188,8 @@ def _is_hostname(value: str) -> bool:
 def _is_idn_hostname(value: str) -> bool:
     if not value or " " in value:
         return False
-    value = _FULLWIDTH.sub(lambda m: chr(ord(m.group()) - 0xFEE0), value)
-    value = _FULL_STOPS.sub(".", _IGNORED.sub("", unicodedata.normalize("NFC", value)))
+    value = _FULLWIDTH().sub(lambda m: chr(ord(m.group()) - 0xFEE0), value)
+    value = _FULL_STOPS().sub(".", _IGNORED().sub("", unicodedata.normalize("NFC", value)))
     if len(value.encode("utf-16-le")) // 2 > _MAX_HOSTNAME:
         return False
     return all(
@@ -202,7 +206,7 @@ def _can_parse_url(value: str, base: str | None = None) -> bool:
         return bool(url.can_parse(value, base) if base else url.can_parse(value))
     if any(ord(c) <= 0x20 for c in value.strip("\x00\x20")) or "\t" in value or "\n" in value:
         return False
-    if base is None and _SCHEME.match(value) is None:
+    if base is None and _SCHEME().match(value) is None:
         return False
     try:
         parts = urlsplit(value)
@@ -213,17 +217,17 @@ def _can_parse_url(value: str, base: str | None = None) -> bool:
 
 
 def _is_iri(value: str) -> bool:
-    if _INVALID_IRI.search(value) or _INVALID_PERCENT.search(value):
+    if _INVALID_IRI().search(value) or _INVALID_PERCENT().search(value):
         return False
     if len(value) < _IP_FUTURE_LIMIT:
-        value = _IP_FUTURE.sub("[::1]", value, count=1)
+        value = _IP_FUTURE().sub("[::1]", value, count=1)
     return _can_parse_url(value)
 
 
 def _is_iri_reference(value: str) -> bool:
     return (
-        _INVALID_IRI_REFERENCE.search(value) is None
-        and _SCHEME_WITHOUT_COLON.match(value) is None
+        _INVALID_IRI_REFERENCE().search(value) is None
+        and _SCHEME_WITHOUT_COLON().match(value) is None
         and _can_parse_url(value, "http://example.com")
     )
 

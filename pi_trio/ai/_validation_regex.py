@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -50,7 +51,7 @@ def _compiled(pattern: str) -> Search | None:
             return lambda text: compiled.find(text) is not None
         return None
     try:
-        python = re.compile(pattern)
+        python = _python_regex(pattern)
     except (re.error, OverflowError, RecursionError):
         _logger.warning(
             "The schema pattern %r is not a Python regular expression and is not checked; "
@@ -78,7 +79,15 @@ def is_ecma_regex(text: str) -> bool:
             return False
         return True
     try:
-        re.compile(text)
+        _python_regex(text)
     except (re.error, OverflowError, RecursionError):
         return False
     return True
+
+
+def _python_regex(pattern: str) -> re.Pattern[str]:
+    """``re.compile`` without its warnings about what future Pythons may read differently
+    (``[[`` a nested set): the pattern is JavaScript's, which has no such sets."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return re.compile(pattern)
