@@ -8,7 +8,10 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pi_trio.ai import (
     Tool,
@@ -17,6 +20,7 @@ from pi_trio.ai import (
     _validation_regex,
     validate_tool_arguments,
 )
+from pi_trio.ai._validation_coerce import coerce
 from pi_trio.ai._validation_dialect import is_multiple
 from pi_trio.ai._validation_formats import FORMATS
 from pi_trio.ai._validation_regex import regex_search
@@ -109,3 +113,72 @@ def test_without_the_ecma_extra_only_javascript_patterns_differ_from_the_origina
         if case["group"] not in NEEDS_ECMA and _check(case) is not None
     ]
     assert differences == []
+
+
+# -- a value the schema accepts comes back unchanged (what a fast path that skips coercion
+#    for valid values relies on), for schemas typed at every level
+
+
+_TYPES = st.sampled_from(["string", "number", "integer", "boolean", "null"])
+
+
+def _typed_schemas(depth: int = 2) -> st.SearchStrategy[dict[str, Any]]:
+    leaf = st.one_of(
+        _TYPES.map(lambda t: {"type": t}),
+        st.lists(st.sampled_from(["a", "b", "1", "true", ""]), min_size=1, max_size=3).map(
+            lambda e: {"type": "string", "enum": e}
+        ),
+        st.lists(_TYPES, min_size=2, max_size=3, unique=True).map(lambda t: {"type": t}),
+    )
+    if depth == 0:
+        return leaf
+    inner = _typed_schemas(depth - 1)
+    objects = st.builds(
+        lambda props, required, extra: {
+            "type": "object",
+            "properties": props,
+            "required": [k for k in props if k in required],
+            "additionalProperties": extra,
+        },
+        st.dictionaries(st.sampled_from("abc"), inner, max_size=3),
+        st.sets(st.sampled_from("abc")),
+        st.booleans(),
+    )
+    arrays = inner.map(lambda items: {"type": "array", "items": items})
+    unions = st.lists(inner, min_size=1, max_size=3).map(lambda branches: {"anyOf": branches})
+    return st.one_of(leaf, objects, arrays, unions)
+
+
+def _values_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    if "anyOf" in schema:
+        return st.one_of([_values_for(branch) for branch in schema["anyOf"]])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    kind = schema["type"]
+    if isinstance(kind, list):
+        return st.one_of([_values_for({"type": t}) for t in kind])
+    if kind == "object":
+        properties = schema["properties"]
+        required = {k: _values_for(properties[k]) for k in schema["required"]}
+        optional = {k: _values_for(s) for k, s in properties.items() if k not in required}
+        return st.fixed_dictionaries(required, optional=optional)
+    if kind == "array":
+        return st.lists(_values_for(schema["items"]), max_size=3)
+    return {
+        "string": st.sampled_from(["", "1", "true", "null", "a", "0x1"]),
+        "number": st.one_of(st.integers(-3, 3), st.floats(-3, 3, allow_nan=False)),
+        "integer": st.integers(-3, 3),
+        "boolean": st.booleans(),
+        "null": st.none(),
+    }[kind]
+
+
+@settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_coercion_leaves_a_value_the_schema_accepts_as_it_is(data: st.DataObject) -> None:
+    schema = data.draw(_typed_schemas())
+    value = data.draw(_values_for(schema))
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid(value)
+    accepts = lambda node, v: validator.evolve(schema=node).is_valid(v)  # noqa: E731
+    assert coerce(value, schema, accepts, lambda node: node) is value
