@@ -816,6 +816,30 @@ add("root empty", {}, { v: 1 });
 add("root false property", { type: "object", properties: { v: false } }, { v: 1 }, {});
 add("invalid schema type", { type: "object", properties: { a: { type: "foo" } } }, { a: 1 });
 add("invalid schema keyword", { type: "object", properties: { a: { minLength: "3", type: "string" } } }, { a: "x" });
+// Keywords whose values are not what JSON Schema allows: the original ignores each of them
+// and checks the rest.
+add(
+	"malformed keywords",
+	object(
+		{
+			a: { type: "integer", required: true },
+			b: { type: "string", minLength: "3", maxLength: true, pattern: 5, format: 7 },
+			c: { type: "array", minItems: "1", uniqueItems: "yes", items: { type: "integer" } },
+			d: { type: "number", minimum: "0", maximum: null, multipleOf: "2" },
+			e: { enum: "x" },
+			f: { type: "object", required: ["g", 5], minProperties: "1" },
+			h: { type: "array", contains: { type: "integer" }, minContains: "2" },
+		},
+		["a", 7],
+	),
+	{ a: "1", b: "x", c: "5", d: "-3", e: "y", f: {}, h: [1] },
+	{ a: "x", b: [], c: ["x", "x"], d: "q", f: { g: 1 }, h: ["x"] },
+	{},
+);
+add("malformed type", field({ type: 5 }), value("1"), value('"x"'));
+add("malformed type", field({ type: ["integer", 5] }), value('"1"'), value('"x"'));
+add("unusable schema", object({ a: 5, b: { type: "integer" } }), { a: 1, b: "2" });
+add("invalid schema pattern", object({ a: { type: "string", pattern: "(?<=a" } }), { a: "x" }, { a: 5 });
 
 // ------------------------------------------------------------------ recording
 

@@ -160,7 +160,7 @@ def broken_tool() -> Tool:
     return Tool(
         name="broken",
         description="a tool whose schema is not a JSON Schema",
-        parameters={"type": "object", "properties": {"foo": {"type": 5}}},
+        parameters={"type": "object", "properties": {"foo": 5}},
     )
 
 

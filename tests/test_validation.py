@@ -509,7 +509,7 @@ def test_arguments_with_a_cycle_are_reported_without_crashing() -> None:
 @pytest.mark.parametrize(
     "schema",
     [
-        {"type": "object", "properties": {"a": {"type": 5}}},
+        {"type": "object", "properties": {"a": 5}},
         {"type": "object", "properties": {"a": {"type": "string", "minLength": "1"}}},
         None,
         "not a schema",
@@ -534,7 +534,7 @@ def test_a_ref_that_names_nothing_fails_only_the_values_at_its_place(ref: str) -
 def test_an_unusable_schema_is_reported_once_not_on_every_call(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    broken = tool({"type": "object", "properties": {"a": {"type": 7}}}, name="warned_once")
+    broken = tool({"type": "object", "properties": {"a": 7}}, name="warned_once")
     with caplog.at_level(logging.WARNING, logger="pi_trio"):
         for _ in range(3):
             validate_tool_arguments(broken, {"a": 1})

@@ -40,25 +40,29 @@ pi_trio reads JSON integers; JavaScript rounds those past 2**53 to a double.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
-from ._jsnum import js_number, js_number_text
+from ._jsnum import js_number
 from ._validation_regex import regex_search
+from ._validation_scalars import (
+    NO,
+    coerce_primitive,
+    convert_literal,
+    identical,
+    matches_type,
+    or_value,
+    same,
+    try_boolean,
+    try_null,
+    try_number,
+    try_string,
+)
 
 __all__ = ["coerce"]
 
 Accepts = Callable[[Any, Any], bool]
 Resolve = Callable[[Any], Any]
-
-_JS_WHITESPACE: Final = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
-_RADIX: Final = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
-_BIGINT: Final = re.compile(r"-?(?:0|[1-9][0-9]*)n")
-_MAX_SAFE: Final = 2**53 - 1
-_NO: Final[Any] = object()  # "no conversion applies"
 
 
 def coerce(value: Any, schema: Any, accepts: Accepts, resolve: Resolve) -> Any:
@@ -70,171 +74,6 @@ def coerce(value: Any, schema: Any, accepts: Accepts, resolve: Resolve) -> Any:
         return original
     wider = _Coercer(schema, accepts, resolve, nulls_behind_refs=True).run(value)
     return wider if accepts(schema, wider) else original
-
-
-# -- JavaScript's view of values
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_finite(value: Any) -> bool:
-    return _is_number(value) and (isinstance(value, int) or math.isfinite(value))
-
-
-def _is_whole(number: float) -> bool:
-    return isinstance(number, int) or number.is_integer()
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JavaScript's ``a === b``: primitives by value, objects and arrays by identity."""
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return a is b
-    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
-        return a is b
-    if _is_number(a) and _is_number(b):
-        return bool(a == b)
-    return type(a) is type(b) and bool(a == b)
-
-
-def _to_number(text: str) -> int | float | None:
-    """JavaScript's ``Number(text)`` when it is finite, else None; whole results are ints."""
-    text = text.strip(_JS_WHITESPACE)
-    if not text:
-        return 0
-    if _RADIX.fullmatch(text):
-        return int(text, 0)
-    if not _DECIMAL.fullmatch(text):
-        return None
-    if _INTEGER.fullmatch(text):
-        try:
-            return int(text)
-        except ValueError:  # beyond int()'s digit limit
-            pass
-    number = float(text)
-    return js_number(number) if math.isfinite(number) else None
-
-
-def _try_string(value: Any) -> Any:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if _is_finite(value):
-        return js_number_text(value)
-    if value is None:
-        return "null"
-    return value if isinstance(value, str) else _NO
-
-
-def _try_number(value: Any) -> Any:
-    if isinstance(value, bool):
-        return int(value)
-    if _is_finite(value):
-        return value
-    if value is None:
-        return 0
-    if not isinstance(value, str):
-        return _NO
-    number = _to_number(value)
-    if number is not None:
-        return number
-    lower = value.lower()
-    if lower in ("true", "false"):
-        return int(lower == "true")
-    if _BIGINT.fullmatch(value):
-        big = int(value[:-1])
-        return big if -_MAX_SAFE <= big <= _MAX_SAFE else _NO
-    return _NO
-
-
-def _try_boolean(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if _is_finite(value):
-        return value == 1 if value in (0, 1) else _NO
-    if value is None:
-        return False
-    if not isinstance(value, str):
-        return _NO
-    lower = value.lower()
-    if lower == "false" or value == "0":
-        return False
-    if lower == "true" or value == "1":
-        return True
-    return _NO
-
-
-def _try_null(value: Any) -> Any:
-    if value is None or value is False or (_is_finite(value) and value == 0):
-        return None
-    if isinstance(value, str) and (value.lower() in ("null", "undefined") or value in ("", "0")):
-        return None
-    return _NO
-
-
-def _or(result: Any, value: Any) -> Any:
-    return value if result is _NO else result
-
-
-def _convert_literal(literal: Any, value: Any) -> Any:
-    """A ``const`` or ``enum`` member taken from a value that converts to exactly it."""
-    if _same(literal, value):
-        return value
-    if isinstance(literal, bool):
-        result = _try_boolean(value)
-    elif isinstance(literal, str):
-        result = _try_string(value)
-    elif _is_number(literal):
-        result = _try_number(value)
-    else:
-        return value
-    return result if result is not _NO and _same(result, literal) else value
-
-
-def _coerce_primitive(value: Any, kind: str) -> Any:
-    """Pass 3's conversion of ``value`` to the type named ``kind`` (``value`` when none)."""
-    if kind in ("number", "integer"):
-        if value is None:
-            return 0
-        if isinstance(value, str) and value.strip(_JS_WHITESPACE):
-            number = _to_number(value)
-            if number is not None and (kind == "number" or _is_whole(number)):
-                return number
-        if isinstance(value, bool):
-            return int(value)
-    elif kind == "boolean":
-        if value is None:
-            return False
-        if value == "true" or (_is_number(value) and value == 1):
-            return True
-        if value == "false" or (_is_number(value) and value == 0):
-            return False
-    elif kind == "string":
-        if value is None:
-            return ""
-        if isinstance(value, bool) or _is_number(value):
-            return _or(_try_string(value), value)
-    elif kind == "null" and (value == "" or value is False or (_is_number(value) and value == 0)):
-        return None
-    return value
-
-
-def _matches_type(value: Any, kind: str) -> bool:
-    if kind == "number":
-        return _is_finite(value)
-    if kind == "integer":
-        return _is_finite(value) and _is_whole(value)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "null":
-        return value is None
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "object":
-        return isinstance(value, dict)
-    return False
 
 
 def _types(schema: dict[str, Any]) -> list[str]:
@@ -264,7 +103,7 @@ def _map_items(items: list[Any], convert: Callable[[Any, int], Any]) -> list[Any
     out: list[Any] | None = None
     for index, item in enumerate(items):
         changed = convert(item, index)
-        if _same(changed, item):
+        if same(changed, item):
             continue
         if out is None:
             out = list(items)
@@ -283,7 +122,7 @@ class _Object:
         return self.value if self.out is None else self.out
 
     def set(self, key: str, changed: Any) -> None:
-        if _same(changed, self.current().get(key, _NO)):
+        if same(changed, self.current().get(key, NO)):
             return
         if self.out is None:
             self.out = dict(self.value)
@@ -381,7 +220,7 @@ class _Coercer:
 
     def reenter(self, node: dict[str, Any], value: Any, *, memoize: bool) -> Any:
         for entered_node, entered_value in self.entered:
-            if entered_node is node and _identical(entered_value, value):
+            if entered_node is node and identical(entered_value, value):
                 self.cuts += 1
                 return value
         key = (id(node), _memo_key(value))
@@ -399,7 +238,7 @@ class _Coercer:
 
     def convert_node(self, node: dict[str, Any], value: Any) -> Any:
         if "const" in node:
-            return _convert_literal(node["const"], value)
+            return convert_literal(node["const"], value)
         if isinstance(node.get("enum"), list):
             return self.convert_enum(node, node["enum"], value)
         for keyword in ("anyOf", "oneOf"):
@@ -411,18 +250,18 @@ class _Coercer:
             return self.convert_members(node, value)
         kind = node.get("type")
         if kind == "string":
-            return _or(_try_string(value), value)
+            return or_value(try_string(value), value)
         if kind == "number":
-            return _or(_try_number(value), value)
+            return or_value(try_number(value), value)
         if kind == "integer":
-            number = _try_number(value)
-            if number is _NO:
+            number = try_number(value)
+            if number is NO:
                 return value
             return number if isinstance(number, int) else js_number(float(math.trunc(number)))
         if kind == "boolean":
-            return _or(_try_boolean(value), value)
+            return or_value(try_boolean(value), value)
         if kind == "null":
-            return _or(_try_null(value), value)
+            return or_value(try_null(value), value)
         if kind == "array":
             return self.convert_array(node, value)
         if kind == "object":
@@ -435,11 +274,11 @@ class _Coercer:
         return value
 
     def convert_enum(self, node: dict[str, Any], members: list[Any], value: Any) -> Any:
-        if any(_same(member, value) for member in members):
+        if any(same(member, value) for member in members):
             return value
         for member in members:
-            candidate = _convert_literal(member, value)
-            if not _same(candidate, value) and self.passes(node, candidate):
+            candidate = convert_literal(member, value)
+            if not same(candidate, value) and self.passes(node, candidate):
                 return candidate
         return value
 
@@ -511,11 +350,11 @@ class _Coercer:
             if isinstance(schema.get(keyword), list):
                 value = self.coerce_union(value, schema[keyword])
         types = _types(schema)
-        matches_one = len(types) > 1 and any(_matches_type(value, kind) for kind in types)
+        matches_one = len(types) > 1 and any(matches_type(value, kind) for kind in types)
         if types and not matches_one:
             for kind in types:
-                candidate = _coerce_primitive(value, kind)
-                if not _same(candidate, value):
+                candidate = coerce_primitive(value, kind)
+                if not same(candidate, value):
                     value = candidate
                     break
         if "object" in types and isinstance(value, dict):
@@ -557,13 +396,6 @@ class _Coercer:
             if not matched and additional is not None:
                 view.set(key, self.coerce_types(value[key], additional))
         return view.current()
-
-
-def _identical(a: Any, b: Any) -> bool:
-    """JavaScript's ``Object.is`` for JSON values (objects by identity)."""
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return a is b
-    return type(a) is type(b) and bool(a == b)
 
 
 def _memo_key(value: Any) -> Any:

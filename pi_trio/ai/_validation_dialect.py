@@ -10,15 +10,20 @@ reads them. On top of jsonschema's Draft 2020-12 validator:
 - ``pattern`` and ``patternProperties`` are ECMAScript patterns (``_validation_regex``);
 - ``format`` is checked for the formats of ``_validation_formats``, in every draft;
 - ``multipleOf`` is exact for decimals (0.0075 is a multiple of 0.0001);
-- a bound that is not a number (draft 4's ``exclusiveMaximum: true``) is ignored.
+- a keyword whose value is malformed is ignored, as the original ignores it: a bound or a
+  length that is not a number (draft 4's ``exclusiveMaximum: true``), a ``required`` that is
+  no list (draft 3's ``required: true``) or its entries that are no strings, an ``enum``
+  that is no list; a ``type`` name that is not a JSON type matches nothing.
 
 `compile_validator` returns None for a schema that is not a JSON Schema in its own draft
-(nor, without ``$schema``, in draft 7), which the caller leaves unvalidated.
+(nor, without ``$schema``, in draft 7) beyond such keywords, for example a property whose
+schema is a number; the caller leaves the arguments unvalidated.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
@@ -73,6 +78,8 @@ def _decimal(number: float) -> tuple[int, int]:
 
 
 def _ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Any:
+    if not isinstance(ref, str):
+        return
     try:
         errors = list(_BASE["$ref"](validator, ref, instance, schema))
     except referencing.exceptions.Unresolvable:
@@ -128,20 +135,66 @@ def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Any:
         yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {step!r}")
 
 
-def _numeric_bound(keyword: str) -> Any:
+def _when(keyword: str, well_formed: Callable[[Any], bool]) -> Any:
+    """``keyword`` checked only when its value is ``well_formed``, else ignored."""
     check = _BASE[keyword]
 
-    def bound(validator: Any, limit: Any, instance: Any, schema: Any) -> Any:
-        if _is_number(limit):
-            yield from check(validator, limit, instance, schema)
+    def guarded(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if well_formed(value):
+            yield from check(validator, value, instance, schema)
 
-    return bound
+    return guarded
 
+
+def _type(validator: Any, types: Any, instance: Any, schema: Any) -> Any:
+    """A type name jsonschema does not know (or a name that is no string) matches nothing."""
+    names = types if isinstance(types, list) else [types]
+    for name in names:
+        try:
+            if isinstance(name, str) and validator.is_type(instance, name):
+                return
+        except jsonschema.exceptions.UnknownType:
+            continue
+    yield jsonschema.ValidationError(f"{instance!r} is not of type {types!r}")
+
+
+def _required(validator: Any, required: Any, instance: Any, schema: Any) -> Any:
+    if isinstance(required, list):
+        names = [name for name in required if isinstance(name, str)]
+        yield from _BASE["required"](validator, names, instance, schema)
+
+
+def _dependent_required(validator: Any, dependencies: Any, instance: Any, schema: Any) -> Any:
+    if isinstance(dependencies, dict):
+        lists = {key: needed for key, needed in dependencies.items() if isinstance(needed, list)}
+        yield from _BASE["dependentRequired"](validator, lists, instance, schema)
+
+
+def _contains(validator: Any, contains: Any, instance: Any, schema: Any) -> Any:
+    bounds = ("minContains", "maxContains")
+    if any(key in schema and not _is_number(schema[key]) for key in bounds):
+        schema = {k: v for k, v in schema.items() if k not in bounds or _is_number(v)}
+    yield from _BASE["contains"](validator, contains, instance, schema)
+
+
+_NUMBER_KEYWORDS: Final = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+)
 
 _Validator: Final = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     validators={
         "$ref": _ref,
+        "type": _type,
         "items": _items,
         "additionalItems": _LEGACY["additionalItems"],
         "dependencies": _LEGACY["dependencies"],
@@ -149,15 +202,86 @@ _Validator: Final = jsonschema.validators.extend(
         "patternProperties": _pattern_properties,
         "additionalProperties": _additional_properties,
         "multipleOf": _multiple_of,
-        **{
-            keyword: _numeric_bound(keyword)
-            for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-        },
+        "required": _required,
+        "dependentRequired": _dependent_required,
+        "contains": _contains,
+        "enum": _when("enum", lambda value: isinstance(value, list)),
+        "uniqueItems": _when("uniqueItems", lambda value: value is True),
+        **{keyword: _when(keyword, _is_number) for keyword in _NUMBER_KEYWORDS},
     },
 )
 
+# A keyword the dialect ignores when its value is malformed, as the original does: a schema
+# whose only faults are in these is usable.
+_FORGIVEN: Final = frozenset(
+    {
+        *_NUMBER_KEYWORDS,
+        "multipleOf",
+        "minContains",
+        "maxContains",
+        "type",
+        "required",
+        "dependentRequired",
+        "enum",
+        "uniqueItems",
+        "pattern",
+        "format",
+        "$ref",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "contentEncoding",
+        "contentMediaType",
+    }
+)
+# Keywords whose value holds subschemas: a map of them, a list of them, or one.
+_SCHEMA_MAPS: Final = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+_SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_VALUES: Final = frozenset(
+    {
+        "additionalProperties",
+        "propertyNames",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+        "contentSchema",
+        "items",
+    }
+)
+
+
+def _keyword_at(path: list[Any]) -> Any:
+    """The keyword a meta-schema error at ``path`` (a place in a schema) is about; None
+    when the place itself should hold a schema."""
+    index = 0
+    while index < len(path):
+        key = path[index]
+        following = path[index + 1] if index + 1 < len(path) else None
+        tuple_items = key == "items" and isinstance(following, int)
+        if key in _SCHEMA_MAPS or key in _SCHEMA_LISTS or tuple_items:
+            index += 2
+        elif key in _SCHEMA_VALUES:
+            index += 1
+        else:
+            return key
+    return None
+
 
 def _is_schema(schema: Any) -> bool:
+    """Whether ``schema`` is a JSON Schema, in its own draft or (without ``$schema``) in
+    2020-12 or draft 7, forgiving the keywords the dialect ignores when malformed."""
     declared = jsonschema.validators.validator_for(schema, default=None)
     drafts = (
         [declared]
@@ -165,11 +289,9 @@ def _is_schema(schema: Any) -> bool:
         else [jsonschema.Draft202012Validator, jsonschema.Draft7Validator]
     )
     for draft in drafts:
-        try:
-            draft.check_schema(schema, format_checker=None)
-        except jsonschema.SchemaError:
-            continue
-        return True
+        errors = draft(draft.META_SCHEMA).iter_errors(schema)
+        if all(_keyword_at(list(error.absolute_path)) in _FORGIVEN for error in errors):
+            return True
     return False
 
 

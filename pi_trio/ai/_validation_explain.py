@@ -218,10 +218,10 @@ class _Explainer:
                     push("unknown field", (*path, key))
 
     def string(self, node: dict[str, Any], v: str, push: Callable[[str], None]) -> None:
-        if isinstance(node.get("minLength"), int) and len(v) < node["minLength"]:
-            push(f"expected at least {node['minLength']} characters")
-        if isinstance(node.get("maxLength"), int) and len(v) > node["maxLength"]:
-            push(f"expected at most {node['maxLength']} characters")
+        if _is_number(node.get("minLength")) and len(v) < node["minLength"]:
+            push(f"expected at least {_number(node['minLength'])} characters")
+        if _is_number(node.get("maxLength")) and len(v) > node["maxLength"]:
+            push(f"expected at most {_number(node['maxLength'])} characters")
         pattern = node.get("pattern")
         if isinstance(pattern, str) and not self.accepts({"pattern": pattern}, v):
             push(f"expected to match {pattern}")
@@ -271,10 +271,10 @@ class _Explainer:
             if names is not None and not self.accepts(names, key):
                 push("invalid property name", (*path, key))
         count = len(v)
-        if isinstance(node.get("minProperties"), int) and count < node["minProperties"]:
-            push(f"expected at least {node['minProperties']} properties")
-        if isinstance(node.get("maxProperties"), int) and count > node["maxProperties"]:
-            push(f"expected at most {node['maxProperties']} properties")
+        if _is_number(node.get("minProperties")) and count < node["minProperties"]:
+            push(f"expected at least {_number(node['minProperties'])} properties")
+        if _is_number(node.get("maxProperties")) and count > node["maxProperties"]:
+            push(f"expected at most {_number(node['maxProperties'])} properties")
         dependencies = dict(_dict(node, "dependentRequired"))
         dependencies.update(_dict(node, "dependencies"))
         for key, needed in dependencies.items():
@@ -310,15 +310,15 @@ class _Explainer:
             sub = prefix[index] if index < len(prefix) else rest
             if sub is not None:
                 self.walk(sub, item, (*path, index), out, depth + 1)
-        if isinstance(node.get("minItems"), int) and len(v) < node["minItems"]:
-            push(f"expected at least {node['minItems']} items")
-        if isinstance(node.get("maxItems"), int) and len(v) > node["maxItems"]:
-            push(f"expected at most {node['maxItems']} items")
+        if _is_number(node.get("minItems")) and len(v) < node["minItems"]:
+            push(f"expected at least {_number(node['minItems'])} items")
+        if _is_number(node.get("maxItems")) and len(v) > node["maxItems"]:
+            push(f"expected at most {_number(node['maxItems'])} items")
         if node.get("uniqueItems") is True and not self.accepts({"uniqueItems": True}, v):
             push("expected unique items")
         if "contains" in node:
-            low = node.get("minContains", 1)
-            high = node.get("maxContains", float("inf"))
+            low = node["minContains"] if _is_number(node.get("minContains")) else 1
+            high = node["maxContains"] if _is_number(node.get("maxContains")) else float("inf")
             matching = sum(1 for item in v if self.accepts(node["contains"], item))
             if not low <= matching <= high:
                 push(_contains_message(low, high))
