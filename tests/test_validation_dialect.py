@@ -181,4 +181,5 @@ def test_coercion_leaves_a_value_the_schema_accepts_as_it_is(data: st.DataObject
     validator = jsonschema.Draft202012Validator(schema)
     assert validator.is_valid(value)
     accepts = lambda node, v: validator.evolve(schema=node).is_valid(v)  # noqa: E731
-    assert coerce(value, schema, accepts, lambda node: node) is value
+    assert coerce(value, schema, accepts, lambda node: node) == (value, True)
+    assert coerce(value, schema, accepts, lambda node: node)[0] is value

@@ -42,7 +42,7 @@ from ._jsnum import js_number_text
 from ._json_parse import copy_json
 from ._types import ToolCall
 from ._validation_coerce import coerce
-from ._validation_dialect import compile_validator
+from ._validation_dialect import accepts_of, compile_validator
 from ._validation_explain import explain
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
@@ -123,8 +123,8 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
         # Already valid: nothing to drop or coerce (both only touch invalid values).
         return value  # type: ignore[no-any-return]
     try:
-        value = coerce(value, checker.schema, checker.accepts, checker.resolve)
-        if not any(True for _ in checker.validator.iter_errors(value)):
+        value, valid = coerce(value, checker.schema, checker.accepts, checker.resolve)
+        if valid:
             return value  # type: ignore[no-any-return]
     except RecursionError:
         _warn_unvalidated(
@@ -163,9 +163,10 @@ class _Checker:
         self.schema = schema
         self.validator = validator
         self.fast = _fast_check(schema)
+        self._accepts = accepts_of(validator)
 
     def accepts(self, schema: Any, value: Any) -> bool:
-        return bool(self.validator.evolve(schema=schema).is_valid(value))
+        return self._accepts(schema, value)
 
     def resolve(self, schema: Any) -> Any:
         """Follow local ``$ref``s (``#`` and ``#/json/pointer``) from ``schema``."""

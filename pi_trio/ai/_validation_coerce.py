@@ -65,15 +65,18 @@ Accepts = Callable[[Any, Any], bool]
 Resolve = Callable[[Any], Any]
 
 
-def coerce(value: Any, schema: Any, accepts: Accepts, resolve: Resolve) -> Any:
-    """``value`` coerced towards ``schema`` (see the module text). ``accepts(node, v)``
-    tells whether a schema node accepts a value; ``resolve(node)`` is the target of a
-    node's ``$ref`` (the node itself when it names nothing)."""
+def coerce(value: Any, schema: Any, accepts: Accepts, resolve: Resolve) -> tuple[Any, bool]:
+    """``value`` coerced towards ``schema`` (see the module text), and whether ``schema``
+    accepts the result. ``accepts(node, v)`` tells whether a schema node accepts a value;
+    ``resolve(node)`` is the target of a node's ``$ref`` (the node itself when it names
+    nothing)."""
     original = _Coercer(schema, accepts, resolve, nulls_behind_refs=False).run(value)
     if accepts(schema, original):
-        return original
+        return original, True
     wider = _Coercer(schema, accepts, resolve, nulls_behind_refs=True).run(value)
-    return wider if accepts(schema, wider) else original
+    if accepts(schema, wider):
+        return wider, True
+    return original, False
 
 
 def _types(schema: dict[str, Any]) -> list[str]:
@@ -148,7 +151,8 @@ class _Coercer:
         self.cuts = 0
         # results of $ref targets by (node, value) within one run: a recursive union
         # would convert the same children once per branch, exponentially in the depth
-        self.memo: dict[tuple[int, Any], Any] = {}
+        self.memo: dict[tuple[int, Any], tuple[Any, Any]] = {}
+        self.passed: dict[tuple[int, Any], tuple[Any, bool]] = {}
 
     def run(self, value: Any) -> Any:
         value = self.drop_optional_nulls(value, self.schema)
@@ -156,7 +160,14 @@ class _Coercer:
         return self.coerce_types(value, self.schema)
 
     def passes(self, node: Any, value: Any) -> bool:
-        return self.accepts(node, value)
+        """``accepts``, asked once per (node, value) in a run: passes 2 and 3 ask the same
+        union branches about the same values."""
+        key = (id(node), _memo_key(value))
+        known = self.passed.get(key)
+        if known is None:
+            # the entry holds the value: its id is not reused while the run lasts
+            known = self.passed[key] = (value, self.accepts(node, value))
+        return known[1]
 
     # -- pass 1: optional nulls
 
@@ -225,7 +236,7 @@ class _Coercer:
                 return value
         key = (id(node), _memo_key(value))
         if memoize and key in self.memo:
-            return self.memo[key]
+            return self.memo[key][1]
         cuts = self.cuts
         self.entered.append((node, value))
         try:
@@ -233,7 +244,7 @@ class _Coercer:
         finally:
             self.entered.pop()
         if memoize and self.cuts == cuts:
-            self.memo[key] = result
+            self.memo[key] = (value, result)  # holding the value keeps its id unique
         return result
 
     def convert_node(self, node: dict[str, Any], value: Any) -> Any:

@@ -35,7 +35,7 @@ from ._jsnum import js_number_text
 from ._validation_formats import FORMATS
 from ._validation_regex import regex_search
 
-__all__ = ["compile_validator", "is_multiple"]
+__all__ = ["accepts_of", "compile_validator", "is_multiple"]
 
 _BASE: Final = jsonschema.Draft202012Validator.VALIDATORS
 _LEGACY: Final = jsonschema.Draft7Validator.VALIDATORS
@@ -293,6 +293,26 @@ def _is_schema(schema: Any) -> bool:
         if all(_keyword_at(list(error.absolute_path)) in _FORGIVEN for error in errors):
             return True
     return False
+
+
+_EVOLVED_KEPT: Final = 512
+"""Validators of subschemas kept per compiled schema: a tool schema has far fewer nodes."""
+
+
+def accepts_of(validator: Any) -> Callable[[Any, Any], bool]:
+    """``accepts(node, value)``: whether ``node``, a subschema of ``validator``'s schema (or
+    a schema on its own), accepts ``value``; one validator per node, built once."""
+    evolved: dict[int, tuple[Any, Any]] = {}
+
+    def accepts(node: Any, value: Any) -> bool:
+        entry = evolved.get(id(node))
+        if entry is None or entry[0] is not node:
+            if len(evolved) >= _EVOLVED_KEPT:
+                evolved.clear()
+            entry = evolved[id(node)] = (node, validator.evolve(schema=node))
+        return bool(entry[1].is_valid(value))
+
+    return accepts
 
 
 def compile_validator(schema: Any) -> Any:
