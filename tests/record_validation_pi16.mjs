@@ -670,6 +670,28 @@ add(
 	{ v: 1 },
 );
 add(
+	"refs by anchor and id",
+	{
+		$id: "https://example.com/schemas/tool.json",
+		type: "object",
+		properties: {
+			anchored: { $ref: "#num" },
+			relative: { $ref: "tool.json#/$defs/flag" },
+			absolute: { $ref: "https://example.com/schemas/tool.json#/$defs/flag" },
+			nested: { $ref: "item.json" },
+		},
+		$defs: {
+			n: { $anchor: "num", type: "integer" },
+			flag: { type: "boolean" },
+			item: { $id: "item.json", type: "object", properties: { k: { $ref: "#/$defs/k" } }, $defs: { k: { type: "integer" } } },
+		},
+	},
+	{ anchored: "5", relative: "true", absolute: "0" },
+	{ anchored: "x", relative: "x" },
+	{ nested: { k: "7" } },
+	{ nested: { k: "x" } },
+);
+add(
 	"draft 4",
 	{ $schema: "http://json-schema.org/draft-04/schema#", type: "object", properties: { v: { type: "number", maximum: 5, exclusiveMaximum: true } } },
 	{ v: 5 },

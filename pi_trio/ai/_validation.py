@@ -44,6 +44,7 @@ from ._types import ToolCall
 from ._validation_coerce import coerce
 from ._validation_dialect import accepts_of, compile_validator
 from ._validation_explain import explain
+from ._validation_refs import resolver_of
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
 
@@ -52,7 +53,6 @@ _logger = logging.getLogger("pi_trio.ai")
 _CACHE_SIZE: Final = 256
 """Compiled validators kept (least recently used dropped first): more distinct tool schemas
 than one process normally declares, few enough that a schema generator cannot grow memory."""
-_MAX_REF_HOPS: Final = 32  # chained $refs followed from one schema node (cycle guard)
 
 
 class ToolArgumentsError(PiError, ValueError):
@@ -164,27 +164,13 @@ class _Checker:
         self.validator = validator
         self.fast = _fast_check(schema)
         self._accepts = accepts_of(validator)
+        self._resolve = resolver_of(schema)
 
     def accepts(self, schema: Any, value: Any) -> bool:
         return self._accepts(schema, value)
 
     def resolve(self, schema: Any) -> Any:
-        """Follow local ``$ref``s (``#`` and ``#/json/pointer``) from ``schema``."""
-        for _ in range(_MAX_REF_HOPS):
-            ref = schema.get("$ref") if isinstance(schema, dict) else None
-            if not isinstance(ref, str) or not ref.startswith("#"):
-                return schema
-            target: Any = self.schema
-            for part in ref[1:].split("/")[1:]:
-                part = part.replace("~1", "/").replace("~0", "~")
-                if isinstance(target, dict) and part in target:
-                    target = target[part]
-                elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                    target = target[int(part)]
-                else:
-                    return schema
-            schema = target
-        return schema
+        return self._resolve(schema)
 
 
 _cache: OrderedDict[bytes | str, _Checker | None] = OrderedDict()
