@@ -31,6 +31,7 @@ from pi_trio.ai import (
     TextContent,
     ThinkingContent,
     Tool,
+    ToolArgumentsError,
     ToolCall,
     ToolRef,
     ToolResultMessage,
@@ -158,13 +159,30 @@ async def test_a_paced_stream_aborted_before_the_first_chunk_sends_only_the_abor
 def broken_tool() -> Tool:
     return Tool(
         name="broken",
-        description="a tool whose schema cannot be compiled",
-        parameters={"type": "object", "properties": {"foo": {"$ref": "nonexistent"}}},
+        description="a tool whose schema is not a JSON Schema",
+        parameters={"type": "object", "properties": {"foo": 5}},
     )
 
 
-# S30
-def test_an_unresolvable_schema_returns_the_raw_arguments_and_logs_a_warning(
+# S30 (0.73 passed the arguments through when a $ref named nothing; 1.6 rejects the values
+# at that place and passes through only what its compiler cannot use)
+def test_an_unresolvable_ref_rejects_the_values_at_its_place() -> None:
+    dangling = Tool(
+        name="broken",
+        description="a tool whose schema has a dangling $ref",
+        parameters={"type": "object", "properties": {"foo": {"$ref": "nonexistent"}}},
+    )
+    with pytest.raises(ToolArgumentsError) as caught:
+        validate_tool_arguments(dangling, {"foo": "bar"})
+    assert str(caught.value) == (
+        'Validation failed for tool "broken":\n'
+        "  - foo: unresolved reference nonexistent\n\n"
+        'Received arguments:\n{\n  "foo": "bar"\n}'
+    )
+    assert validate_tool_arguments(dangling, {}) == {}
+
+
+def test_an_unusable_schema_returns_the_raw_arguments_and_logs_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     arguments = {"foo": "bar"}

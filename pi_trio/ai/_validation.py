@@ -1,10 +1,11 @@
 """Tool-argument validation (reference/ai.md §8.2).
 
-`validate_tool_arguments` copies the arguments, deletes optional nulls the schema rejects,
-coerces scalars the way upstream does (``"42"`` → 42 for a number), validates with
-jsonschema and returns the copy; the arguments handed in are never mutated. A tool call
-whose argument text was not a JSON object (``arguments_error``) fails before any of that
-with ``Invalid arguments for tool "<name>": <arguments_error>``. A failure raises
+`validate_tool_arguments` copies the arguments, coerces the copy as upstream 1.6 does
+(``_validation_coerce``: optional nulls dropped, ``"42"`` → 42 for a number, a single
+value into a one-item array), validates it in upstream's dialect of JSON Schema
+(``_validation_dialect``) and returns it; the arguments handed in are never mutated. A
+tool call whose argument text was not a JSON object (``arguments_error``) fails before any
+of that with ``Invalid arguments for tool "<name>": <arguments_error>``. A failure raises
 `ToolArgumentsError` with upstream's text::
 
     Validation failed for tool "<name>":
@@ -16,13 +17,11 @@ with ``Invalid arguments for tool "<name>": <arguments_error>``. A failure raise
 Paths and messages are pi-schema's (upstream 1.6, see ``_validation_explain``): the
 value's path joined with ``.``, ``root`` for the whole value; ``expected number, got
 string``, ``missing`` at the path of a missing property, ``expected "add"``, ``unknown
-field``. Unlike upstream, local ``$ref``s are followed when coercing and when deciding
-whether an optional property accepts null, since msgspec-generated schemas put every
-object behind one.
-Schemas without ``$schema`` are Draft 2020-12; remote references are never fetched. A
-schema that jsonschema cannot use (invalid, unresolvable ``$ref``) leaves the arguments
-unvalidated, as upstream does when its compiler fails, and logs a warning on the
-``pi_trio.ai`` logger naming the tool.
+field``. A ``$ref`` that names nothing fails the values at its place (``unresolved
+reference <ref>``); remote references are never fetched. A schema that is not a JSON
+Schema, or that recurses without end (``$ref``s in a circle without a check, or arguments
+nested past Python's recursion limit), leaves the arguments unvalidated and logs a warning
+on the ``pi_trio.ai`` logger naming the tool.
 """
 
 from __future__ import annotations
@@ -31,22 +30,21 @@ import functools
 import json
 import logging
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
-import jsonschema
 import msgspec
-import referencing
-import referencing.exceptions
 
 from ._errors import PiError
 from ._jsnum import js_number_text
 from ._json_parse import copy_json
 from ._types import ToolCall
+from ._validation_coerce import coerce
+from ._validation_dialect import accepts_of, compile_validator
 from ._validation_explain import explain
+from ._validation_refs import resolver_of
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
 
@@ -55,18 +53,6 @@ _logger = logging.getLogger("pi_trio.ai")
 _CACHE_SIZE: Final = 256
 """Compiled validators kept (least recently used dropped first): more distinct tool schemas
 than one process normally declares, few enough that a schema generator cannot grow memory."""
-_MAX_REF_HOPS: Final = 32  # $ref / allOf / anyOf / oneOf steps on one value (cycle guard)
-_JS_WHITESPACE: Final = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
-_RADIX: Final = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
-_UNCHANGED: Final[Any] = object()
-_DRAFT_7_AND_OLDER: Final = (
-    jsonschema.Draft7Validator,
-    jsonschema.Draft6Validator,
-    jsonschema.Draft4Validator,
-    jsonschema.Draft3Validator,
-)
 
 
 class ToolArgumentsError(PiError, ValueError):
@@ -137,17 +123,16 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
         # Already valid: nothing to drop or coerce (both only touch invalid values).
         return value  # type: ignore[no-any-return]
     try:
-        checker.normalize_optional_nulls(value, checker.schema)
-        value = checker.coerce(value, checker.schema, 0)
-        errors = list(checker.validator.iter_errors(value))
-    except referencing.exceptions.Unresolvable as exc:
-        _warn_unvalidated(tool.name, f"unresolvable reference: {exc}")
+        value, valid = coerce(value, checker.schema, checker.accepts, checker.resolve)
+        if valid:
+            return value  # type: ignore[no-any-return]
+    except RecursionError:
+        _warn_unvalidated(
+            tool.name,
+            "checking recursed without end ($refs in a circle, or arguments nested too deep)",
+        )
         return copy_json(arguments)  # type: ignore[no-any-return]
-    if not errors:
-        return value  # type: ignore[no-any-return]
-    details = explain(
-        checker.schema, value, checker.accepts, checker.resolve, draft7=checker.draft7
-    )
+    details = explain(checker.schema, value, checker.accepts, checker.resolve)
     lines = "\n".join(f"  - {path}: {message}" for path, message in details)
     raise ToolArgumentsError(
         f'Validation failed for tool "{tool.name}":\n{lines or "Unknown validation error"}'
@@ -178,99 +163,14 @@ class _Checker:
         self.schema = schema
         self.validator = validator
         self.fast = _fast_check(schema)
-        # drafts before 2019-09: a $ref replaces its siblings
-        self.draft7 = type(validator) in _DRAFT_7_AND_OLDER
+        self._accepts = accepts_of(validator)
+        self._resolve = resolver_of(schema)
 
     def accepts(self, schema: Any, value: Any) -> bool:
-        return bool(self.validator.evolve(schema=schema).is_valid(value))
+        return self._accepts(schema, value)
 
     def resolve(self, schema: Any) -> Any:
-        """Follow local ``$ref``s (``#`` and ``#/json/pointer``) from ``schema``."""
-        for _ in range(_MAX_REF_HOPS):
-            ref = schema.get("$ref") if isinstance(schema, dict) else None
-            if not isinstance(ref, str) or not ref.startswith("#"):
-                return schema
-            target: Any = self.schema
-            for part in ref[1:].split("/")[1:]:
-                part = part.replace("~1", "/").replace("~0", "~")
-                if isinstance(target, dict) and part in target:
-                    target = target[part]
-                elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                    target = target[int(part)]
-                else:
-                    return schema
-            schema = target
-        return schema
-
-    def normalize_optional_nulls(self, value: Any, schema: Any) -> None:
-        schema = self.resolve(schema)
-        if not isinstance(schema, dict):
-            return
-        if type(value) is list:
-            items = schema.get("prefixItems", schema.get("items"))
-            if isinstance(items, list):
-                for item, item_schema in zip(value, items, strict=False):
-                    self.normalize_optional_nulls(item, item_schema)
-            elif isinstance(items, dict):
-                for item in value:
-                    self.normalize_optional_nulls(item, items)
-            return
-        properties = schema.get("properties")
-        if type(value) is not dict or not isinstance(properties, dict):
-            return
-        required = schema.get("required")
-        required = set(required) if isinstance(required, list) else set()
-        for key, sub in properties.items():
-            if key not in value:
-                continue
-            if value[key] is None and key not in required and not self.accepts(sub, None):
-                del value[key]
-            else:
-                self.normalize_optional_nulls(value[key], sub)
-
-    def coerce(self, value: Any, schema: Any, hops: int) -> Any:
-        if not isinstance(schema, dict) or hops > _MAX_REF_HOPS:
-            return value
-        if "$ref" in schema:
-            target = self.resolve(schema)
-            if target is not schema:
-                value = self.coerce(value, target, hops + 1)
-        for sub in _list(schema.get("allOf")):
-            value = self.coerce(value, sub, hops + 1)
-        for keyword in ("anyOf", "oneOf"):
-            members = _list(schema.get(keyword))
-            if members and not any(self.accepts(member, value) for member in members):
-                for member in members:
-                    candidate = self.coerce(copy_json(value), member, hops + 1)
-                    if self.accepts(member, candidate):
-                        value = candidate
-                        break
-        types = _types(schema)
-        if types and not any(_has_type(value, name) for name in types):
-            for name in types:
-                candidate = _coerce_scalar(value, name)
-                if candidate is not _UNCHANGED:
-                    value = candidate
-                    break
-        if "object" in types and type(value) is dict:
-            properties = schema.get("properties")
-            properties = properties if isinstance(properties, dict) else {}
-            extra = schema.get("additionalProperties")
-            for key in list(value):
-                if key in properties:
-                    value[key] = self.coerce(value[key], properties[key], 0)
-                elif isinstance(extra, dict):
-                    value[key] = self.coerce(value[key], extra, 0)
-        if "array" in types and type(value) is list:
-            prefix = schema.get("prefixItems", schema.get("items"))
-            rest = schema.get("items") if "prefixItems" in schema else None
-            if isinstance(prefix, dict):
-                prefix, rest = [], prefix
-            prefix = _list(prefix)
-            for index, item in enumerate(value):
-                sub = prefix[index] if index < len(prefix) else rest
-                value[index] = self.coerce(item, sub, 0)
-        return value
+        return self._resolve(schema)
 
 
 _cache: OrderedDict[bytes | str, _Checker | None] = OrderedDict()
@@ -299,15 +199,8 @@ def _checker(schema: Any) -> _Checker | None:
 
 
 def _compile(schema: Any) -> _Checker | None:
-    if not isinstance(schema, dict | bool):
-        return None
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return None
-    validator = cls(schema, registry=referencing.Registry(), format_checker=cls.FORMAT_CHECKER)
-    return _Checker(schema, validator)
+    validator = compile_validator(schema)
+    return None if validator is None else _Checker(validator.schema, validator)
 
 
 # -- a fast structural check for the simple schemas most tools have
@@ -390,18 +283,7 @@ def _fast_check(schema: Any) -> Any:
     return lambda value: _has_type(value, kind)
 
 
-# -- coercion rules (the same for every keyword that reaches them)
-
-
-def _types(schema: dict[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    return [name for name in _list(declared) if isinstance(name, str)]
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+# -- JSON types
 
 
 def _is_number(value: Any) -> bool:
@@ -424,55 +306,6 @@ def _has_type(value: Any, name: str) -> bool:
     if name == "object":
         return isinstance(value, dict)
     return True
-
-
-def _coerce_scalar(value: Any, name: str) -> Any:
-    """The converted value, or `_UNCHANGED` when ``value`` has no form of type ``name``."""
-    if name in ("number", "integer"):
-        if value is None:
-            return 0
-        if isinstance(value, bool):
-            return int(value)
-        if isinstance(value, str):
-            number = _js_number(value)
-            if number is None or (name == "integer" and not isinstance(number, int)):
-                return _UNCHANGED
-            return number
-    elif name == "boolean":
-        if value is None:
-            return False
-        if isinstance(value, str) and value in ("true", "false"):
-            return value == "true"
-        if _is_number(value) and value in (0, 1):
-            return value == 1
-    elif name == "string":
-        if value is None:
-            return ""
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if _is_number(value):
-            return js_number_text(value)
-    elif name == "null" and (value == "" or value is False or (_is_number(value) and value == 0)):
-        return None
-    return _UNCHANGED
-
-
-def _js_number(text: str) -> int | float | None:
-    """JavaScript's ``Number(text)`` for a non-blank, finite result (ints when integral)."""
-    text = text.strip(_JS_WHITESPACE)
-    if _RADIX.fullmatch(text):
-        return int(text, 0)
-    if not _DECIMAL.fullmatch(text):
-        return None
-    if _INTEGER.fullmatch(text):
-        try:
-            return int(text)
-        except ValueError:  # beyond int()'s digit limit
-            pass
-    number = float(text)
-    if not math.isfinite(number):
-        return None
-    return int(number) if number.is_integer() else number
 
 
 # -- error text

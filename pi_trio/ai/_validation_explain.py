@@ -31,12 +31,12 @@ Resolve = Callable[[Any], Any]
 Error = tuple[tuple[str | int, ...], str]
 
 
-def explain(
-    schema: Any, value: Any, accepts: Accepts, resolve: Resolve, *, draft7: bool
-) -> list[tuple[str, str]]:
-    """``(path, message)`` for each failure of ``value`` (which ``schema`` rejects)."""
+def explain(schema: Any, value: Any, accepts: Accepts, resolve: Resolve) -> list[tuple[str, str]]:
+    """``(path, message)`` for each failure of ``value`` (which ``schema`` rejects), read in
+    the original's dialect: draft 2020-12, with draft 7's ``items`` arrays and
+    ``dependencies`` too."""
     out: list[Error] = []
-    _Explainer(accepts, resolve, draft7).walk(schema, value, (), out, 0)
+    _Explainer(accepts, resolve).walk(schema, value, (), out, 0)
     if not out:
         out.append(((), "invalid"))
     return [(".".join(str(part) for part in path) or "root", message) for path, message in out]
@@ -158,10 +158,9 @@ def _contains_message(low: int, high: float) -> str:
 
 
 class _Explainer:
-    def __init__(self, accepts: Accepts, resolve: Resolve, draft7: bool) -> None:
+    def __init__(self, accepts: Accepts, resolve: Resolve) -> None:
         self.accepts = accepts
         self.resolve = resolve
-        self.draft7 = draft7
 
     def walk(self, node: Any, v: Any, path: tuple[Any, ...], out: list[Error], depth: int) -> None:
         if node is True or depth > _MAX_DEPTH:
@@ -176,9 +175,6 @@ class _Explainer:
         def push(message: str, at: tuple[Any, ...] = path) -> None:
             out.append((at, message))
 
-        if self.draft7 and isinstance(node.get("$ref"), str):
-            self.walk(self.resolve(node), v, path, out, depth + 1)
-            return
         declared = node.get("type")
         if declared is not None:
             types = declared if isinstance(declared, list) else [declared]
@@ -222,10 +218,10 @@ class _Explainer:
                     push("unknown field", (*path, key))
 
     def string(self, node: dict[str, Any], v: str, push: Callable[[str], None]) -> None:
-        if isinstance(node.get("minLength"), int) and len(v) < node["minLength"]:
-            push(f"expected at least {node['minLength']} characters")
-        if isinstance(node.get("maxLength"), int) and len(v) > node["maxLength"]:
-            push(f"expected at most {node['maxLength']} characters")
+        if _is_number(node.get("minLength")) and len(v) < node["minLength"]:
+            push(f"expected at least {_number(node['minLength'])} characters")
+        if _is_number(node.get("maxLength")) and len(v) > node["maxLength"]:
+            push(f"expected at most {_number(node['maxLength'])} characters")
         pattern = node.get("pattern")
         if isinstance(pattern, str) and not self.accepts({"pattern": pattern}, v):
             push(f"expected to match {pattern}")
@@ -238,11 +234,6 @@ class _Explainer:
             bound: Any = node.get(keyword)
             if _is_number(bound) and not _within(v, bound, sign):
                 push(f"expected {sign} {_number(bound)}")
-            elif bound is True and keyword.startswith("exclusive"):  # draft 4's boolean form
-                limit: Any = node.get("minimum" if keyword == "exclusiveMinimum" else "maximum")
-                strict = ">" if keyword == "exclusiveMinimum" else "<"
-                if _is_number(limit) and not _within(v, limit, strict):
-                    push(f"expected {strict} {_number(limit)}")
         step = node.get("multipleOf")
         if _is_number(step) and not self.accepts({"multipleOf": step}, v):
             push(f"expected a multiple of {_number(step)}")
@@ -280,11 +271,11 @@ class _Explainer:
             if names is not None and not self.accepts(names, key):
                 push("invalid property name", (*path, key))
         count = len(v)
-        if isinstance(node.get("minProperties"), int) and count < node["minProperties"]:
-            push(f"expected at least {node['minProperties']} properties")
-        if isinstance(node.get("maxProperties"), int) and count > node["maxProperties"]:
-            push(f"expected at most {node['maxProperties']} properties")
-        dependencies = {} if self.draft7 else dict(_dict(node, "dependentRequired"))
+        if _is_number(node.get("minProperties")) and count < node["minProperties"]:
+            push(f"expected at least {_number(node['minProperties'])} properties")
+        if _is_number(node.get("maxProperties")) and count > node["maxProperties"]:
+            push(f"expected at most {_number(node['maxProperties'])} properties")
+        dependencies = dict(_dict(node, "dependentRequired"))
         dependencies.update(_dict(node, "dependencies"))
         for key, needed in dependencies.items():
             if key not in v:
@@ -295,10 +286,9 @@ class _Explainer:
                         push(f"required when {key} is present", (*path, name))
             else:
                 self.walk(needed, v, path, out, depth + 1)
-        if not self.draft7:
-            for key, sub in _dict(node, "dependentSchemas").items():
-                if key in v:
-                    self.walk(sub, v, path, out, depth + 1)
+        for key, sub in _dict(node, "dependentSchemas").items():
+            if key in v:
+                self.walk(sub, v, path, out, depth + 1)
 
     def array(
         self,
@@ -314,21 +304,21 @@ class _Explainer:
         if isinstance(items, list):
             prefix, rest = items, node.get("additionalItems")
         else:
-            prefix = [] if self.draft7 else _list(node, "prefixItems")
+            prefix = _list(node, "prefixItems")
             rest = items
         for index, item in enumerate(v):
             sub = prefix[index] if index < len(prefix) else rest
             if sub is not None:
                 self.walk(sub, item, (*path, index), out, depth + 1)
-        if isinstance(node.get("minItems"), int) and len(v) < node["minItems"]:
-            push(f"expected at least {node['minItems']} items")
-        if isinstance(node.get("maxItems"), int) and len(v) > node["maxItems"]:
-            push(f"expected at most {node['maxItems']} items")
+        if _is_number(node.get("minItems")) and len(v) < node["minItems"]:
+            push(f"expected at least {_number(node['minItems'])} items")
+        if _is_number(node.get("maxItems")) and len(v) > node["maxItems"]:
+            push(f"expected at most {_number(node['maxItems'])} items")
         if node.get("uniqueItems") is True and not self.accepts({"uniqueItems": True}, v):
             push("expected unique items")
         if "contains" in node:
-            low = 1 if self.draft7 else node.get("minContains", 1)
-            high = float("inf") if self.draft7 else node.get("maxContains", float("inf"))
+            low = node["minContains"] if _is_number(node.get("minContains")) else 1
+            high = node["maxContains"] if _is_number(node.get("maxContains")) else float("inf")
             matching = sum(1 for item in v if self.accepts(node["contains"], item))
             if not low <= matching <= high:
                 push(_contains_message(low, high))
