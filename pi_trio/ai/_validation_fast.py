@@ -1,0 +1,614 @@
+"""The fast path of tool-argument validation: a compiled check that copies what it accepts.
+
+`compile_fast_path` turns a tool's JSON Schema into a function that returns a copy of a
+value the schema surely accepts (dicts and lists copied, everything else shared, as
+``copy_json`` copies), or `DECLINED`, which means "ask jsonschema", never "invalid":
+``_validation`` then coerces, validates and explains as before. One walk over the value
+both checks and copies it.
+
+It understands what msgspec (and so ``@tool``) generates: local ``$ref``s into ``$defs``
+(recursive ones too), ``anyOf`` (nullable fields, unions), ``allOf``, ``enum`` and
+``const`` with or without a ``type``, objects (``properties``, ``required``,
+``additionalProperties``, ``propertyNames``, sizes), arrays (``items``, ``prefixItems``,
+sizes, ``uniqueItems``), string lengths, ``pattern``, ``format`` (through the validator's
+own format checker) and number bounds. A schema using any other assertion keyword
+(``oneOf``, ``not``, ``if``…), an ``$id`` or an ``$anchor`` anywhere, a remote or
+percent-encoded ``$ref``, or a draft older than 6 gets no fast path (``None``).
+
+Each keyword is decided as jsonschema decides it, or the value is declined: a value of a
+type JSON does not have (a ``Decimal``, a ``str`` subclass) wherever a keyword could apply
+to it, an integral float where an integer is expected, a float ``multipleOf``, an
+``enum`` value that is an array or an object, a value nested deeper than Python recurses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+import jsonschema
+
+__all__ = ["DECLINED", "FastPath", "compile_fast_path"]
+
+FastPath = Callable[[Any], Any]
+
+
+class _Declined:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DECLINED"
+
+
+DECLINED: Final[Any] = _Declined()
+"""What a fast path returns for a value it does not decide."""
+
+# The assertion keywords compiled here; a schema using another one that its validator
+# knows (``type(validator).VALIDATORS``) gets no fast path.
+_SUPPORTED: Final = frozenset(
+    {
+        "$ref",
+        "additionalProperties",
+        "allOf",
+        "anyOf",
+        "const",
+        "enum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "format",
+        "items",
+        "maxItems",
+        "maxLength",
+        "maxProperties",
+        "maximum",
+        "minItems",
+        "minLength",
+        "minProperties",
+        "minimum",
+        "multipleOf",
+        "pattern",
+        "prefixItems",
+        "properties",
+        "propertyNames",
+        "required",
+        "type",
+        "uniqueItems",
+    }
+)
+# Keywords that change how references resolve: a schema holding one anywhere (even as a
+# property's name) gets no fast path.
+_SCOPE_KEYWORDS: Final = frozenset({"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})
+# Drafts whose keywords mean here what they mean in 2020-12 (older ones differ on
+# ``integer`` and ``exclusiveMinimum``); a ``$ref``'s siblings are checked even where the
+# draft ignores them, which only declines more.
+_DRAFTS: Final = (
+    jsonschema.Draft202012Validator,
+    jsonschema.Draft201909Validator,
+    jsonschema.Draft7Validator,
+    jsonschema.Draft6Validator,
+)
+_OBJECT_KEYWORDS: Final = (
+    "properties",
+    "required",
+    "additionalProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+)
+_ARRAY_KEYWORDS: Final = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")
+_STRING_KEYWORDS: Final = ("minLength", "maxLength", "pattern")
+_NUMBER_KEYWORDS: Final = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+)
+_NONE: Final = type(None)
+_CONTAINERS: Final = (dict, list)
+_JSON: Final = frozenset({dict, list, str, int, float, bool, _NONE})
+_TYPES: Final = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "null": (_NONE,),
+}
+
+
+class _Unsupported(Exception):
+    """The schema uses something the fast path does not decide."""
+
+
+def compile_fast_path(schema: Any, validator: Any) -> FastPath | None:
+    """The fast path of ``schema`` (see the module docstring), whose jsonschema
+    ``validator`` is given; ``None`` when the schema uses what it cannot decide."""
+    if type(validator) not in _DRAFTS:
+        return None
+    known = frozenset(type(validator).VALIDATORS)
+    try:
+        if _declares_scope(schema):
+            return None
+        check = _Compiler(schema, known - _SUPPORTED, validator.format_checker).compile(schema)
+    except (_Unsupported, re.error, RecursionError):
+        return None
+
+    def fast(value: Any) -> Any:
+        try:
+            return check(value)
+        except RecursionError:  # nested deeper than Python recurses (or a cycle)
+            return DECLINED
+
+    return fast
+
+
+# -- copying what no keyword constrains
+
+
+def _copy(value: Any) -> Any:
+    """``copy_json``'s copy (dicts and lists copied, other values shared), recursively."""
+    if isinstance(value, dict):
+        return {
+            key: _copy(item) if isinstance(item, _CONTAINERS) else item
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_copy(item) if isinstance(item, _CONTAINERS) else item for item in value]
+    return value
+
+
+def _any_json(value: Any) -> Any:
+    """A value no keyword here applies to: copied, or declined when it is not of a JSON
+    type (a keyword might see it as one of its types)."""
+    kind = type(value)
+    if kind is dict or kind is list:
+        return _copy(value)
+    return value if kind in _JSON else DECLINED
+
+
+# -- the checks of scalar types (tested inline by a parent: see ``_Compiler.leaves``)
+
+
+def _is_str(value: Any) -> Any:
+    return value if type(value) is str else DECLINED
+
+
+def _is_bool(value: Any) -> Any:
+    return value if type(value) is bool else DECLINED
+
+
+def _is_null(value: Any) -> Any:
+    return None if value is None else DECLINED
+
+
+def _is_number(value: Any) -> Any:
+    kind = type(value)
+    return value if kind is int or kind is float else DECLINED
+
+
+def _is_integer(value: Any) -> Any:
+    kind = type(value)
+    return value if kind is int or (kind is float and value.is_integer()) else DECLINED
+
+
+# The exact types each accepts (an integral float, which ``integer`` accepts too, is
+# left to the check itself).
+_LEAVES: Final[dict[FastPath, frozenset[type]]] = {
+    _is_str: frozenset({str}),
+    _is_bool: frozenset({bool}),
+    _is_null: frozenset({_NONE}),
+    _is_number: frozenset({int, float}),
+    _is_integer: frozenset({int}),
+}
+_SINGLE: Final = {
+    "string": _is_str,
+    "boolean": _is_bool,
+    "null": _is_null,
+    "number": _is_number,
+    "integer": _is_integer,
+}
+
+
+def _accept(value: Any) -> Any:
+    return _copy(value)
+
+
+def _decline(value: Any) -> Any:
+    return DECLINED
+
+
+def _all(checks: list[FastPath]) -> FastPath:
+    """Every check accepts; each returns its own copy, the last one is kept."""
+    if not checks:
+        return _accept
+    if len(checks) == 1:
+        return checks[0]
+    members = tuple(checks)
+
+    def check_all(value: Any) -> Any:
+        result = DECLINED
+        for check in members:
+            result = check(value)
+            if result is DECLINED:
+                return DECLINED
+        return result
+
+    return check_all
+
+
+class _Compiler:
+    """Compiles one schema; ``$ref`` targets are compiled once each (recursive ones
+    through a slot filled when their compilation ends). ``leaves`` maps the checks that
+    only test a scalar value's type to the exact types they accept."""
+
+    def __init__(self, root: Any, unsupported: frozenset[str], format_checker: Any) -> None:
+        self.root = root
+        self.unsupported = unsupported
+        self.format_checker = format_checker
+        self.refs: dict[str, FastPath] = {}
+        self.compiling: dict[str, list[FastPath]] = {}
+        self.leaves: dict[FastPath, frozenset[type]] = dict(_LEAVES)
+
+    def compile(self, schema: Any) -> FastPath:
+        if schema is True:
+            return _accept
+        if schema is False:
+            return _decline
+        if not isinstance(schema, dict):
+            raise _Unsupported
+        if not self.unsupported.isdisjoint(schema.keys()):
+            raise _Unsupported
+        kinds = _kinds(schema.get("type"))
+        checks: list[FastPath] = []
+        strict: tuple[type, ...] = ()  # the one type a group below already insists on
+        for group, compile_group, kind in (
+            (_OBJECT_KEYWORDS, self._object, dict),
+            (_ARRAY_KEYWORDS, self._array, list),
+            (_STRING_KEYWORDS, self._string, str),
+        ):
+            if any(k in schema for k in group):
+                only = kinds == (kind,)
+                checks.append(compile_group(schema, only))
+                if only:
+                    strict = (kind,)
+        if any(k in schema for k in _NUMBER_KEYWORDS):
+            checks.append(self._number(schema))
+        if kinds is not None and kinds != strict:
+            checks.insert(0, self._type(kinds, schema["type"]))
+        if "enum" in schema:
+            checks.append(_enum(schema["enum"]))
+        if "const" in schema:
+            checks.append(_enum([schema["const"]]))
+        if "format" in schema and self.format_checker is not None:
+            checks.append(self._format(schema["format"]))
+        if "$ref" in schema:
+            checks.append(self._ref(schema["$ref"]))
+        if "allOf" in schema:
+            checks.extend(self.compile(sub) for sub in _members(schema["allOf"]))
+        if "anyOf" in schema:
+            checks.append(self._any([self.compile(sub) for sub in _members(schema["anyOf"])]))
+        return _all(checks)
+
+    def _leaf(self, kinds: frozenset[type]) -> FastPath:
+        if not kinds.isdisjoint((dict, list)):
+            return lambda value: _copy(value) if type(value) in kinds else DECLINED
+
+        def check_type(value: Any) -> Any:
+            return value if type(value) in kinds else DECLINED
+
+        self.leaves[check_type] = kinds
+        return check_type
+
+    def _type(self, kinds: tuple[type, ...], declared: Any) -> FastPath:
+        names = [declared] if isinstance(declared, str) else declared
+        if len(names) == 1 and names[0] in _SINGLE:
+            return _SINGLE[names[0]]
+        if "integer" in names and "number" not in names:  # integral floats are integers
+            exact = self._leaf(frozenset(kinds))
+            return lambda value: value if _is_integer(value) is value else exact(value)
+        return self._leaf(frozenset(kinds))
+
+    def _any(self, checks: list[FastPath]) -> FastPath:
+        if len(checks) == 1:
+            return checks[0]
+        leaves = self.leaves
+        if all(check in leaves for check in checks):  # a nullable scalar, ``float | int``
+            return self._leaf(frozenset().union(*(leaves[check] for check in checks)))
+        others = [check for check in checks if check is not _is_null]
+        if len(others) == 1 and len(checks) == 2:  # a nullable object, array or enum
+            other = others[0]
+            return lambda value: None if value is None else other(value)
+        members = tuple(checks)
+
+        def check_any(value: Any) -> Any:
+            for check in members:
+                result = check(value)
+                if result is not DECLINED:
+                    return result
+            return DECLINED
+
+        return check_any
+
+    def _format(self, name: Any) -> FastPath:
+        conforms = self.format_checker.conforms
+        return lambda value: _copy(value) if conforms(value, name) else DECLINED
+
+    def _ref(self, ref: Any) -> FastPath:
+        if not isinstance(ref, str) or not ref.startswith("#") or "%" in ref:
+            raise _Unsupported
+        done = self.refs.get(ref)
+        if done is not None:
+            return done
+        pending = self.compiling.get(ref)
+        if pending is not None:  # a recursive reference: resolved when its target is done
+            later = pending
+            return lambda value: later[0](value)
+        target = _resolve(self.root, ref[1:])
+        slot: list[FastPath] = [_decline]
+        self.compiling[ref] = slot
+        try:
+            check = self.compile(target)
+        finally:
+            del self.compiling[ref]
+        slot[0] = check
+        self.refs[ref] = check
+        return check
+
+    # -- the keywords of one type
+
+    def _object(self, schema: dict[str, Any], only: bool) -> FastPath:
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        extra = schema.get("additionalProperties", True)
+        names = schema.get("propertyNames")
+        if not isinstance(properties, dict) or not isinstance(required, list):
+            raise _Unsupported
+        leaves: dict[str, frozenset[type]] = {}  # properties whose check is a type test
+        checks: dict[str, FastPath] = {}
+        for name, sub in properties.items():
+            check = self.compile(sub)
+            if check in self.leaves:
+                leaves[name] = self.leaves[check]
+            else:
+                checks[name] = check
+        required_names = frozenset(required)
+        extra_check = None if extra is True else self.compile(extra)
+        names_check = None if names is None else self.compile(names)
+        low = _count(schema.get("minProperties", 0))
+        high = schema.get("maxProperties")
+        if high is not None:
+            _count(high)
+        sized = low > 0 or high is not None
+        leaf = leaves.get
+        get = checks.get
+
+        def check_object(value: Any) -> Any:
+            if type(value) is not dict:
+                return DECLINED if only else _any_json(value)
+            if required_names and not value.keys() >= required_names:
+                return DECLINED
+            if sized and not (low <= len(value) and (high is None or len(value) <= high)):
+                return DECLINED
+            copy = dict(value)
+            for key, item in value.items():
+                kinds = leaf(key)
+                if kinds is not None:
+                    if type(item) not in kinds:
+                        return DECLINED
+                    continue
+                check = get(key, extra_check)
+                if check is None:
+                    if isinstance(item, _CONTAINERS):
+                        copy[key] = _copy(item)
+                    continue
+                result = check(item)
+                if result is DECLINED:
+                    return DECLINED
+                if result is not item:
+                    copy[key] = result
+            if names_check is not None:
+                for key in value:
+                    if names_check(key) is DECLINED:
+                        return DECLINED
+            return copy
+
+        return check_object
+
+    def _array(self, schema: dict[str, Any], only: bool) -> FastPath:
+        items = schema.get("items", True)
+        prefix = schema.get("prefixItems", [])
+        if isinstance(items, list) or not isinstance(prefix, list):
+            raise _Unsupported  # the tuple form of drafts before 2020-12
+        item_check = _accept if items is True else self.compile(items)
+        prefix_checks = tuple(self.compile(sub) for sub in prefix)
+        low = _count(schema.get("minItems", 0))
+        high = schema.get("maxItems")
+        if high is not None:
+            _count(high)
+        unique = schema.get("uniqueItems", False)
+        if not isinstance(unique, bool):
+            raise _Unsupported
+        checks = len(prefix_checks)
+        kinds = self.leaves.get(item_check)
+
+        def check_array(value: Any) -> Any:
+            if type(value) is not list:
+                return DECLINED if only else _any_json(value)
+            size = len(value)
+            if size < low or (high is not None and size > high):
+                return DECLINED
+            if unique and not _distinct(value):
+                return DECLINED
+            if kinds is not None and not checks:
+                for item in value:
+                    if type(item) not in kinds:
+                        return DECLINED
+                return list(value)
+            copy: list[Any] = []
+            append = copy.append
+            for index, item in enumerate(value):
+                result = (prefix_checks[index] if index < checks else item_check)(item)
+                if result is DECLINED:
+                    return DECLINED
+                append(result)
+            return copy
+
+        return check_array
+
+    def _string(self, schema: dict[str, Any], only: bool) -> FastPath:
+        low = _count(schema.get("minLength", 0))
+        high = schema.get("maxLength")
+        if high is not None:
+            _count(high)
+        pattern = schema.get("pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            raise _Unsupported
+        search = re.compile(pattern).search if pattern is not None else None
+
+        def check_string(value: Any) -> Any:
+            if type(value) is not str:
+                return DECLINED if only else _any_json(value)
+            size = len(value)
+            if size < low or (high is not None and size > high):
+                return DECLINED
+            if search is not None and search(value) is None:
+                return DECLINED
+            return value
+
+        return check_string
+
+    def _number(self, schema: dict[str, Any]) -> FastPath:
+        bounds = []
+        for keyword in _NUMBER_KEYWORDS:
+            if keyword in schema:
+                limit = schema[keyword]
+                if type(limit) not in (int, float):
+                    raise _Unsupported
+                bounds.append((keyword, limit))
+
+        def check_number(value: Any) -> Any:
+            kind = type(value)
+            if kind is not int and kind is not float:
+                return _any_json(value)  # bool and the rest: not a number here
+            for keyword, limit in bounds:
+                if keyword == "minimum":
+                    if value < limit:
+                        return DECLINED
+                elif keyword == "maximum":
+                    if value > limit:
+                        return DECLINED
+                elif keyword == "exclusiveMinimum":
+                    if value <= limit:
+                        return DECLINED
+                elif keyword == "exclusiveMaximum":
+                    if value >= limit:
+                        return DECLINED
+                # multipleOf: decided here only for an integer value and divisor
+                elif kind is not int or type(limit) is not int or value % limit:
+                    return DECLINED
+            return value
+
+        return check_number
+
+
+def _kinds(declared: Any) -> tuple[type, ...] | None:
+    if declared is None:
+        return None
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not names:
+        raise _Unsupported
+    kinds: list[type] = []
+    for name in names:
+        if not isinstance(name, str) or name not in _TYPES:
+            raise _Unsupported
+        kinds.extend(k for k in _TYPES[name] if k not in kinds)
+    return tuple(kinds)
+
+
+def _resolve(root: Any, pointer: str) -> Any:
+    """The JSON pointer ``pointer`` (a ``$ref``'s fragment) in ``root``."""
+    if not pointer:
+        return root
+    if not pointer.startswith("/"):
+        raise _Unsupported  # an anchor
+    target = root
+    for part in pointer[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            raise _Unsupported
+    return target
+
+
+def _declares_scope(value: Any) -> bool:
+    if isinstance(value, dict):
+        if not _SCOPE_KEYWORDS.isdisjoint(value.keys()):
+            return True
+        return any(_declares_scope(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_declares_scope(v) for v in value)
+    return False
+
+
+def _members(value: Any) -> list[Any]:
+    if not isinstance(value, list) or not value:
+        raise _Unsupported
+    return value
+
+
+def _count(value: Any) -> int:
+    if type(value) is not int:
+        raise _Unsupported
+    return value
+
+
+def _enum(members: Any) -> FastPath:
+    """Membership as jsonschema decides it for scalar values (``1 == 1.0``, ``True !=
+    1``); values that are arrays or objects are declined."""
+    if not isinstance(members, list):
+        raise _Unsupported
+    strings = frozenset(m for m in members if type(m) is str)
+    numbers = frozenset(m for m in members if type(m) is int or type(m) is float)
+    true = any(m is True for m in members)
+    false = any(m is False for m in members)
+    null = any(m is None for m in members)
+    if not numbers and not true and not false and not null:
+        return lambda value: value if type(value) is str and value in strings else DECLINED
+
+    def check_enum(value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            found = value in strings
+        elif kind is int or kind is float:
+            found = value in numbers
+        elif kind is bool:
+            found = true if value else false
+        else:
+            found = value is None and null
+        return value if found else DECLINED
+
+    return check_enum
+
+
+def _distinct(items: list[Any]) -> bool:
+    """Whether no two items are equal as jsonschema compares them (scalars only: a list
+    holding an array or an object is declined)."""
+    seen = set()
+    for item in items:
+        kind = type(item)
+        if kind is bool:
+            key: Any = (bool, item)
+        elif kind is str or kind is int or kind is float or item is None:
+            key = item
+        else:
+            return False
+        if key in seen:
+            return False
+        seen.add(key)
+    return True
