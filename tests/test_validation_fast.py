@@ -470,3 +470,16 @@ def test_a_tuple_checks_its_prefix_and_the_rest() -> None:
     closed, _ = _fast({"type": "array", "prefixItems": [{"type": "integer"}], "items": False})
     assert closed([1]) == [1]
     assert closed([1, 2]) is DECLINED
+
+
+def test_a_schema_changed_in_place_is_compiled_anew() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tool_ = make_plan.__class__(
+        name="count", description="d", parameters=schema, execute=make_plan.execute
+    )
+    assert validate_tool_arguments(tool_, {"n": 1}) == {"n": 1}
+    schema["properties"]["n"]["type"] = "string"
+    assert validate_tool_arguments(tool_, {"n": 1}) == {"n": "1"}  # coerced: the new schema
+    schema["properties"]["n"]["type"] = "boolean"
+    with pytest.raises(ToolArgumentsError, match="n: expected boolean, got array"):
+        validate_tool_arguments(tool_, {"n": []})

@@ -286,9 +286,16 @@ class _Checker:
 
 _cache: OrderedDict[bytes | str, _Checker | None] = OrderedDict()
 _cache_lock = threading.Lock()
+# The schema objects seen last, with their checkers: a schema asked for again is found by
+# identity and a deep comparison with the checker's copy (cheaper than encoding it for the
+# content key), so one changed in place since is compiled anew, as before.
+_seen: dict[int, tuple[Any, _Checker]] = {}
 
 
 def _checker(schema: Any) -> _Checker | None:
+    seen = _seen.get(id(schema))
+    if seen is not None and seen[0] is schema and seen[1].schema == schema:
+        return seen[1]
     try:
         # insertion-ordered keys: the same schema reordered is only a second cache entry
         key: bytes | str = msgspec.json.encode(schema)
@@ -298,17 +305,22 @@ def _checker(schema: Any) -> _Checker | None:
         except (TypeError, ValueError):  # not JSON: compile it, but not for the cache
             return _compile(schema)
     # a hit needs no lock: ``get`` and ``move_to_end`` are each atomic
-    found = _cache.get(key, _MISSING)
-    if found is not _MISSING:
+    checker = _cache.get(key, _MISSING)
+    if checker is not _MISSING:
         with contextlib.suppress(KeyError):  # evicted by another thread meanwhile
             _cache.move_to_end(key)
-        return found  # type: ignore[no-any-return]
-    checker = _compile(copy_json(schema))
-    with _cache_lock:
-        _cache[key] = checker
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return checker
+    else:
+        checker = _compile(copy_json(schema))
+        with _cache_lock:
+            _cache[key] = checker
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    if checker is not None:
+        with _cache_lock:
+            _seen[id(schema)] = (schema, checker)
+            while len(_seen) > _CACHE_SIZE:
+                del _seen[next(iter(_seen))]
+    return checker  # type: ignore[no-any-return]
 
 
 def _compile(schema: Any) -> _Checker | None:
