@@ -24,25 +24,30 @@ to it, an integral float where an integer is expected, a float ``multipleOf``, a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, Final
 
 import jsonschema
 
+from ._validation_checks import (
+    DECLINED,
+    LEAVES,
+    NONE,
+    SINGLE,
+    FastPath,
+    accept,
+    all_of,
+    array_check,
+    copy_value,
+    decline,
+    enum_check,
+    is_integer,
+    is_null,
+    number_check,
+    object_check,
+    string_check,
+)
+
 __all__ = ["DECLINED", "FastPath", "compile_fast_path"]
-
-FastPath = Callable[[Any], Any]
-
-
-class _Declined:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "DECLINED"
-
-
-DECLINED: Final[Any] = _Declined()
-"""What a fast path returns for a value it does not decide."""
 
 # The assertion keywords compiled here; a schema using another one that its validator
 # knows (``type(validator).VALIDATORS``) gets no fast path.
@@ -105,9 +110,6 @@ _NUMBER_KEYWORDS: Final = (
     "exclusiveMaximum",
     "multipleOf",
 )
-_NONE: Final = type(None)
-_CONTAINERS: Final = (dict, list)
-_JSON: Final = frozenset({dict, list, str, int, float, bool, _NONE})
 _TYPES: Final = {
     "object": (dict,),
     "array": (list,),
@@ -115,7 +117,7 @@ _TYPES: Final = {
     "number": (int, float),
     "integer": (int,),
     "boolean": (bool,),
-    "null": (_NONE,),
+    "null": (NONE,),
 }
 
 
@@ -145,100 +147,6 @@ def compile_fast_path(schema: Any, validator: Any) -> FastPath | None:
     return fast
 
 
-# -- copying what no keyword constrains
-
-
-def _copy(value: Any) -> Any:
-    """``copy_json``'s copy (dicts and lists copied, other values shared), recursively."""
-    if isinstance(value, dict):
-        return {
-            key: _copy(item) if isinstance(item, _CONTAINERS) else item
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_copy(item) if isinstance(item, _CONTAINERS) else item for item in value]
-    return value
-
-
-def _any_json(value: Any) -> Any:
-    """A value no keyword here applies to: copied, or declined when it is not of a JSON
-    type (a keyword might see it as one of its types)."""
-    kind = type(value)
-    if kind is dict or kind is list:
-        return _copy(value)
-    return value if kind in _JSON else DECLINED
-
-
-# -- the checks of scalar types (tested inline by a parent: see ``_Compiler.leaves``)
-
-
-def _is_str(value: Any) -> Any:
-    return value if type(value) is str else DECLINED
-
-
-def _is_bool(value: Any) -> Any:
-    return value if type(value) is bool else DECLINED
-
-
-def _is_null(value: Any) -> Any:
-    return None if value is None else DECLINED
-
-
-def _is_number(value: Any) -> Any:
-    kind = type(value)
-    return value if kind is int or kind is float else DECLINED
-
-
-def _is_integer(value: Any) -> Any:
-    kind = type(value)
-    return value if kind is int or (kind is float and value.is_integer()) else DECLINED
-
-
-# The exact types each accepts (an integral float, which ``integer`` accepts too, is
-# left to the check itself).
-_LEAVES: Final[dict[FastPath, frozenset[type]]] = {
-    _is_str: frozenset({str}),
-    _is_bool: frozenset({bool}),
-    _is_null: frozenset({_NONE}),
-    _is_number: frozenset({int, float}),
-    _is_integer: frozenset({int}),
-}
-_SINGLE: Final = {
-    "string": _is_str,
-    "boolean": _is_bool,
-    "null": _is_null,
-    "number": _is_number,
-    "integer": _is_integer,
-}
-
-
-def _accept(value: Any) -> Any:
-    return _copy(value)
-
-
-def _decline(value: Any) -> Any:
-    return DECLINED
-
-
-def _all(checks: list[FastPath]) -> FastPath:
-    """Every check accepts; each returns its own copy, the last one is kept."""
-    if not checks:
-        return _accept
-    if len(checks) == 1:
-        return checks[0]
-    members = tuple(checks)
-
-    def check_all(value: Any) -> Any:
-        result = DECLINED
-        for check in members:
-            result = check(value)
-            if result is DECLINED:
-                return DECLINED
-        return result
-
-    return check_all
-
-
 class _Compiler:
     """Compiles one schema; ``$ref`` targets are compiled once each (recursive ones
     through a slot filled when their compilation ends). ``leaves`` maps the checks that
@@ -250,13 +158,13 @@ class _Compiler:
         self.format_checker = format_checker
         self.refs: dict[str, FastPath] = {}
         self.compiling: dict[str, list[FastPath]] = {}
-        self.leaves: dict[FastPath, frozenset[type]] = dict(_LEAVES)
+        self.leaves: dict[FastPath, frozenset[type]] = dict(LEAVES)
 
     def compile(self, schema: Any) -> FastPath:
         if schema is True:
-            return _accept
+            return accept
         if schema is False:
-            return _decline
+            return decline
         if not isinstance(schema, dict):
             raise _Unsupported
         if not self.unsupported.isdisjoint(schema.keys()):
@@ -279,9 +187,9 @@ class _Compiler:
         if kinds is not None and kinds != strict:
             checks.insert(0, self._type(kinds, schema["type"]))
         if "enum" in schema:
-            checks.append(_enum(schema["enum"]))
+            checks.append(enum_check(_members(schema["enum"])))
         if "const" in schema:
-            checks.append(_enum([schema["const"]]))
+            checks.append(enum_check([schema["const"]]))
         if "format" in schema and self.format_checker is not None:
             checks.append(self._format(schema["format"]))
         if "$ref" in schema:
@@ -290,11 +198,11 @@ class _Compiler:
             checks.extend(self.compile(sub) for sub in _members(schema["allOf"]))
         if "anyOf" in schema:
             checks.append(self._any([self.compile(sub) for sub in _members(schema["anyOf"])]))
-        return _all(checks)
+        return all_of(checks)
 
     def _leaf(self, kinds: frozenset[type]) -> FastPath:
         if not kinds.isdisjoint((dict, list)):
-            return lambda value: _copy(value) if type(value) in kinds else DECLINED
+            return lambda value: copy_value(value) if type(value) in kinds else DECLINED
 
         def check_type(value: Any) -> Any:
             return value if type(value) in kinds else DECLINED
@@ -304,11 +212,11 @@ class _Compiler:
 
     def _type(self, kinds: tuple[type, ...], declared: Any) -> FastPath:
         names = [declared] if isinstance(declared, str) else declared
-        if len(names) == 1 and names[0] in _SINGLE:
-            return _SINGLE[names[0]]
+        if len(names) == 1 and names[0] in SINGLE:
+            return SINGLE[names[0]]
         if "integer" in names and "number" not in names:  # integral floats are integers
             exact = self._leaf(frozenset(kinds))
-            return lambda value: value if _is_integer(value) is value else exact(value)
+            return lambda value: value if is_integer(value) is value else exact(value)
         return self._leaf(frozenset(kinds))
 
     def _any(self, checks: list[FastPath]) -> FastPath:
@@ -317,7 +225,7 @@ class _Compiler:
         leaves = self.leaves
         if all(check in leaves for check in checks):  # a nullable scalar, ``float | int``
             return self._leaf(frozenset().union(*(leaves[check] for check in checks)))
-        others = [check for check in checks if check is not _is_null]
+        others = [check for check in checks if check is not is_null]
         if len(others) == 1 and len(checks) == 2:  # a nullable object, array or enum
             other = others[0]
             return lambda value: None if value is None else other(value)
@@ -334,7 +242,7 @@ class _Compiler:
 
     def _format(self, name: Any) -> FastPath:
         conforms = self.format_checker.conforms
-        return lambda value: _copy(value) if conforms(value, name) else DECLINED
+        return lambda value: copy_value(value) if conforms(value, name) else DECLINED
 
     def _ref(self, ref: Any) -> FastPath:
         if not isinstance(ref, str) or not ref.startswith("#") or "%" in ref:
@@ -347,7 +255,7 @@ class _Compiler:
             later = pending
             return lambda value: later[0](value)
         target = _resolve(self.root, ref[1:])
-        slot: list[FastPath] = [_decline]
+        slot: list[FastPath] = [decline]
         self.compiling[ref] = slot
         try:
             check = self.compile(target)
@@ -381,48 +289,16 @@ class _Compiler:
         high = schema.get("maxProperties")
         if high is not None:
             _count(high)
-        sized = low > 0 or high is not None
-        leaf = leaves.get
-        get = checks.get
-
-        def check_object(value: Any) -> Any:
-            if type(value) is not dict:
-                return DECLINED if only else _any_json(value)
-            if required_names and not value.keys() >= required_names:
-                return DECLINED
-            if sized and not (low <= len(value) and (high is None or len(value) <= high)):
-                return DECLINED
-            copy = dict(value)
-            for key, item in value.items():
-                kinds = leaf(key)
-                if kinds is not None:
-                    if type(item) not in kinds:
-                        return DECLINED
-                    continue
-                check = get(key, extra_check)
-                if check is None:
-                    if isinstance(item, _CONTAINERS):
-                        copy[key] = _copy(item)
-                    continue
-                result = check(item)
-                if result is DECLINED:
-                    return DECLINED
-                if result is not item:
-                    copy[key] = result
-            if names_check is not None:
-                for key in value:
-                    if names_check(key) is DECLINED:
-                        return DECLINED
-            return copy
-
-        return check_object
+        return object_check(
+            leaves, checks, required_names, extra_check, names_check, low, high, only=only
+        )
 
     def _array(self, schema: dict[str, Any], only: bool) -> FastPath:
         items = schema.get("items", True)
         prefix = schema.get("prefixItems", [])
         if isinstance(items, list) or not isinstance(prefix, list):
             raise _Unsupported  # the tuple form of drafts before 2020-12
-        item_check = _accept if items is True else self.compile(items)
+        item_check = accept if items is True else self.compile(items)
         prefix_checks = tuple(self.compile(sub) for sub in prefix)
         low = _count(schema.get("minItems", 0))
         high = schema.get("maxItems")
@@ -431,32 +307,8 @@ class _Compiler:
         unique = schema.get("uniqueItems", False)
         if not isinstance(unique, bool):
             raise _Unsupported
-        checks = len(prefix_checks)
         kinds = self.leaves.get(item_check)
-
-        def check_array(value: Any) -> Any:
-            if type(value) is not list:
-                return DECLINED if only else _any_json(value)
-            size = len(value)
-            if size < low or (high is not None and size > high):
-                return DECLINED
-            if unique and not _distinct(value):
-                return DECLINED
-            if kinds is not None and not checks:
-                for item in value:
-                    if type(item) not in kinds:
-                        return DECLINED
-                return list(value)
-            copy: list[Any] = []
-            append = copy.append
-            for index, item in enumerate(value):
-                result = (prefix_checks[index] if index < checks else item_check)(item)
-                if result is DECLINED:
-                    return DECLINED
-                append(result)
-            return copy
-
-        return check_array
+        return array_check(prefix_checks, item_check, kinds, low, high, unique, only=only)
 
     def _string(self, schema: dict[str, Any], only: bool) -> FastPath:
         low = _count(schema.get("minLength", 0))
@@ -467,18 +319,7 @@ class _Compiler:
         if pattern is not None and not isinstance(pattern, str):
             raise _Unsupported
         search = re.compile(pattern).search if pattern is not None else None
-
-        def check_string(value: Any) -> Any:
-            if type(value) is not str:
-                return DECLINED if only else _any_json(value)
-            size = len(value)
-            if size < low or (high is not None and size > high):
-                return DECLINED
-            if search is not None and search(value) is None:
-                return DECLINED
-            return value
-
-        return check_string
+        return string_check(low, high, search, only=only)
 
     def _number(self, schema: dict[str, Any]) -> FastPath:
         bounds = []
@@ -489,29 +330,7 @@ class _Compiler:
                     raise _Unsupported
                 bounds.append((keyword, limit))
 
-        def check_number(value: Any) -> Any:
-            kind = type(value)
-            if kind is not int and kind is not float:
-                return _any_json(value)  # bool and the rest: not a number here
-            for keyword, limit in bounds:
-                if keyword == "minimum":
-                    if value < limit:
-                        return DECLINED
-                elif keyword == "maximum":
-                    if value > limit:
-                        return DECLINED
-                elif keyword == "exclusiveMinimum":
-                    if value <= limit:
-                        return DECLINED
-                elif keyword == "exclusiveMaximum":
-                    if value >= limit:
-                        return DECLINED
-                # multipleOf: decided here only for an integer value and divisor
-                elif kind is not int or type(limit) is not int or value % limit:
-                    return DECLINED
-            return value
-
-        return check_number
+        return number_check(bounds)
 
 
 def _kinds(declared: Any) -> tuple[type, ...] | None:
@@ -566,49 +385,3 @@ def _count(value: Any) -> int:
     if type(value) is not int:
         raise _Unsupported
     return value
-
-
-def _enum(members: Any) -> FastPath:
-    """Membership as jsonschema decides it for scalar values (``1 == 1.0``, ``True !=
-    1``); values that are arrays or objects are declined."""
-    if not isinstance(members, list):
-        raise _Unsupported
-    strings = frozenset(m for m in members if type(m) is str)
-    numbers = frozenset(m for m in members if type(m) is int or type(m) is float)
-    true = any(m is True for m in members)
-    false = any(m is False for m in members)
-    null = any(m is None for m in members)
-    if not numbers and not true and not false and not null:
-        return lambda value: value if type(value) is str and value in strings else DECLINED
-
-    def check_enum(value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
-            found = value in strings
-        elif kind is int or kind is float:
-            found = value in numbers
-        elif kind is bool:
-            found = true if value else false
-        else:
-            found = value is None and null
-        return value if found else DECLINED
-
-    return check_enum
-
-
-def _distinct(items: list[Any]) -> bool:
-    """Whether no two items are equal as jsonschema compares them (scalars only: a list
-    holding an array or an object is declined)."""
-    seen = set()
-    for item in items:
-        kind = type(item)
-        if kind is bool:
-            key: Any = (bool, item)
-        elif kind is str or kind is int or kind is float or item is None:
-            key = item
-        else:
-            return False
-        if key in seen:
-            return False
-        seen.add(key)
-    return True
