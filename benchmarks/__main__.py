@@ -2,10 +2,11 @@
 
 Runs every workload in a fresh subprocess per run (so peak RSS is per workload): one
 warm-up round, then ``--runs`` rounds, each round running pi_trio, the trio floor
-(``skeleton.py``, run directly) and with ``--paired`` the TypeScript original one after
-the other (A B C A B C …), so the ratios survive machine noise. Prints every run's JSON
-line, then a table of medians and ratios (``--json``: one summary JSON line per workload
-instead). Exits non-zero when a workload's checks failed.
+(``skeleton.py`` run directly, or the workload's own floor module) and with ``--paired``
+the TypeScript original one after the other (A B C A B C …), so the ratios survive
+machine noise. Prints every run's JSON line, then a table of medians and ratios
+(``--json``: one summary JSON line per workload instead). Exits non-zero when a
+workload's checks failed.
 """
 
 from __future__ import annotations
