@@ -42,13 +42,16 @@ WORKLOADS = {
     "W6": Workload("w6_http_many", False, "module"),
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
-    "W9": Workload("w9_long_conversation", False, None),
+    "W9": Workload("w9_long_conversation", False, "mjs"),
     "W10": Workload("w10_many_agents", "skeleton_w10", None),
+    "W11": Workload("w11_async_listeners", False, "mjs"),
     "W12": Workload("w12_typed_tool", False, None),
 }
 
 # Workload-specific figures shown under the table.
 NOTES = {
+    "W9": ("us_per_turn_at_100", "us_per_turn_late", "late_over_early"),
+    "W11": ("us_cpu_per_event", "us_cpu_per_event_sync", "us_first_async_listener"),
     "W6": ("runs_per_s", "open_connections_after_run", "open_connections_after_close"),
     "W4": (
         "settled",
@@ -221,6 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--json", action="store_true", help="print one summary JSON line per workload"
     )
+    parser.add_argument(
+        "--ts-dir",
+        type=Path,
+        help="with --paired: an installed original (a folder holding node_modules, pi 0.73 "
+        "or 1.x) instead of installing 0.73.1 into benchmarks/.cache/ts",
+    )
     args = parser.parse_args(argv)
     present = available()
     chosen = [w.upper() for w in args.workloads] or present
@@ -231,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--runs must be at least 1, got {args.runs}")
     ts_dir = None
     if args.paired:
-        ts_dir, message = _ts.prepare()
+        ts_dir, message = _ts.prepare(given=args.ts_dir)
         print(message, file=sys.stderr, flush=True)
     summaries = []
     failed = []

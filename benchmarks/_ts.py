@@ -1,5 +1,8 @@
-"""Paired mode: the TypeScript original (``@mariozechner/pi-agent-core``) driven by
-``ts/bench.mjs``, installed once into ``benchmarks/.cache/ts``."""
+"""Paired mode: the TypeScript original driven by ``ts/bench.mjs`` (W1-W4) and by the HTTP
+workloads' own driver (W5, W6). By default pi 0.73.1 (``@mariozechner/pi-agent-core``) is
+installed once into ``benchmarks/.cache/ts``; ``--ts-dir DIR`` uses a copy installed
+elsewhere, of that line or of pi 1.x (``@earendil-works/pi-agent-core``), which the drivers
+tell apart by the packages they find."""
 
 from __future__ import annotations
 
@@ -14,17 +17,28 @@ HERE = Path(__file__).resolve().parent
 CACHE_DIR = HERE / ".cache" / "ts"
 BENCH_MJS = HERE / "ts" / "bench.mjs"
 PACKAGES = ("@mariozechner/pi-agent-core", "@mariozechner/pi-ai")
-TS_WORKLOADS = frozenset({"W1", "W2", "W3", "W4"})
+PACKAGES_1X = ("@earendil-works/pi-agent-core", "@earendil-works/pi-ai")
+TS_WORKLOADS = frozenset({"W1", "W2", "W3", "W4", "W9", "W11"})
 
 
-def _installed(cache: Path) -> bool:
+def _installed(cache: Path, packages: tuple[str, ...] = PACKAGES) -> bool:
     modules = cache / "node_modules"
-    return all((modules / name / "package.json").is_file() for name in PACKAGES)
+    return all((modules / name / "package.json").is_file() for name in packages)
 
 
-def prepare(cache: Path = CACHE_DIR) -> tuple[Path | None, str]:
-    """Install the original into ``cache`` unless it is there already. Returns the
-    folder (``None`` when paired mode cannot run) and a line saying what happened."""
+def prepare(cache: Path = CACHE_DIR, given: Path | None = None) -> tuple[Path | None, str]:
+    """Install the original into ``cache`` unless it is there already, or use ``given``
+    (a folder holding ``node_modules`` of either line). Returns the folder (``None`` when
+    paired mode cannot run) and a line saying what happened."""
+    if given is not None:
+        if shutil.which("node") is None:
+            return None, "paired mode skipped: node not found on PATH"
+        if _installed(given, PACKAGES_1X) or _installed(given):
+            return given, f"TypeScript original: using {given}"
+        return None, (
+            f"paired mode skipped: {given} holds neither {' and '.join(PACKAGES_1X)} nor "
+            f"{' and '.join(PACKAGES)} under node_modules"
+        )
     node = shutil.which("node")
     npm = shutil.which("npm")
     if node is None or npm is None:

@@ -301,24 +301,32 @@ async def run_w5(url: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- TypeScript peer
 
 TS_DRIVER = r"""
+import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 const DIR = process.env.PI_TS_DIR;
 const mod = (p) => import(pathToFileURL(join(DIR, "node_modules", p)).href);
-const { Agent } = await mod("@mariozechner/pi-agent-core/dist/index.js");
-const { Type } = await mod("@mariozechner/pi-ai/dist/index.js");
-const VERSION = (await import(pathToFileURL(join(DIR, "node_modules/@mariozechner/pi-ai/package.json")).href, { with: { type: "json" } })).default.version;
+// pi 1.x (@earendil-works): the Agent needs a stream function; tool parameters are plain
+// JSON Schema. pi 0.73 (@mariozechner): the Agent defaults to streamSimple; TypeBox schemas.
+const LINE16 = existsSync(join(DIR, "node_modules/@earendil-works/pi-agent-core/package.json"));
+const SCOPE = LINE16 ? "@earendil-works" : "@mariozechner";
+const { Agent } = await mod(`${SCOPE}/pi-agent-core/dist/index.js`);
+const ai = await mod(LINE16 ? `${SCOPE}/pi-ai/dist/compat.js` : `${SCOPE}/pi-ai/dist/index.js`);
+const VERSION = (await import(pathToFileURL(join(DIR, `node_modules/${SCOPE}/pi-ai/package.json`)).href, { with: { type: "json" } })).default.version;
 const [workload, url, agentsArg] = process.argv.slice(2);
 const MODEL = { id: "bench", name: "bench", api: "openai-completions", provider: "bench", baseUrl: url,
   reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   contextWindow: 1_000_000, maxTokens: 100_000 };
-const echo = { name: "echo", label: "echo", description: "returns ok",
-  parameters: Type.Object({ i: Type.Number() }),
+const parameters = LINE16
+  ? { type: "object", properties: { i: { type: "number" } }, required: ["i"] }
+  : ai.Type.Object({ i: ai.Type.Number() });
+const echo = { name: "echo", label: "echo", description: "returns ok", parameters,
   execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) };
 let events = 0;
 const make = (tools) => {
   const agent = new Agent({ initialState: { systemPrompt: "bench", model: MODEL, tools },
-    getApiKey: () => "bench", toolExecution: "parallel" });
+    getApiKey: () => "bench", toolExecution: "parallel",
+    ...(LINE16 ? { streamFn: ai.streamSimple } : {}) });
   agent.subscribe(() => { events++; });
   return agent;
 };

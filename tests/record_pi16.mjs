@@ -517,6 +517,505 @@ async function providerScenario(name, description, model) {
 	save(name, description, { events, extra: { model: recordedModel } });
 }
 
+// ------------------------------------------------------------------ api scenarios
+//
+// The original's mistral-conversations, azure-openai-responses, openai-codex-responses and
+// pi-messages providers against a local server that answers with a scripted body. Besides
+// the message and the events, <scenario>.json records the request the original sent (path,
+// the headers that matter, the JSON body), so pi_trio's requests are compared too. The
+// pi-messages scenarios are scrubbed (their diagnostics name the server's address and
+// carry stack traces) and also write <scenario>.pushed.jsonl: every event as it was pushed.
+
+const API_MODULES = {
+	"mistral-conversations": "mistral-conversations.js",
+	"azure-openai-responses": "azure-openai-responses.js",
+	"openai-codex-responses": "openai-codex-responses.js",
+	"pi-messages": "pi-messages.js",
+};
+// Headers the providers set themselves (the SDKs' own x-stainless-* and the runtime's
+// user-agent differ between runtimes and are left out).
+const RECORDED_HEADERS = [
+	"accept",
+	"api-key",
+	"authorization",
+	"chatgpt-account-id",
+	"content-type",
+	"content-encoding",
+	"openai-beta",
+	"originator",
+	"session-id",
+	"session_id",
+	"x-affinity",
+	"x-client-request-id",
+];
+
+function eventBody(events) {
+	return events.map((event) => `data: ${typeof event === "string" ? event : JSON.stringify(event)}\n\n`).join("");
+}
+
+// A ChatGPT access token for account "acct_pi16": unsigned, which the provider never checks.
+const CODEX_TOKEN = [
+	{ alg: "none", typ: "JWT" },
+	{ "https://api.openai.com/auth": { chatgpt_account_id: "acct_pi16" }, exp: 1893456000 },
+]
+	.map((part) => Buffer.from(JSON.stringify(part)).toString("base64url"))
+	.concat("signature")
+	.join(".");
+
+// The local server's address as the recordings name it (the port changes from run to run).
+const RECORDED_ORIGIN = "https://pi16.test";
+
+// `scrub`: the JSON of a message or event with the local server's address replaced by
+// RECORDED_ORIGIN and without JavaScript stack traces (they name files of this machine).
+function scrubbed(json, origin) {
+	return JSON.stringify(JSON.parse(json), (key, value) => {
+		if (key === "stack") return undefined;
+		return typeof value === "string" ? value.replaceAll(origin, RECORDED_ORIGIN) : value;
+	});
+}
+
+async function apiScenario(name, description, { model, context, options = {}, body, status = 200, simple = true, scrub = false }) {
+	const requests = [];
+	const server = createServer((request, response) => {
+		const chunks = [];
+		request.on("data", (chunk) => chunks.push(chunk));
+		request.on("end", () => {
+			const headers = {};
+			for (const header of RECORDED_HEADERS) {
+				if (request.headers[header] !== undefined) headers[header] = request.headers[header];
+			}
+			requests.push({ method: request.method, path: request.url, headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+			response.writeHead(status, { "content-type": status < 400 ? "text/event-stream" : "application/json" });
+			response.end(body);
+		});
+	});
+	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const baseUrl = `http://127.0.0.1:${server.address().port}${model.basePath ?? ""}`;
+	const { basePath: _basePath, ...rest } = model;
+	const fullModel = { ...rest, baseUrl };
+	const api = await load("pi-ai", "dist", "api", API_MODULES[model.api]);
+	const transcript = ai.normalizeContext(context);
+	const stream = (simple ? api.streamSimple : api.stream)(fullModel, transcript, { apiKey: "test-key", ...options });
+	// With `scrub`, each event is also written as it is pushed (the consumer below may
+	// lag behind the producer, and the partial is shared): what every partial held then.
+	const pushed = [];
+	if (scrub) {
+		const push = stream.push;
+		stream.push = (event) => {
+			push.call(stream, event);
+			pushed.push(JSON.stringify(event));
+		};
+	}
+	const events = [];
+	for await (const event of stream) events.push(JSON.stringify(event));
+	const message = await stream.result();
+	server.close();
+	const clean = scrub ? (json) => scrubbed(json, new URL(baseUrl).origin) : (json) => json;
+	const { baseUrl: _baseUrl, ...recordedModel } = fullModel;
+	const { apiKey: _apiKey, ...recordedOptions } = options;
+	writeFileSync(join(out, `${name}.sse`), body);
+	writeFileSync(join(out, `${name}.message.json`), clean(JSON.stringify(message)));
+	if (scrub) writeFileSync(join(out, `${name}.pushed.jsonl`), `${pushed.map(clean).join("\n")}\n`);
+	save(name, description, {
+		events: events.map(clean),
+		extra: { model: recordedModel, basePath: model.basePath ?? "", context, options: recordedOptions, simple, status, requests },
+	});
+}
+
+const MISTRAL_SMALL = {
+	id: "mistral-small-latest",
+	name: "Mistral Small (latest)",
+	api: "mistral-conversations",
+	provider: "mistral",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 0.15, output: 0.6, cacheRead: 0.015, cacheWrite: 0 },
+	contextWindow: 262144,
+	maxTokens: 256000,
+	thinkingLevelMap: { off: "none", minimal: null, low: null, medium: null, high: "high", xhigh: null, max: null },
+};
+const MAGISTRAL = {
+	id: "magistral-medium-2509",
+	name: "Magistral Medium",
+	api: "mistral-conversations",
+	provider: "mistral",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 2, output: 5, cacheRead: 0.2, cacheWrite: 0 },
+	contextWindow: 131072,
+	maxTokens: 40000,
+};
+const AZURE_GPT54 = {
+	id: "gpt-5.4",
+	name: "GPT-5.4",
+	api: "azure-openai-responses",
+	provider: "azure",
+	basePath: "/openai/v1",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: 0 },
+	contextWindow: 1050000,
+	maxTokens: 128000,
+	thinkingLevelMap: { off: null, xhigh: "xhigh" },
+	compat: { supportsOpenAIGrammarTools: true },
+};
+const CODEX_SOL = {
+	id: "gpt-6.2-sol",
+	name: "GPT-6.2 Sol",
+	api: "openai-codex-responses",
+	provider: "openai-codex",
+	basePath: "/backend-api",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 2, output: 10, cacheRead: 0.1, cacheWrite: 2.5 },
+	contextWindow: 500000,
+	maxTokens: 128000,
+	thinkingLevelMap: { off: null, minimal: "low", low: "low", medium: "medium", high: "high", xhigh: "xhigh", max: "max" },
+	compat: {
+		supportsOpenAIGrammarTools: true,
+		supportsAdditionalTools: true,
+		supportsToolSearch: true,
+		supportsMidConvoSystemMessages: true,
+		supportsMidConvoEffort: true,
+	},
+};
+
+const mistralChunk = (id, model, delta, finish = null, usage = undefined) => ({
+	id,
+	object: "chat.completion.chunk",
+	created: 1767225600,
+	model,
+	choices: [{ index: 0, delta, finish_reason: finish }],
+	...(usage === undefined ? {} : { usage }),
+});
+const thinkingDelta = (text) => ({ content: [{ type: "thinking", thinking: [{ type: "text", text }] }] });
+const ts = (n) => EPOCH - 1000 + n;
+const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+async function mistralScenarios() {
+	const S = "cmpl-5e4f0c2a9b1d4e7f";
+	await apiScenario("mistral_text", "Mistral: a system prompt, text in three deltas, usage with cached tokens", {
+		model: MISTRAL_SMALL,
+		context: { systemPrompt: "You are terse.", messages: [{ role: "user", content: "Greet the world.", timestamp: ts(1) }] },
+		options: { sessionId: "sess-mistral-1" },
+		body: `${eventBody([
+			mistralChunk(S, "mistral-small-2603", { role: "assistant", content: "" }),
+			mistralChunk(S, "mistral-small-2603", { content: "Bonjour" }),
+			mistralChunk(S, "mistral-small-2603", { content: " le monde 🌍" }),
+			mistralChunk(S, "mistral-small-2603", { content: " !" }),
+			mistralChunk(S, "mistral-small-2603", { content: "" }, "stop", {
+				prompt_tokens: 1100,
+				total_tokens: 1108,
+				completion_tokens: 8,
+				prompt_tokens_details: { cached_tokens: 1024 },
+			}),
+		])}data: [DONE]\n\n`,
+	});
+	const T = "cmpl-8a7b6c5d4e3f2a1b";
+	const priorCall = { type: "toolCall", id: "call_0|fc_0123456789", name: "add", arguments: { a: 1, b: 1 } };
+	await apiScenario("mistral_thinking_tools", "Mistral: reasoning level to prompt_mode, thinking parts, two tool calls, a replayed foreign tool call", {
+		model: MAGISTRAL,
+		context: {
+			systemPrompt: "You add numbers.",
+			tools: [add],
+			messages: [
+				{ role: "user", content: "Warm up: 1 + 1?", timestamp: ts(1) },
+				{
+					role: "assistant",
+					content: [{ type: "thinking", thinking: "Easy.", thinkingSignature: "sig" }, { type: "text", text: "Adding." }, priorCall],
+					api: "openai-responses",
+					provider: "openai",
+					model: "gpt-5.4",
+					usage: ZERO,
+					stopReason: "toolUse",
+					timestamp: ts(2),
+				},
+				{ role: "toolResult", toolCallId: priorCall.id, toolName: "add", content: [{ type: "text", text: "2" }], isError: false, timestamp: ts(3) },
+				{ role: "user", content: [{ type: "text", text: "Now 2 + 3 and 4 + 5." }], timestamp: ts(4) },
+			],
+		},
+		options: { reasoning: "medium" },
+		body: `${eventBody([
+			mistralChunk(T, "magistral-medium-2509", { role: "assistant", content: "" }),
+			mistralChunk(T, "magistral-medium-2509", thinkingDelta("Two sums,")),
+			mistralChunk(T, "magistral-medium-2509", { content: [{ type: "thinking", thinking: [] }] }),
+			mistralChunk(T, "magistral-medium-2509", thinkingDelta(" two calls.")),
+			mistralChunk(T, "magistral-medium-2509", { content: [{ type: "text", text: "Calling add twice." }] }),
+			mistralChunk(T, "magistral-medium-2509", {
+				tool_calls: [{ id: "Xb2mK9pQr", function: { name: "add", arguments: '{"a": 2, "b": 3}' }, index: 0 }],
+			}),
+			mistralChunk(T, "magistral-medium-2509", {
+				tool_calls: [{ id: "null", function: { name: "add", arguments: { a: 4, b: 5 } }, index: 1 }],
+			}),
+			mistralChunk(T, "magistral-medium-2509", { content: "" }, "tool_calls", {
+				prompt_tokens: 240,
+				total_tokens: 300,
+				completion_tokens: 60,
+			}),
+		])}data: [DONE]\n\n`,
+	});
+	await apiScenario("mistral_error_finish", "Mistral: a stream that finishes with reason error keeps its text", {
+		model: MISTRAL_SMALL,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		options: { reasoning: "high" },
+		body: `${eventBody([
+			mistralChunk(S, "mistral-small-2603", { content: "Partial" }),
+			mistralChunk(S, "mistral-small-2603", { content: "" }, "error", { prompt_tokens: 5, total_tokens: 6, completion_tokens: 1 }),
+		])}data: [DONE]\n\n`,
+	});
+	await apiScenario("mistral_http_error", "Mistral: a 429 with a JSON body", {
+		model: MISTRAL_SMALL,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		status: 429,
+		body: '{"object":"error","message":"Requests rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}',
+	});
+}
+
+async function azureScenarios() {
+	const reasoningItem = { id: "rs_az1", type: "reasoning", summary: [{ type: "summary_text", text: "Plan: add." }] };
+	await apiScenario("azure_reasoning_backfill", "Azure: encrypted reasoning only in response.completed is backfilled; session cache key", {
+		model: AZURE_GPT54,
+		context: { systemPrompt: "You add numbers.", tools: [add], messages: [{ role: "user", content: "2 + 3?", timestamp: ts(1) }] },
+		options: { reasoning: "high", sessionId: "sess-azure-1", maxTokens: 4000 },
+		body: eventBody([
+			{ type: "response.created", response: { id: "resp_az1", status: "in_progress", model: "gpt-5.4-2026-03-05" } },
+			{ type: "response.output_item.added", output_index: 0, item: { id: "rs_az1", type: "reasoning", summary: [] } },
+			{ type: "response.reasoning_summary_text.delta", output_index: 0, delta: "Plan: add." },
+			{ type: "response.reasoning_summary_part.done", output_index: 0 },
+			{ type: "response.output_item.done", output_index: 0, item: reasoningItem },
+			{ type: "response.output_item.added", output_index: 1, item: { id: "fc_az1", type: "function_call", call_id: "call_az1", name: "add", arguments: "" } },
+			{ type: "response.function_call_arguments.delta", output_index: 1, delta: '{"a":2,' },
+			{ type: "response.function_call_arguments.delta", output_index: 1, delta: '"b":3}' },
+			{ type: "response.function_call_arguments.done", output_index: 1, arguments: '{"a":2,"b":3}' },
+			{ type: "response.output_item.done", output_index: 1, item: { id: "fc_az1", type: "function_call", call_id: "call_az1", name: "add", arguments: '{"a":2,"b":3}', status: "completed" } },
+			{
+				type: "response.completed",
+				response: {
+					id: "resp_az1",
+					status: "completed",
+					model: "gpt-5.4-2026-03-05",
+					output: [{ ...reasoningItem, encrypted_content: "gAAAAB-azure-encrypted" }],
+					usage: { input_tokens: 300, input_tokens_details: { cached_tokens: 100 }, output_tokens: 40, output_tokens_details: { reasoning_tokens: 20 }, total_tokens: 340 },
+				},
+			},
+		]),
+	});
+	await apiScenario("azure_incomplete", "Azure: an incomplete response for a content filter is an error", {
+		model: AZURE_GPT54,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		body: eventBody([
+			{ type: "response.output_item.added", output_index: 0, item: { id: "msg_az2", type: "message", content: [] } },
+			{ type: "response.output_text.delta", output_index: 0, delta: "Once" },
+			{ type: "response.output_item.done", output_index: 0, item: { id: "msg_az2", type: "message", content: [{ type: "output_text", text: "Once" }] } },
+			{ type: "response.incomplete", response: { id: "resp_az2", status: "incomplete", incomplete_details: { reason: "content_filter" }, usage: { input_tokens: 5, output_tokens: 1, total_tokens: 6 } } },
+		]),
+	});
+	await apiScenario("azure_http_error", "Azure: a 400 with an OpenAI error body", {
+		model: AZURE_GPT54,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		status: 400,
+		body: '{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI\'s content management policy.","type":null,"param":"prompt","code":"content_filter","status":400}}',
+	});
+}
+
+async function codexScenarios() {
+	const earlier = {
+		role: "assistant",
+		content: [{ type: "text", text: "Hello.", textSignature: '{"v":1,"id":"msg_cx0"}' }],
+		api: "openai-codex-responses",
+		provider: "openai-codex",
+		model: "gpt-6.2-sol",
+		providerThinkingLevel: "low",
+		usage: ZERO,
+		stopReason: "stop",
+		timestamp: ts(2),
+	};
+	await apiScenario("codex_tools", "Codex over SSE: account header, configuration_update effort, additional_tools, response.done", {
+		model: CODEX_SOL,
+		context: {
+			systemPrompt: "You add numbers.",
+			tools: [add],
+			messages: [
+				{ role: "user", content: "Hi", timestamp: ts(1) },
+				earlier,
+				{ role: "user", content: "2 + 3?", timestamp: ts(3) },
+			],
+		},
+		options: { apiKey: CODEX_TOKEN, transport: "sse", reasoning: "high", sessionId: "sess-codex-1" },
+		body: eventBody([
+			{ type: "response.created", response: { id: "resp_cx1", status: "in_progress" } },
+			{ type: "response.output_item.added", output_index: 0, item: { id: "rs_cx1", type: "reasoning", summary: [] } },
+			{ type: "response.output_item.done", output_index: 0, item: { id: "rs_cx1", type: "reasoning", summary: [], encrypted_content: "gAAAAB-codex" } },
+			{ type: "response.output_item.added", output_index: 1, item: { id: "fc_cx1", type: "function_call", call_id: "call_cx1", name: "add", arguments: "" } },
+			{ type: "response.function_call_arguments.delta", output_index: 1, delta: '{"a":2,"b":3}' },
+			{ type: "response.output_item.done", output_index: 1, item: { id: "fc_cx1", type: "function_call", call_id: "call_cx1", name: "add", arguments: '{"a":2,"b":3}' } },
+			{
+				type: "response.done",
+				response: {
+					id: "resp_cx1",
+					status: "completed",
+					end_turn: false,
+					service_tier: "default",
+					usage: { input_tokens: 900, input_tokens_details: { cached_tokens: 512 }, output_tokens: 30, output_tokens_details: { reasoning_tokens: 12 }, total_tokens: 930 },
+				},
+			},
+			{ type: "response.output_text.delta", output_index: 2, delta: "after the end" },
+		]),
+	});
+	await apiScenario("codex_service_tier", "Codex: a priority request billed by the default tier the response names", {
+		model: CODEX_SOL,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		options: { apiKey: CODEX_TOKEN, transport: "sse", serviceTier: "priority", reasoningEffort: "none", textVerbosity: "medium" },
+		simple: false,
+		body: eventBody([
+			{ type: "response.output_item.added", output_index: 0, item: { id: "msg_cx2", type: "message", content: [] } },
+			{ type: "response.output_text.delta", output_index: 0, delta: "Hi." },
+			{ type: "response.output_item.done", output_index: 0, item: { id: "msg_cx2", type: "message", phase: "final_answer", content: [{ type: "output_text", text: "Hi." }] } },
+			{ type: "response.completed", response: { id: "resp_cx2", status: "completed", service_tier: "default", usage: { input_tokens: 20, output_tokens: 2, total_tokens: 22 } } },
+		]),
+	});
+	await apiScenario("codex_error_event", "Codex: an error event mid-stream", {
+		model: CODEX_SOL,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		options: { apiKey: CODEX_TOKEN, transport: "sse" },
+		body: eventBody([
+			{ type: "response.output_item.added", output_index: 0, item: { id: "msg_cx3", type: "message", content: [] } },
+			{ type: "response.output_text.delta", output_index: 0, delta: "Part" },
+			{ type: "error", error: { type: "server_error", code: "server_is_overloaded", message: "Our servers are currently overloaded." } },
+		]),
+	});
+	await apiScenario("codex_http_error", "Codex: a 400 with a JSON error body", {
+		model: CODEX_SOL,
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		options: { apiKey: CODEX_TOKEN, transport: "sse" },
+		status: 400,
+		body: '{"detail":"Unsupported parameter: max_output_tokens"}',
+	});
+}
+
+const RADIUS_BALANCED = {
+	id: "balanced",
+	name: "Balanced",
+	api: "pi-messages",
+	provider: "radius",
+	basePath: "/v1",
+	reasoning: true,
+	input: ["text", "image"],
+	cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 0 },
+	contextWindow: 1048576,
+	maxTokens: 262144,
+	thinkingLevelMap: { off: null, minimal: null, low: "low", medium: null, high: "high", xhigh: null, max: "max" },
+};
+const radiusUsage = (input, output, cacheRead, total) => ({
+	input,
+	output,
+	cacheRead,
+	cacheWrite: 0,
+	totalTokens: input + output + cacheRead,
+	cost: { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 3e-7, cacheWrite: 0, total },
+});
+
+async function piMessagesScenarios() {
+	const scenario = (name, description, spec) => apiScenario(name, description, { model: RADIUS_BALANCED, scrub: true, ...spec });
+	await scenario("pimessages_text", "pi-messages: the request's options, text with a signature, usage and ids from done", {
+		context: { systemPrompt: "You are terse.", messages: [{ role: "user", content: "Greet the world.", timestamp: ts(1) }] },
+		options: { temperature: 0.3, maxTokens: 512, sessionId: "sess-radius-1", cacheRetention: "long" },
+		simple: false,
+		body: `: connected\n\n${eventBody([
+			{ type: "start" },
+			{ type: "text_start", contentIndex: 0 },
+			{ type: "text_delta", contentIndex: 0, delta: "Bonjour" },
+			{ type: "text_delta", contentIndex: 0, delta: " le monde 🌍" },
+			{ type: "text_delta", contentIndex: 0, delta: " !" },
+			{ type: "text_end", contentIndex: 0, content: "Bonjour le monde 🌍 !", contentSignature: "msg_r1" },
+			{
+				type: "done",
+				reason: "stop",
+				usage: radiusUsage(76, 8, 1024, 0.0005508),
+				responseId: "resp_r1",
+				responseModel: "kimi-k3",
+				providerThinkingLevel: "low",
+			},
+		])}`,
+	});
+	const earlier = {
+		role: "assistant",
+		content: [{ type: "thinking", thinking: "Easy.", thinkingSignature: "sig0" }, { type: "text", text: "2." }],
+		api: "pi-messages",
+		provider: "radius",
+		model: "balanced",
+		usage: ZERO,
+		stopReason: "stop",
+		timestamp: ts(2),
+	};
+	await scenario("pimessages_thinking_tools", "pi-messages: reasoning, toolChoice and debug sent; redacted and streamed thinking; two tool calls with streamed arguments; a rewrite", {
+		context: {
+			systemPrompt: "You add numbers.",
+			tools: [add],
+			messages: [
+				{ role: "user", content: "1 + 1?", timestamp: ts(1) },
+				earlier,
+				{ role: "user", content: [{ type: "text", text: "Now 2 + 3 and 4 + 5." }], timestamp: ts(3) },
+			],
+		},
+		options: { reasoning: "high", toolChoice: "auto", debug: true },
+		body: eventBody([
+			{ type: "start" },
+			{ type: "thinking_start", contentIndex: 0 },
+			{ type: "thinking_end", contentIndex: 0, content: "", contentSignature: "enc_r2", redacted: true },
+			{ type: "thinking_start", contentIndex: 1 },
+			{ type: "thinking_delta", contentIndex: 1, delta: "Two sums," },
+			{ type: "thinking_delta", contentIndex: 1, delta: " two calls." },
+			{ type: "thinking_end", contentIndex: 1, content: "Two sums, two calls.", contentSignature: "sig_r2" },
+			{ type: "text_start", contentIndex: 2 },
+			{ type: "text_delta", contentIndex: 2, delta: "Adding." },
+			{ type: "text_end", contentIndex: 2, content: "Adding." },
+			{ type: "toolcall_start", contentIndex: 3, id: "call_r1", toolName: "add" },
+			{ type: "toolcall_delta", contentIndex: 3, delta: '{"a": 2,' },
+			{ type: "toolcall_delta", contentIndex: 3, delta: ' "b"' },
+			{ type: "toolcall_delta", contentIndex: 3, delta: ": 3}" },
+			{ type: "toolcall_end", contentIndex: 3, toolCall: { type: "toolCall", id: "call_r1", name: "add", arguments: { a: 2, b: 3 } } },
+			{ type: "toolcall_start", contentIndex: 4, id: "call_r2", toolName: "add" },
+			{ type: "toolcall_delta", contentIndex: 4, delta: '{"a": 4, "b": 5' },
+			{ type: "toolcall_end", contentIndex: 4, toolCall: { type: "toolCall", id: "call_r2", name: "add", arguments: { a: 4, b: 5 }, thoughtSignature: "ts_r2" } },
+			{
+				type: "done",
+				reason: "toolUse",
+				usage: { ...radiusUsage(240, 60, 0, 0.00162), reasoning: 20 },
+				responseId: "resp_r2",
+				rewrite: { policyId: "trim-history", policyVersion: 3, changed: true, tokenCountChange: -120, messageCountChange: -1, systemPromptChanged: false },
+			},
+		]),
+	});
+	await scenario("pimessages_error_event", "pi-messages: the backend's error event keeps the text streamed before it", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		body: eventBody([
+			{ type: "start" },
+			{ type: "text_start", contentIndex: 0 },
+			{ type: "text_delta", contentIndex: 0, delta: "Partial" },
+			{ type: "error", reason: "error", errorMessage: "Upstream provider overloaded", usage: radiusUsage(5, 1, 0, 0.00003), responseId: "resp_r3" },
+		]),
+	});
+	await scenario("pimessages_http_error", "pi-messages: a 429 whose JSON body names a message and a code", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		status: 429,
+		body: '{"error":{"message":"Rate limit exceeded for organization","code":"rate_limited","type":"rate_limit"}}',
+	});
+	await scenario("pimessages_http_error_body", "pi-messages: a 502 whose body is no JSON error object", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		status: 502,
+		body: "<html><body>Bad gateway</body></html>",
+	});
+	await scenario("pimessages_no_terminal", "pi-messages: a stream that ends without done or error", {
+		context: { messages: [{ role: "user", content: "Hi", timestamp: ts(1) }] },
+		body: eventBody([
+			{ type: "start" },
+			{ type: "text_start", contentIndex: 0 },
+			{ type: "text_delta", contentIndex: 0, delta: "Cut" },
+		]),
+	});
+}
+
 // ------------------------------------------------------------------ corpora
 
 function mulberry32(seed) {
@@ -701,6 +1200,10 @@ if (line === "1.6") {
 		provider: "openai",
 		cost: { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 },
 	});
+	await mistralScenarios();
+	await azureScenarios();
+	await codexScenarios();
+	await piMessagesScenarios();
 	streamingJsonCorpus();
 	argumentsCorpus();
 	validationCorpus();

@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from pi_trio.agent import Agent
+from pi_trio.ai import default_registry
 from pi_trio.cli import main
 from pi_trio.cli._calc import MAX_EXPRESSION_CHARS, CalculatorError, evaluate, format_number
 from pi_trio.cli._chat import chat_loop
@@ -245,12 +246,21 @@ def test_models_gives_every_size_in_thousands_of_tokens(capsys):
     assert lines["openai/gpt-5"][2:4] == ["400k", "128k"]
 
 
-def test_models_marks_apis_this_installation_cannot_call(capsys):
+def test_models_marks_apis_this_installation_cannot_call(capsys, monkeypatch):
+    _, out, _ = cli(capsys, "models", "--provider", "radius")
+    rows = [line.split() for line in out.splitlines() if line.startswith("  radius/")]
+    assert len(rows) == 39
+    assert {row[1] for row in rows} == {"pi-messages"}  # served since pi-messages exists
+    assert "*" not in out
+    # a registry without the api: its models are marked and the footnote names it
+    served = [api for api in default_registry.apis() if api != "pi-messages"]
+    monkeypatch.setattr(default_registry, "apis", lambda: served)
+    _, out, _ = cli(capsys, "models", "--provider", "radius")
+    rows = [line.split() for line in out.splitlines() if line.startswith("  radius/")]
+    assert {row[1] for row in rows} == {"pi-messages*"}
+    assert "* not callable from this installation yet: pi-messages" in out
     _, out, _ = cli(capsys, "models", "--provider", "mistral")
-    rows = [line.split() for line in out.splitlines() if line.startswith("  mistral/")]
-    assert rows
-    assert {row[1] for row in rows} == {"mistral-conversations*"}
-    assert "* not callable from this installation yet: mistral-conversations" in out
+    assert "*" not in out  # mistral-conversations is served
 
 
 def test_models_search_words_all_match_id_or_name_in_any_case(capsys):
@@ -735,12 +745,18 @@ def test_models_rich_style_keeps_the_plain_layout_and_dims_unserved_rows(monkeyp
     monkeypatch.setenv("TERM", "xterm-256color")
 
     plain, rich = io.StringIO(), io.StringIO()
-    args = {"err": io.StringIO(), "provider": "mistral"}
+    args = {"err": io.StringIO(), "provider": "radius"}
     assert models_command(out=plain, style="plain", **args) == 0
     assert models_command(out=rich, style="rich", **args) == 0
     assert rich.getvalue() == plain.getvalue()  # no terminal: no escape codes
 
     styled = _TTY()
     models_command(out=styled, style="rich", **args)
-    assert "\x1b[2m  mistral/" in styled.getvalue()  # dim: api not callable yet
-    assert "\x1b[1mmistral · " in styled.getvalue()
+    assert "\x1b[2m  radius/" not in styled.getvalue()
+    assert "\x1b[1mradius · " in styled.getvalue()
+    # an api this installation has no provider for: its rows are dim
+    served = [api for api in default_registry.apis() if api != "pi-messages"]
+    monkeypatch.setattr(default_registry, "apis", lambda: served)
+    styled = _TTY()
+    models_command(out=styled, style="rich", **args)
+    assert "\x1b[2m  radius/" in styled.getvalue()  # dim: api not callable yet

@@ -125,13 +125,16 @@ def test_the_catalog_look_up_by_name_is_public() -> None:
     assert issubclass(ai.UnknownModelError, ai.PiError)
 
 
-def test_importing_pi_trio_imports_neither_dbos_nor_ray() -> None:
+def test_importing_pi_trio_imports_no_optional_sdk() -> None:
+    """Optional extras load on first use: importing pi_trio (and the Bedrock and Vertex
+    provider modules) pulls in neither DBOS, Ray, botocore nor google-auth."""
     import subprocess
     import sys
 
     code = (
         "import sys, pi_trio, pi_trio.ai, pi_trio.agent, pi_trio.testing, pi_trio.cli\n"
-        "print(sorted(m for m in ('dbos', 'ray') if m in sys.modules))"
+        "import pi_trio.ai.providers.bedrock, pi_trio.ai.providers.vertex\n"
+        "print(sorted(m for m in ('dbos', 'ray', 'botocore', 'google.auth') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

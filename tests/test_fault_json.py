@@ -43,6 +43,14 @@ MODELS = {
     "openai_completions": ("groq", "openai/gpt-oss-120b"),
     "openai_responses": ("openai", "gpt-5-mini"),
     "google": ("google", "gemini-2.5-flash"),
+    "mistral": ("mistral", "mistral-small-latest"),
+}
+# The streams recorded from pi 1.6, by the prefix of their name: the Responses dialects
+# of Azure and Codex read like OpenAI's; the rest are chat completions.
+RECORDED_PREFIXES = {
+    "mistral_": "mistral",
+    "azure_": "openai_responses",
+    "codex_": "openai_responses",
 }
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
@@ -63,12 +71,15 @@ def model_for(directory: str) -> Model:
 
 def recorded_streams() -> list[tuple[str, bytes]]:
     """Every recorded provider stream, with the directory naming its API (the streams
-    recorded from pi 1.6 are chat completions)."""
+    recorded from pi 1.6: ``RECORDED_PREFIXES``)."""
     streams = []
     for path in sorted(FIXTURES.glob("*/*.sse")):
         directory = path.parent.name
         if directory.startswith("pi"):
-            directory = "openai_completions"
+            directory = next(
+                (api for prefix, api in RECORDED_PREFIXES.items() if path.name.startswith(prefix)),
+                "openai_completions",
+            )
         streams.append((directory, path.read_bytes()))
     return streams
 

@@ -244,14 +244,14 @@ def test_model_turns_replay_signed_parts_of_the_same_model_only():
     }
 
 
-def test_signatures_of_another_model_are_not_replayed_and_its_thinking_is_text():
+def test_signatures_of_another_model_are_not_replayed_and_its_thinking_is_dropped():
     message = assistant(
         ThinkingContent(thinking="plan", thinking_signature=SIG),
         TextContent(text="a", text_signature=SIG),
         model=PRO,
     )
     parts = body_of(FLASH, ctx(UserMessage(content="q"), message))["contents"][1]["parts"]
-    assert parts == [{"text": "plan"}, {"text": "a"}]
+    assert parts == [{"text": "a"}]
 
 
 def test_thought_signature_validation():
@@ -559,7 +559,9 @@ def test_provided_call_ids_are_kept_and_duplicates_replaced():
     assert second.arguments == {}
 
 
-@pytest.mark.parametrize(("finish", "reason"), [("STOP", "stop"), ("MAX_TOKENS", "length")])
+@pytest.mark.parametrize(
+    ("finish", "reason"), [("STOP", "stop"), ("MAX_TOKENS", "length"), ("CONTINUATION", "length")]
+)
 def test_finish_reasons_map_to_done(finish, reason):
     events = feed_all(sse_body([chunk({"text": "x"}, finish=finish)]))
     assert events[-1].type == "done"
@@ -841,3 +843,13 @@ async def test_live_gemini_streams_a_short_answer():
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()
     assert message.usage.output > 0
     assert message.response_id
+
+
+async def test_a_stream_cut_off_before_a_finish_reason_is_an_error_keeping_the_text():
+    chunk = {"candidates": [{"content": {"parts": [{"text": "Hello"}], "role": "model"}}]}
+    body = b"data: " + msgspec.json.encode(chunk) + b"\r\n\r\n"
+    events, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body))
+    final = events[-1]
+    assert final.type == "error"
+    assert final.error.error_message == "Google stream ended without a finish reason"
+    assert final.error.content == [TextContent(text="Hello")]

@@ -1425,3 +1425,22 @@ def test_a_native_tool_choice_in_extra_wins_over_the_unified_one() -> None:
     assert _native(StreamOptions(tool_choice="auto")).tool_choice == "auto"
     assert _native(StreamOptions()).tool_choice is None
     assert "tool_choice" not in body_for(make_model(), [UserMessage(content="q")])
+
+
+def refusal_body(*parts: str) -> bytes:
+    chunks = [
+        {"id": "c1", "choices": [{"index": 0, "delta": {"role": "assistant", "refusal": part}}]}
+        for part in parts
+    ]
+    chunks.append({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    lines = [b"data: " + msgspec.json.encode(chunk) + b"\n\n" for chunk in chunks]
+    return b"".join(lines) + b"data: [DONE]\n\n"
+
+
+async def test_a_refusal_is_shown_as_text_and_ends_the_response_as_an_error() -> None:
+    events, message, _ = await replay(refusal_body("I can't help ", "with that."))
+    assert [e.type for e in events][-1] == "error"
+    assert message.content == [TextContent(text="I can't help with that.")]
+    assert message.stop_reason == "error"
+    assert message.error_message == "I can't help with that."
+    assert message.raw_stop_reason == "stop"

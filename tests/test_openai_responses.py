@@ -41,7 +41,9 @@ from pi_trio.ai.providers._responses_shared import (
 )
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.openai_responses import (
+    azure_base_url,
     azure_deployment_name,
+    azure_error_text,
     azure_responses_url,
     build_responses_body,
     responses_simple_options,
@@ -54,7 +56,7 @@ from pi_trio.testing._replay import (
 )
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
-from .helpers import applied
+from .helpers import MessageFold, applied
 from .provider_support import (
     abort_at_first_text_delta,
     at_url,
@@ -173,7 +175,8 @@ def test_text_signatures_round_trip_v1_json_and_accept_legacy_ids():
         "final_answer",
     )
     assert parse_text_signature("msg_legacy") == ("msg_legacy", None)
-    assert parse_text_signature('{"v":2,"id":"x"}') is None
+    # as pi 1.6: a signature that is not v1 JSON is a legacy id, whole
+    assert parse_text_signature('{"v":2,"id":"x"}') == ('{"v":2,"id":"x"}', None)
     assert parse_text_signature(None) is None
 
 
@@ -346,11 +349,12 @@ def test_same_model_assistant_turns_replay_reasoning_items_text_ids_and_calls():
         "id": "msg_a",
         "phase": "commentary",
     }
+    # a text without an id is named after its message and its place among the texts
     assert [item.get("id") for item in items[1:5]] == [
         "msg_a",
         "msg_legacy",
-        "msg_pi_1",
-        "msg_pi_1_1",
+        "msg_pi_1_2",
+        "msg_pi_1_3",
     ]
     assert items[5] == {
         "type": "function_call",
@@ -507,7 +511,7 @@ def test_text_stream_maps_to_text_events_with_a_v1_signature():
         )
     ]
     assert message.response_id == "resp_0a1b2c"
-    assert message.response_model == "gpt-5.4-2026-03-05"
+    assert message.response_model is None  # pi 1.6 records it for Anthropic and Completions only
     assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (37, 11, 48)
     assert message.usage.reasoning == 0
     assert message.raw_stop_reason == "completed"
@@ -570,12 +574,25 @@ def test_flex_tier_halves_the_cost_and_gpt55_priority_is_two_and_a_half():
 
 @pytest.mark.parametrize(
     ("status", "reason"),
-    [("completed", "stop"), ("incomplete", "length"), ("in_progress", "stop"), ("queued", "stop")],
+    [("completed", "stop"), ("in_progress", "stop"), ("queued", "stop")],
 )
 def test_response_status_maps_to_the_stop_reason(status, reason):
     events = feed_all(sse_body([completed(status)]))
     assert events[-1].type == "done"
     assert events[-1].reason == reason
+
+
+def test_incomplete_is_length_only_for_max_output_tokens():
+    cut = completed("incomplete", incomplete_details={"reason": "max_output_tokens"})
+    events = feed_all(sse_body([cut]))
+    assert events[-1].reason == "length"
+    assert events[-1].message.raw_stop_reason == "incomplete.max_output_tokens"
+    filtered = feed_all(sse_body([completed("incomplete", incomplete_details={"reason": "x"})]))
+    assert failure(filtered) == "Response incomplete: x"
+    assert filtered[-1].error.raw_stop_reason == "incomplete.x"
+    assert failure(feed_all(sse_body([completed("incomplete")]))) == (
+        "Response incomplete without a provider reason"
+    )
 
 
 def test_incomplete_response_keeps_the_text_and_stops_for_length():
@@ -886,6 +903,98 @@ def test_azure_url_and_deployment_precedence():
     )
     assert azure_deployment_name(AZURE, explicit) == "d1"
     assert azure_deployment_name(AZURE, StreamOptions(env={})) == "gpt-5.4"
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("https://res.openai.azure.com", "https://res.openai.azure.com/openai/v1"),
+        ("https://res.openai.azure.com/openai/", "https://res.openai.azure.com/openai/v1"),
+        (
+            "https://res.cognitiveservices.azure.com/openai/v1/responses?x=1",
+            "https://res.cognitiveservices.azure.com/openai/v1",
+        ),
+        ("https://gateway.example/azure/", "https://gateway.example/azure"),
+    ],
+)
+def test_azure_hosts_get_the_openai_v1_path(base, url):
+    assert azure_base_url(AZURE, StreamOptions(extra={"azure_base_url": base})) == url
+
+
+async def test_azure_without_any_base_url_says_where_to_set_one():
+    model = msgspec.structs.replace(AZURE, base_url="")
+    events, transport = await replay(model, ctx(UserMessage(content="hi")), env={})
+    assert events[-1].error.error_message.startswith(
+        "Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME"
+    )
+    assert transport.requests == []
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ('{"error":{"message":"m","code":"c"}}', '{"message":"m","code":"c"}'),
+        ('{"error":"plain"}', '400 "plain"'),
+        ('{"detail":"x"}', "400 status code (no body)"),
+        ("<html>gateway</html>", "400 <html>gateway</html>"),
+        ("", "400 status code (no body)"),
+    ],
+)
+def test_azure_failures_read_as_the_openai_sdk_and_pi_1_6_word_them(body, text):
+    assert azure_error_text(400, httpx2.Headers(), body, False) == (
+        f"Azure OpenAI API error (400): {text}"
+    )
+
+
+async def test_azure_sends_the_cache_key_always_no_session_headers_and_the_sampling_params():
+    model = msgspec.structs.replace(AZURE, sampling_params={"top_p": 0.5})
+    _, transport = await replay(
+        model,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        session_id="sess-1",
+        cache_retention="none",
+    )
+    request = transport.requests[0]
+    assert request.json()["prompt_cache_key"] == "sess-1"
+    assert request.json()["top_p"] == 0.5
+    assert "session_id" not in request.headers
+    assert "x-client-request-id" not in request.headers
+
+
+def test_azure_rewrites_tool_call_ids_of_its_own_turns_into_the_call_item_form():
+    message = assistant(
+        ToolCall(id="call+1|item.1", name="get_weather", arguments={}),
+        model=AZURE,
+        provider="azure",
+        stop="toolUse",
+    )
+    model = msgspec.structs.replace(AZURE, provider="azure", id="gpt-5.5")
+    items = body_of(model, ctx(UserMessage(content="q"), message, result("call+1|item.1")))
+    assert items["input"][1]["call_id"] == "call_1"
+    assert "id" not in items["input"][1]  # another model of the same api: no item id
+
+
+def test_encrypted_reasoning_sent_only_at_the_end_reaches_a_block_already_sealed():
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": []}
+    body = sse_body(
+        [
+            {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+            {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+            completed(output=[{**reasoning, "encrypted_content": "enc"}]),
+        ]
+    )
+    builder = MessageBuilder(AZURE)
+    mapper = ResponsesEventMapper(builder, AZURE)
+    fold = MessageFold()
+    fold.apply(builder.start())
+    for sse in SSEParser().feed(body):
+        for event in mapper.feed_data(sse.data):
+            fold.apply(event)  # the consumer keeps up: the block is sealed before the end
+    fold.apply(mapper.finish())
+    assert fold.result is not None
+    signature = msgspec.json.decode(fold.result.content[0].thinking_signature)
+    assert signature == {**reasoning, "encrypted_content": "enc"}
 
 
 async def test_simple_entry_point_sends_the_mapped_effort():

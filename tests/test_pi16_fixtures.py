@@ -41,6 +41,7 @@ from pi_trio.ai import (
     messages_from_json,
     messages_to_json,
     open_stream,
+    open_stream_simple,
     parse_tool_call_arguments,
     to_json,
     validate_tool_arguments,
@@ -64,6 +65,45 @@ def ids(paths: list[Path]) -> list[str]:
 TRANSCRIPTS = files(PI16, "*.transcript.json") + files(PI073, "*.transcript.json")
 EVENT_LOGS = files(PI16, "*.events.jsonl") + files(PI073, "*.events.jsonl")
 PROVIDER_SCENARIOS = ["openrouter_cost", "openrouter_byok_cost", "completions_malformed_arguments"]
+# The original's mistral-conversations, azure-openai-responses and openai-codex-responses
+# against a local server; <name>.json also holds the request it sent.
+API_SCENARIOS = sorted(
+    p.name.removesuffix(".sse")
+    for p in PI16.glob("*.sse")
+    if p.name.startswith(("mistral_", "azure_", "codex_"))
+)
+# The original's pi-messages against a local server (compared in test_pi_messages, with
+# the events as they were pushed, <name>.pushed.jsonl).
+PI_MESSAGES_SCENARIOS = sorted(p.name.removesuffix(".sse") for p in PI16.glob("pimessages_*.sse"))
+PUSHED_LOGS = files(PI16, "*.pushed.jsonl")
+# Headers the recorder kept (those the providers set themselves).
+RECORDED_HEADERS = (
+    "accept",
+    "api-key",
+    "authorization",
+    "chatgpt-account-id",
+    "content-type",
+    "content-encoding",
+    "openai-beta",
+    "originator",
+    "session-id",
+    "session_id",
+    "x-affinity",
+    "x-client-request-id",
+)
+# The recorded options (camelCase, as the original takes them) in pi_trio's terms: the
+# unified ones as fields, the provider-native ones in ``extra``.
+_OPTION_FIELDS = {
+    "sessionId": "session_id",
+    "maxTokens": "max_tokens",
+    "reasoning": "reasoning",
+    "transport": "transport",
+}
+_NATIVE_OPTIONS = {
+    "serviceTier": "service_tier",
+    "reasoningEffort": "reasoning_effort",
+    "textVerbosity": "text_verbosity",
+}
 
 
 def recorded(name: str) -> Any:
@@ -74,7 +114,8 @@ def test_the_fixtures_were_recorded_from_the_versions_they_claim() -> None:
     assert json.loads((PI16 / "index.json").read_text())["recordedWith"]["pi-ai"] == "1.6.0"
     assert json.loads((PI073 / "index.json").read_text())["recordedWith"]["pi-ai"] == "0.73.1"
     assert len(TRANSCRIPTS) == 14
-    assert len(EVENT_LOGS) == 17
+    assert len(EVENT_LOGS) == 17 + len(API_SCENARIOS) + len(PI_MESSAGES_SCENARIOS)
+    assert len(PI_MESSAGES_SCENARIOS) == len(PUSHED_LOGS) == 6
 
 
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=ids(TRANSCRIPTS))
@@ -85,7 +126,7 @@ def test_every_recorded_transcript_loads_and_re_encodes_byte_for_byte(path: Path
     assert json.loads(messages_to_json(messages_from_json(data))) == json.loads(data)
 
 
-@pytest.mark.parametrize("path", EVENT_LOGS, ids=ids(EVENT_LOGS))
+@pytest.mark.parametrize("path", EVENT_LOGS + PUSHED_LOGS, ids=ids(EVENT_LOGS + PUSHED_LOGS))
 def test_every_recorded_event_loads_and_re_encodes_byte_for_byte(path: Path) -> None:
     kind: Any = (
         AgentEvent
@@ -162,6 +203,58 @@ async def test_the_openai_completions_provider_reads_the_recorded_stream_as_1_6_
     assert seen == [json.loads(line)["type"] for line in lines]
     message_bytes = (PI16 / f"{name}.message.json").read_bytes()
     assert to_json(from_json(message_bytes, exact=True)) == message_bytes
+
+
+def _api_options(meta: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in meta["options"].items():
+        if key in _OPTION_FIELDS:
+            options[_OPTION_FIELDS[key]] = value
+        else:
+            extra[_NATIVE_OPTIONS[key]] = value
+    if extra:
+        options["extra"] = extra
+    authorization = meta["requests"][0]["headers"].get("authorization", "")
+    options["api_key"] = authorization.removeprefix("Bearer ") or "test-key"
+    return options
+
+
+@pytest.mark.parametrize("name", API_SCENARIOS)
+async def test_the_new_apis_send_and_read_what_1_6_sends_and_reads(name: str) -> None:
+    meta = recorded(name)
+    base = f"https://pi16.test{meta['basePath']}"
+    model = from_json(json.dumps({**meta["model"], "baseUrl": base}), Model)
+    context = from_json(json.dumps(meta["context"]), Context)
+    body = (PI16 / f"{name}.sse").read_bytes()
+    status = meta["status"]
+    kind = "text/event-stream" if status < 400 else "application/json"
+    transport = ReplayTransport(ReplayResponse(body, status=status, headers={"content-type": kind}))
+    registry = registry_with_transport(transport)
+    entry = open_stream_simple if meta["simple"] else open_stream
+    try:
+        async with entry(model, context, registry=registry, **_api_options(meta)) as events:
+            seen = [event.type async for event in events]
+    finally:
+        await registry.aclose()
+    # the request
+    want_request = meta["requests"][0]
+    sent = transport.requests[0]
+    assert sent.url.removeprefix("https://pi16.test") == want_request["path"]
+    assert sent.json() == want_request["body"]
+    for header in RECORDED_HEADERS:
+        if header == "accept" and model.api == "azure-openai-responses":
+            continue  # the OpenAI SDK asks for JSON even when it streams
+        assert sent.headers.get(header) == want_request["headers"].get(header), header
+    # the answer
+    want = json.loads((PI16 / f"{name}.message.json").read_bytes())
+    got = json.loads(to_json(events.result()))
+    for message in (want, got):
+        message.pop("timestamp")
+        message.pop("durationMs", None)  # the original's event stream adds it
+    assert got == want
+    lines = (PI16 / f"{name}.events.jsonl").read_bytes().splitlines()
+    assert seen == [json.loads(line)["type"] for line in lines]
 
 
 # --------------------------------------------------------------------------- corpora

@@ -448,6 +448,7 @@ SIGNED_CALL = {
     "id": "call_9|fc_9",
     "name": "lookup",
     "arguments": {"q": "pi"},
+    "thoughtSignature": "gem-sig",
     "namespace": "dynamic_tools",
 }
 
@@ -462,10 +463,14 @@ async def scripted(model: Model, context: Context, options: StreamOptions, send:
     await send.send(builder.text_start())
     await send.send(builder.text_delta(1, "Looking"))
     await send.send(builder.text_end(1, text_signature="tx-sig"))
-    await send.send(builder.toolcall_start("call_9|fc_9", "lookup"))
+    await send.send(builder.toolcall_start("call_9|fc_9", "lookup", thought_signature="gem-sig"))
     await send.send(builder.toolcall_delta(2, '{"q": "pi"}'))
     builder.tool_call(2).namespace = "dynamic_tools"
     await send.send(builder.toolcall_end(2))
+    # Anthropic's encrypted reasoning, which must go back to Anthropic redacted
+    await send.send(builder.thinking_start(thinking_signature="encrypted", redacted=True))
+    await send.send(builder.thinking_delta(3, "[Reasoning redacted]"))
+    await send.send(builder.thinking_end(3))
     builder.message.usage.input = 3
     builder.message.provider_thinking_level = "low"
     await send.send(builder.done("toolUse"))
@@ -499,19 +504,24 @@ async def test_events_go_out_in_the_original_proxy_shapes_without_partial(
     events = frames(response.content)
     assert [e["type"] for e in events] == [
         "start", "thinking_start", "thinking_delta", "thinking_end", "text_start",
-        "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done",
+        "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_end",
+        "thinking_start", "thinking_delta", "thinking_end", "done",
     ]  # fmt: skip
-    for event in events:
+    for event in events[:-4]:
         assert set(event) == SHAPES[event["type"]], event
+    # pi_trio's one additive field, which the original's client ignores
+    assert events[12] == {
+        "type": "thinking_end", "contentIndex": 3, "contentSignature": "encrypted", "redacted": True
+    }  # fmt: skip
     assert events[3]["contentSignature"] == "th-sig"
     assert events[6] == {"type": "text_end", "contentIndex": 1, "contentSignature": "tx-sig"}
     assert events[7] == {
         "type": "toolcall_start", "contentIndex": 2, "id": "call_9|fc_9", "toolName": "lookup"
     }  # fmt: skip
     assert events[9]["toolCall"] == SIGNED_CALL
-    assert events[10]["reason"] == "toolUse"
-    assert events[10]["providerThinkingLevel"] == "low"
-    assert set(events[10]["usage"]) == {
+    assert events[13]["reason"] == "toolUse"
+    assert events[13]["providerThinkingLevel"] == "low"
+    assert set(events[13]["usage"]) == {
         "input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"
     }  # fmt: skip
 

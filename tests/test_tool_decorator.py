@@ -232,3 +232,28 @@ async def test_a_decorated_tool_timeout_applies(autojump_clock: Any) -> None:
     await agent.prompt("go")
     result = next(m for m in agent.state.messages if m.role == "toolResult")
     assert result.content[0].text == 'Tool "slow" timed out after 1s'
+
+
+def test_output_schema_and_replay_are_runtime_only_never_declared_to_the_model() -> None:
+    from pi_trio.ai import to_tool_declaration
+
+    schema = {"type": "object", "properties": {"sum": {"type": "number"}}}
+    add = AgentTool(
+        name="add",
+        description="adds",
+        parameters={"type": "object", "properties": {}},
+        execute=lambda *args: None,
+        output_schema=schema,
+        replay="safe",
+    )
+    assert add.output_schema is schema
+    declaration = to_tool_declaration(add)
+    assert "outputSchema" not in msgspec.json.decode(msgspec.json.encode(declaration))
+    with pytest.raises(TypeError, match="output_schema must be a JSON schema dict"):
+        AgentTool(
+            name="x",
+            description="x",
+            parameters={},
+            execute=lambda *args: None,
+            output_schema="nope",  # type: ignore[arg-type]
+        )

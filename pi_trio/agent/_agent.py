@@ -1,11 +1,11 @@
 """``Agent``: the stateful wrapper — transcript, queues, listeners and one run at a time.
 
 A run (``prompt()`` / ``continue_()``) lives exactly as long as the awaited call: the engine
-inside the run's abort scope, which reduces each event into ``agent.state`` and hands it
-to the listeners (itself while they are synchronous, through a dispatcher task of the
-run's task group when one is asynchronous), and a task per parallel tool call that has to
-wait. ``abort()`` cancels that scope; listeners are never interrupted. The call returns after ``agent_end`` reached every
-listener; then ``state.is_streaming`` is false and the agent is ready for the next run.
+runs in the caller's task inside the run's abort scope, reduces each event into
+``agent.state`` and hands it to the listeners itself (awaiting asynchronous ones), and a
+parallel tool call that has to wait gets a task. ``abort()`` cancels that scope; listeners
+are never interrupted. The call returns after ``agent_end`` reached every listener; then
+``state.is_streaming`` is false and the agent is ready for the next run.
 """
 
 from __future__ import annotations
@@ -103,10 +103,11 @@ class Agent:
     ``messages``, ``thinking_level``), the hooks (``hooks=AgentHooks(...)``, or each hook
     as its own keyword), the request options (``stream_options=StreamOptions(...)``, or
     ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
-    ``on_payload``, ``on_response`` as keywords) and the run settings. ``hooks``,
-    ``stream_options`` and the settings are public attributes, read at the start of each
-    run. ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``.
-    A wrong argument is an error here, naming the argument, not a failed run later.
+    ``on_payload``, ``on_response``, ``on_provider_stream_event`` as keywords) and the
+    run settings. ``hooks``, ``stream_options`` and the settings are public attributes,
+    read at the start of each run. ``model`` (required) is a ``Model`` or a catalog name,
+    ``"provider/model-id"``. A wrong argument is an error here, naming the argument, not
+    a failed run later.
     ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
     and ``continue_()`` take it per run too), produced natively or through a
     ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.

@@ -148,10 +148,22 @@ class Dispatcher:
                 return
             self._delivering = True
             try:
-                await self._deliver(event)
+                # ``_deliver`` inlined: one coroutine fewer per event for async listeners
+                if self._reduce is not None:
+                    self._reduce(event)
+                signal = self.signal
+                for listener in listeners.entries:
+                    if listener.active:
+                        result = listener.call(event, signal)
+                        if listener.is_async or inspect.isawaitable(result):
+                            await result
+            except Exception as exc:
+                self.failure = exc
+                if self._queue is not None:
+                    self._queue.clear()
+                raise
             finally:
                 self._end_delivery()
-            self._raise_failure()
             return
         self._enqueue(event)
         await self._drain()

@@ -22,8 +22,8 @@ checked: the outcome is written whole.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, Final
 
 from ..ai import AbortSignal, AssistantMessage, Model, ToolCall, ToolResultMessage
 from ..ai._builder import empty_message
@@ -48,6 +48,19 @@ from ._types import (
 from ._view import Transcript
 
 __all__ = ["Phase", "RunLifecycle"]
+
+
+class _NothingToSend:
+    """An awaitable that completes at once without a checkpoint (the terminal events
+    have no agent event of their own)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from ()
+
+
+_NOTHING_TO_SEND: Final = _NothingToSend()
 
 
 class Phase(enum.Enum):
@@ -223,11 +236,14 @@ class RunLifecycle:
         if agent_event is not None:
             self.dispatcher.deliver_now(agent_event)
 
-    async def send_stream_event(self, event: Any) -> None:
-        """``_stream_event``, delivered whatever the listeners (it may wait for them)."""
+    def send_stream_event(self, event: Any) -> Awaitable[None]:
+        """``_stream_event``, delivered whatever the listeners: the awaitable delivering
+        it (it may wait for them). A plain function returning the dispatcher's coroutine,
+        so an event crosses one coroutine fewer on its way to asynchronous listeners."""
         agent_event = self._stream_event(event)
-        if agent_event is not None:
-            await self.dispatcher.send(agent_event)
+        if agent_event is None:
+            return _NOTHING_TO_SEND
+        return self.dispatcher.send(agent_event)
 
     async def accept_response(self, final: AssistantMessage, thinking_level: str) -> None:
         """The request's final message replaces its partial in the transcript."""

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 import msgspec
 
 from ..ai import StreamOptions, ThinkingBudgets
-from ..ai._options import OnPayload, OnResponse
+from ..ai._options import OnPayload, OnProviderStreamEvent, OnResponse
 from ._config import (
     AfterToolCallHook,
     AgentHooks,
@@ -52,6 +52,7 @@ class AgentOptionKeywords(TypedDict, total=False):
     max_retry_delay_ms: int | None
     on_payload: OnPayload | None
     on_response: OnResponse | None
+    on_provider_stream_event: OnProviderStreamEvent | None
 
 
 _HOOKS = frozenset(AgentHooks.__struct_fields__)
@@ -63,6 +64,7 @@ _REQUEST = frozenset(
         "max_retry_delay_ms",
         "on_payload",
         "on_response",
+        "on_provider_stream_event",
     }
 )
 _AGENT_KEYWORDS = (

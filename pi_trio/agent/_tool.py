@@ -30,7 +30,9 @@ class AgentTool:
     ``Tool "<name>" timed out after <t>s`` when it runs longer. ``replay`` is the recovery
     policy of a durable run for a call that was started but whose outcome is unknown (the
     process died meanwhile): ``"safe"`` runs it again, ``"never"`` (the default) reports it
-    as interrupted instead. Like ``label`` it is never declared to the model.
+    as interrupted instead. ``output_schema`` is the JSON schema of the
+    ``structured_content`` its successful results carry, for programmatic callers. Like
+    ``label``, neither is ever declared to the model.
     """
 
     __slots__ = (
@@ -40,6 +42,7 @@ class AgentTool:
         "execution_mode",
         "label",
         "name",
+        "output_schema",
         "parameters",
         "prepare_arguments",
         "replay",
@@ -59,6 +62,7 @@ class AgentTool:
         timeout: float | None = None,
         constrained_sampling: Any = None,
         replay: Literal["never", "safe"] = "never",
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(parameters, dict):
             raise TypeError(
@@ -79,6 +83,12 @@ class AgentTool:
         self.timeout = timeout
         self.constrained_sampling = constrained_sampling
         self.replay: Literal["never", "safe"] = replay
+        if output_schema is not None and not isinstance(output_schema, dict):
+            raise TypeError(
+                f"AgentTool {name!r}: output_schema must be a JSON schema dict or None, "
+                f"got {output_schema!r}"
+            )
+        self.output_schema = output_schema
 
     def __repr__(self) -> str:
         return f"AgentTool(name={self.name!r}, label={self.label!r})"

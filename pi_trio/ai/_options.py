@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EventSender",
     "OnPayload",
+    "OnProviderStreamEvent",
     "OnResponse",
     "OutputFormat",
     "ResponseInfo",
@@ -42,6 +43,12 @@ keeps it); sync or async."""
 
 OnResponse: TypeAlias = Callable[[ResponseInfo, Model], Any]
 """``on_response(info, model)``: called once the response headers arrived; sync or async."""
+
+OnProviderStreamEvent: TypeAlias = Callable[[Any, Model], Any]
+"""``on_provider_stream_event(event, model)``: called with each event of the provider's
+stream as the provider sent it (the parsed JSON of an SSE event's data; for Bedrock,
+``{event name: payload}``), before it is mapped; sync or async. An exception from it
+ends the request with an ``error`` event naming it."""
 
 
 class ThinkingBudgets(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -99,6 +106,7 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     sampling_params: dict[str, Any] | None = None
     on_payload: OnPayload | None = None
     on_response: OnResponse | None = None
+    on_provider_stream_event: OnProviderStreamEvent | None = None
     signal: AbortSignal | None = None
     identity: ClientIdentity | None = None
     # simple (unified) options

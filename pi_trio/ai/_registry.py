@@ -42,6 +42,11 @@ BUILTIN_PROVIDER_MODULES: dict[str, str] = {
     "openai-responses": "pi_trio.ai.providers.openai_responses",
     "azure-openai-responses": "pi_trio.ai.providers.openai_responses",
     "google-generative-ai": "pi_trio.ai.providers.google",
+    "mistral-conversations": "pi_trio.ai.providers.mistral",
+    "openai-codex-responses": "pi_trio.ai.providers.openai_codex",
+    "google-vertex": "pi_trio.ai.providers.vertex",
+    "bedrock-converse-stream": "pi_trio.ai.providers.bedrock",
+    "pi-messages": "pi_trio.ai.providers.pi_messages",
 }
 
 # Connection-pool and timeout defaults of the shared HTTP client. Streams can be long, so

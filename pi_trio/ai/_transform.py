@@ -120,13 +120,13 @@ def _transform_block(
 ) -> Any:
     """The replayable form of one assistant block, ``None`` to drop it."""
     if isinstance(block, ThinkingContent):
-        if block.redacted:
-            return block if same_model else None
-        if block.thinking_signature and same_model:
-            return block
-        if not block.thinking.strip():
+        # Another model's thinking is dropped (pi 1.6): its signature is only valid for
+        # the model that wrote it, and as plain text it reads as part of the visible reply.
+        if not same_model:
             return None
-        return block if same_model else TextContent(text=block.thinking)
+        if block.redacted or block.thinking_signature:
+            return block
+        return block if block.thinking.strip() else None
     if isinstance(block, TextContent):
         if same_model or block.text_signature is None:
             return block
@@ -207,9 +207,9 @@ def transform_messages(
 
     - Models without ``"image"`` input see a text placeholder for each run of images in
       user messages and tool results.
-    - Assistant messages from another model (provider, api or id differ) lose thinking
-      signatures, redacted and blank thinking, text signatures and tool-call thought
-      signatures; their visible thinking becomes plain text. Their tool-call ids go through
+    - Assistant messages from another model (provider, api or id differ) lose their
+      thinking (as pi 1.6 does), text signatures and tool-call thought signatures. Their
+      tool-call ids go through
       ``normalize_tool_call_id(id, model, source_message)`` and the matching tool results
       follow the new ids.
     - Assistant messages that ended in ``error`` or ``aborted`` are dropped.

@@ -158,10 +158,16 @@ class ProxyRebuilder:
                     index, ThinkingContent, "Received thinking_delta for non-thinking content"
                 )
                 return builder.thinking_delta(index, delta)
-            case WireThinkingEnd(content_index=index, content_signature=signature):
+            case WireThinkingEnd(
+                content_index=index, content_signature=signature, redacted=redacted
+            ):
                 self._require(
                     index, ThinkingContent, "Received thinking_end for non-thinking content"
                 )
+                if redacted:
+                    block = builder.started_block(index)
+                    assert isinstance(block, ThinkingContent)
+                    block.redacted = True
                 return builder.thinking_end(index, thinking_signature=signature)
             case WireToolCallStart(content_index=index, id=call_id, tool_name=name):
                 self._check_next(index, "toolcall_start")

@@ -207,6 +207,9 @@ class WireThinkingDelta(_Wire, tag="thinking_delta"):
 class WireThinkingEnd(_Wire, tag="thinking_end"):
     content_index: int
     content_signature: str | None = None
+    # pi_trio's addition: the original's client ignores it; pi_trio's restores a redacted
+    # block (Anthropic's encrypted reasoning), which must go back to Anthropic as one
+    redacted: bool | None = None
 
 
 class WireToolCallStart(_Wire, tag="toolcall_start"):
@@ -287,7 +290,10 @@ def to_wire(event: AssistantMessageEvent) -> ProxyEvent:
         case ThinkingEndEvent(content_index=index, partial=partial):
             thinking = _block(partial, index, ThinkingContent)
             signature = None if thinking is None else thinking.thinking_signature
-            return WireThinkingEnd(content_index=index, content_signature=signature)
+            redacted = True if thinking is not None and thinking.redacted else None
+            return WireThinkingEnd(
+                content_index=index, content_signature=signature, redacted=redacted
+            )
         case ToolCallStartEvent(content_index=index, partial=partial):
             call = _block(partial, index, ToolCall)
             return WireToolCallStart(

@@ -43,7 +43,7 @@ from ._anthropic_wire import (
     ThinkingDelta,
     ToolUseBlock,
 )
-from ._wire import decode_event, note_response, wire_type
+from ._wire import REFUSAL_TEXT, decode_event, note_response, wire_type
 
 __all__ = [
     "ENDED_BEFORE_MESSAGE_STOP",
@@ -53,7 +53,6 @@ __all__ = [
 ]
 
 ENDED_BEFORE_MESSAGE_STOP: Final = "Anthropic stream ended before message_stop"
-REFUSAL_TEXT: Final = "The model refused to complete the request"
 REDACTED_THINKING_TEXT: Final = "[Reasoning redacted]"
 
 _STOP_REASONS: Final = {
@@ -209,11 +208,10 @@ class AnthropicEventMapper:
                     b.thinking_signature_delta(start_t.content_index, signature)
                 return events
             case RedactedThinkingBlock(data=data):
-                start_r = b.thinking_start(
-                    thinking=REDACTED_THINKING_TEXT, thinking_signature=data or "", redacted=True
-                )
+                start_r = b.thinking_start(thinking_signature=data or "", redacted=True)
                 self._blocks[index] = ("thinking", start_r.content_index)
-                return [start_r]
+                # the placeholder text is content like any other: consumers see it arrive
+                return [start_r, b.thinking_delta(start_r.content_index, REDACTED_THINKING_TEXT)]
             case ToolUseBlock(id=call_id, name=name, input=arguments):
                 name = name or ""
                 if self._tool_names:

@@ -30,7 +30,7 @@ from ._completions_wire import (
 from ._openai_compat import CompletionsCompat
 from ._openai_usage import parse_usage
 from ._sse import SSEEvent
-from ._wire import note_response
+from ._wire import REFUSAL_TEXT, note_response
 
 __all__ = [
     "ERROR_STOP_TEXT",
@@ -124,6 +124,7 @@ class CompletionsStreamMapper:
         "_details",
         "_finished",
         "_model",
+        "_refusal",
         "_text",
         "_thinking",
         "_tools_by_id",
@@ -141,6 +142,7 @@ class CompletionsStreamMapper:
         self._tools_by_id: dict[str, int] = {}
         self._details: list[dict[str, Any]] | None = None
         self._finished = False
+        self._refusal: list[str] = []  # the model declined: its explanation, streamed
         self.done_marker = False
 
     def feed(self, event: SSEEvent) -> list[AssistantMessageEvent]:
@@ -193,6 +195,16 @@ class CompletionsStreamMapper:
                 self._text = start.content_index
                 out.append(start)
             out.append(builder.text_delta(self._text, content))
+        refusal = delta.refusal
+        if refusal:
+            # A refusal is shown as the answer's text and ends the response as an error
+            # naming it, as an Anthropic refusal does.
+            self._refusal.append(refusal)
+            if self._text is None:
+                start = builder.text_start()
+                self._text = start.content_index
+                out.append(start)
+            out.append(builder.text_delta(self._text, refusal))
         if delta.reasoning_content or delta.reasoning or delta.reasoning_text:
             field, reasoning = _reasoning(delta)
             if model.provider == "opencode-go" and field == "reasoning":
@@ -250,6 +262,9 @@ class CompletionsStreamMapper:
         compat = self._compat
         if not self._finished and not compat.supports_finish_reason:
             message.stop_reason = "toolUse" if builder.tool_call_count else "stop"
+        if self._refusal and message.stop_reason != "error":
+            message.stop_reason = "error"
+            message.error_message = "".join(self._refusal).strip() or REFUSAL_TEXT
         if message.stop_reason == "error":
             out.append(builder.error(message.error_message or ERROR_STOP_TEXT))
         elif (compat.supports_finish_reason and not self._finished) or (

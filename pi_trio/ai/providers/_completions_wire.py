@@ -76,6 +76,7 @@ class ChunkDelta(Wire):
     reasoning_text: str | None = None
     tool_calls: list[ChunkToolCall] | None = None
     reasoning_details: list[Any] | None = None
+    refusal: str | None = None
 
 
 class ChunkChoice(Wire):

@@ -24,7 +24,13 @@ from ._wire import decode_event, note_response, write_prompt_usage
 
 __all__ = ["GoogleEventMapper"]
 
-_STOP_REASONS: Final = {"STOP": "stop", "MAX_TOKENS": "length"}
+ENDED_WITHOUT_FINISH_REASON: Final = "Google stream ended without a finish reason"
+_STOP_REASONS: Final = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    # A per-request limit reached before the answer is done; the turn is not resumed.
+    "CONTINUATION": "length",
+}
 
 # Suffix of generated tool-call ids; process-wide so ids never repeat within a process.
 _CALL_COUNTER: Final = itertools.count(1)
@@ -45,6 +51,7 @@ class GoogleEventMapper:
         self._signature: str | None = None
         self._call_ids: set[str] = set()
         self._failure: str | None = None
+        self._finished = False  # a candidate gave its finish reason
 
     def feed_data(self, data: str) -> list[AssistantMessageEvent]:
         """Feed the ``data`` text of one SSE event (a JSON chunk; ``[DONE]`` is skipped)."""
@@ -85,6 +92,9 @@ class GoogleEventMapper:
         events = self._end_block()
         if self._failure is not None:
             events.append(self.builder.error(self._failure))
+        elif not self._finished:
+            # cut off: a complete answer always ends with a finish reason
+            events.append(self.builder.error(ENDED_WITHOUT_FINISH_REASON))
         else:
             events.append(self.builder.done())
         return events
@@ -138,6 +148,7 @@ class GoogleEventMapper:
     # ------------------------------------------------------------------ stop and usage
 
     def _finish_reason(self, reason: str, finish_message: str | None) -> None:
+        self._finished = True
         out = self.builder.message
         out.raw_stop_reason = reason
         mapped = _STOP_REASONS.get(reason, "error")

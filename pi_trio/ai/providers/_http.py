@@ -62,18 +62,16 @@ from typing import Any, Concatenate, Final, ParamSpec
 import anyio
 import anyio.abc
 import httpx2
-import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
 from .._builder import MessageBuilder
 from .._env import get_env_api_key
 from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
-from .._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
+from .._http_body import ERROR_BODY_READ_LIMIT
 from .._identity import get_identity_headers
 from .._options import ResponseInfo, StreamOptions
-from .._registry import default_registry
-from .._secrets import check_header_values, clean_api_key
+from .._secrets import clean_api_key
 from .._types import Model
 from ._http_errors import (
     ERROR_BODY_LIMIT,
@@ -81,14 +79,20 @@ from ._http_errors import (
     format_http_error,
     provider_error_message,
     redact,
-    redirect_text,
     requested_delay_s,
-    retry_wait_s,
     should_retry,
     transport_error,
 )
+from ._http_send import (
+    AUTH_HEADERS,
+    CLOSE_TIMEOUT_S,
+    DescribeError,
+    PrepareRequest,
+    RetryableStatus,
+    open_response,
+)
 from ._sse import SSEEvent, SSEParser
-from ._sse_stream import SSEStream
+from ._sse_stream import ObservedSSEStream, Observer, SSEStream
 
 __all__ = [
     "AUTH_HEADERS",
@@ -103,6 +107,7 @@ __all__ = [
     "format_http_error",
     "merge_headers",
     "notify_response",
+    "provider_event_observer",
     "provider_error_message",
     "redact",
     "requested_delay_s",
@@ -113,14 +118,6 @@ __all__ = [
 ]
 
 P = ParamSpec("P")
-
-# Headers that authenticate a request: their values are secrets, and a request that
-# already carries one needs no API key.
-AUTH_HEADERS: Final = frozenset(
-    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cf-aig-authorization"}
-)
-# Upper bound on closing a response after a failure or cancellation.
-_CLOSE_TIMEOUT_S: Final = 5.0
 
 UNKNOWN_ERROR_TEXT: Final = "An unknown error occurred"
 
@@ -170,6 +167,21 @@ async def notify_response(response: httpx2.Response, model: Model, options: Stre
     result = hook(info, model)
     if inspect.isawaitable(result):
         await result
+
+
+def provider_event_observer(model: Model, options: StreamOptions) -> Observer | None:
+    """``options.on_provider_stream_event`` bound to ``model`` (sync or async), or
+    ``None`` when it is not set."""
+    hook = options.on_provider_stream_event
+    if hook is None:
+        return None
+
+    async def observe(event: Any) -> None:
+        result = hook(event, model)
+        if inspect.isawaitable(result):
+            await result
+
+    return observe
 
 
 # --------------------------------------------------------------------------- the run
@@ -277,13 +289,36 @@ class ProviderRun:
         payload: Any,
         *,
         error_message: Callable[[str], str | None] = provider_error_message,
+        describe: DescribeError | None = None,
+        retryable: RetryableStatus | None = None,
+        observed: frozenset[str] | None = None,
     ) -> AbstractAsyncContextManager[SSEStream]:
         """``async with run.open_sse(url, headers, payload) as sse:`` — POST ``payload`` as
         JSON (retrying as described in the module docstring), call ``on_response``, and
         yield an ``SSEStream`` over the body. Statuses >= 400 raise ``ProviderError`` with
-        ``format_http_error(status, body, error_message(body))``. Leaving the block closes
-        the response."""
-        return _open_sse(self, url, headers, payload, error_message)
+        ``format_http_error(status, body, error_message(body))``, or ``describe(status,
+        headers, body_start, more)`` for a provider that words them its own way;
+        ``retryable(status, body_start)`` replaces the rule for which of them are retried.
+        ``options.on_provider_stream_event`` sees every event whose data is JSON, or only
+        those whose ``event:`` name is in ``observed``. Leaving the block closes the
+        response."""
+        return _open_sse(self, url, headers, payload, error_message, describe, retryable, observed)
+
+    def open_response(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        payload: Any,
+        *,
+        accept: str,
+        prepare: PrepareRequest | None = None,
+        describe: DescribeError | None = None,
+    ) -> AbstractAsyncContextManager[httpx2.Response]:
+        """``open_sse`` for a body that is not SSE: yields the successful response (after
+        ``on_response``) for the provider to read. ``prepare(request)`` runs before every
+        attempt (e.g. to sign it); ``describe(status, headers, body_start, more)`` words a
+        failed status (default: ``format_http_error``)."""
+        return _open_plain(self, url, headers, payload, accept, prepare, describe)
 
 
 async def run_provider(
@@ -311,12 +346,6 @@ async def run_provider(
         await run.finish()
 
 
-def _client(options: StreamOptions) -> httpx2.AsyncClient:
-    registry = options.registry or default_registry
-    client: httpx2.AsyncClient = registry.http_client()
-    return client
-
-
 @asynccontextmanager
 async def _open_sse(
     run: ProviderRun,
@@ -324,73 +353,55 @@ async def _open_sse(
     headers: Mapping[str, str],
     payload: Any,
     error_message: Callable[[str], str | None],
+    describe: DescribeError | None,
+    retryable: RetryableStatus | None,
+    observed: frozenset[str] | None,
 ) -> AsyncIterator[SSEStream]:
-    options = run.options
-    for name, value in headers.items():
-        if name.lower() in AUTH_HEADERS:
-            # the credential, without a scheme such as "Bearer " (whose own 8-character
-            # prefix would redact ordinary words)
-            run.secrets.add(value.partition(" ")[2].strip() or value)
-    check_header_values(headers, run.model.provider)
-    client = _client(options)
-    content = msgspec.json.encode(payload)
-    timeout: Any = (
-        httpx2.Timeout(options.timeout_ms / 1000)
-        if options.timeout_ms
-        else httpx2.USE_CLIENT_DEFAULT
-    )
-    request = client.build_request(
-        "POST",
+    async with open_response(
+        run.model,
+        run.options,
+        run.secrets,
         url,
-        content=content,
-        headers={
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-            **headers,
-        },
-        timeout=timeout,
-    )
-    attempts = 1 + max(0, options.max_retries)
-    attempt = 0
-    while True:
-        response: httpx2.Response | None = None
-        failure: ProviderError
-        retry_headers: Mapping[str, str] | None = None
+        headers,
+        payload,
+        error_message=error_message,
+        describe=describe,
+        retryable=retryable,
+    ) as response:
+        observer = provider_event_observer(run.model, run.options)
+        stream = (
+            SSEStream(response)
+            if observer is None
+            else ObservedSSEStream(response, observer, observed)
+        )
         try:
-            # never follow a redirect, even with a client configured to: the request
-            # carries a key, and httpx2 drops only the Authorization header on the way
-            response = await client.send(request, stream=True, follow_redirects=False)
-        except httpx2.RequestError as exc:
-            failure = transport_error(exc)
-        else:
-            status = response.status_code
-            if status < 300:
-                break
-            retry_headers = response.headers
-            try:
-                if status < 400:
-                    text = redirect_text(status, response.headers.get("location"))
-                    raise ProviderError(redact(text, run.secrets), status=status)
-                prefix = await read_body_prefix(response)
-            finally:
-                with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
-                    await response.aclose()
-            body = prefix.text
-            text = format_http_error(status, body, error_message(body), more=prefix.more)
-            failure = ProviderError(
-                redact(text, run.secrets),
-                status=status,
-                retryable=should_retry(status, retry_headers),
-            )
-        if attempt + 1 >= attempts or not should_retry(failure.status, retry_headers):
-            raise failure
-        await anyio.sleep(retry_wait_s(failure, retry_headers, attempt, options.max_retry_delay_ms))
-        attempt += 1
-    stream = SSEStream(response)
-    try:
-        await notify_response(response, run.model, options)
-        yield stream
-    finally:
-        with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
-            await stream.aclose()
-            await response.aclose()
+            await notify_response(response, run.model, run.options)
+            yield stream
+        finally:
+            with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
+                await stream.aclose()
+
+
+@asynccontextmanager
+async def _open_plain(
+    run: ProviderRun,
+    url: str,
+    headers: Mapping[str, str],
+    payload: Any,
+    accept: str,
+    prepare: PrepareRequest | None,
+    describe: DescribeError | None,
+) -> AsyncIterator[httpx2.Response]:
+    async with open_response(
+        run.model,
+        run.options,
+        run.secrets,
+        url,
+        headers,
+        payload,
+        accept=accept,
+        prepare=prepare,
+        describe=describe,
+    ) as response:
+        await notify_response(response, run.model, run.options)
+        yield response

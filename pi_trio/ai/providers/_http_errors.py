@@ -35,6 +35,7 @@ __all__ = [
     "requested_delay_s",
     "retry_wait_s",
     "should_retry",
+    "shown_error_text",
     "transport_error",
 ]
 
@@ -77,7 +78,9 @@ def provider_error_message(body: str) -> str | None:
     return message if isinstance(message, str) and message else None
 
 
-def _shown(body: str, message: str | None, more: bool) -> str:
+def shown_error_text(body: str, message: str | None, more: bool) -> str:
+    """What an error text shows of a failed response: ``message`` (else the body),
+    trimmed, at most ``ERROR_BODY_LIMIT`` characters plus a note of what was cut."""
     text = (message or body).strip()
     if len(text) > ERROR_BODY_LIMIT:
         cut = len(text) - ERROR_BODY_LIMIT
@@ -92,7 +95,7 @@ def format_http_error(
 ) -> str:
     """``"<status> <message or body>"`` trimmed and truncated, or
     ``"<status> status code (no body)"``. ``more``: the body went on past what was read."""
-    text = _shown(body, message, more)
+    text = shown_error_text(body, message, more)
     if not text:
         return f"{status} status code (no body)"
     return f"{status} {text}"
@@ -118,7 +121,7 @@ def no_events_text(
 ) -> str:
     """A successful status whose body held no event at all (a 204, an HTML page, JSON)."""
     kind = f"content-type {content_type!r}" if content_type else "no content-type"
-    text = _shown(body, message, more)
+    text = shown_error_text(body, message, more)
     if not text:
         return f"{status} status code (no body): expected an event stream ({kind})"
     return f"{status} status code: expected an event stream, got {kind}: {text}"

@@ -9,12 +9,16 @@ pi_trio's rule, read from the model's metadata:
 - ``openai-completions``: the server's compat entry ``supports_json_schema_output``
   (detected for OpenAI, Azure, xAI, Cerebras, Mistral and local servers; see
   ``_openai_compat``);
-- ``openai-responses`` / ``azure-openai-responses``: always (``text.format`` is part of
-  that api);
+- ``openai-responses`` / ``azure-openai-responses`` / ``openai-codex-responses``: always
+  (``text.format`` is part of that api);
+- ``mistral-conversations``: always (``response_format`` with ``json_schema``);
 - ``anthropic-messages``: models whose compat has ``supportsStrictTools`` (the catalog's
   flag for Anthropic's structured outputs), when the schema fits Anthropic's subset;
-- ``google-generative-ai``: Gemini models; before Gemini 3 only in requests without
-  tools (older Gemini refuses a JSON answer together with function calling);
+- ``google-generative-ai`` and ``google-vertex``: Gemini models; before Gemini 3 only in
+  requests without tools (older Gemini refuses a JSON answer together with function
+  calling);
+- ``bedrock-converse-stream``: models whose compat has ``supportsStrictMode`` (the
+  catalog's flag for Bedrock's structured outputs: ``outputConfig.textFormat``);
 - any other api: no.
 """
 
@@ -231,7 +235,12 @@ def supports_json_schema_output(
     api = model.api
     if api == "openai-completions":
         return resolve_compat(model).supports_json_schema_output
-    if api in ("openai-responses", "azure-openai-responses"):
+    if api in (
+        "openai-responses",
+        "azure-openai-responses",
+        "openai-codex-responses",
+        "mistral-conversations",
+    ):
         return True
     if api == "anthropic-messages":
         if (model.compat or {}).get("supportsStrictTools") is not True:
@@ -240,7 +249,9 @@ def supports_json_schema_output(
             schema is None
             or strict_schema_or_none(schema, anthropic_strict_unsupported) is not None
         )
-    if api == "google-generative-ai":
+    if api == "bedrock-converse-stream":
+        return (model.compat or {}).get("supportsStrictMode") is True
+    if api in ("google-generative-ai", "google-vertex"):
         match = _GEMINI_MAJOR.search(model.id)
         if match is None and "gemini" not in model.id:
             return False

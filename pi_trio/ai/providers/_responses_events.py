@@ -6,6 +6,12 @@ events to send; ``finish()`` returns the terminal event once the wire stream end
 items are tracked by ``output_index``, so items that finish out of order are handled.
 Unknown event and item types are skipped. Failures raise ``ProviderError`` with the text
 the user sees.
+
+``codex=True`` reads the ChatGPT Codex backend's dialect of the stream: ``response.done``
+finishes a response too (and nothing after the finished response is read), an unknown
+status counts as none, ``end_turn`` is kept on the message, errors read ``Codex error:
+<message>``, and a ``default`` tier reported for a ``flex`` or ``priority`` request is
+billed as requested.
 """
 
 from __future__ import annotations
@@ -19,8 +25,16 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
 from .._streaming_json import parse_tool_call_arguments
-from .._types import Cost, Model
+from .._types import Model, ThinkingContent
 from ._http import UNKNOWN_ERROR_TEXT
+from ._responses_parts import (
+    apply_service_tier_pricing,
+    error_text,
+    failed_text,
+    message_text,
+    reasoning_text,
+    resolve_codex_service_tier,
+)
 from ._responses_shared import encode_text_signature
 from ._responses_wire import (
     EVENT_DECODER,
@@ -44,9 +58,9 @@ from ._responses_wire import (
     Response,
     ResponseCompleted,
     ResponseCreated,
+    ResponseDone,
     ResponseFailed,
     ResponseIncomplete,
-    TextPart,
 )
 from ._wire import decode_event, note_response, wire_type, write_prompt_usage
 
@@ -54,6 +68,7 @@ __all__ = [
     "ENDED_BEFORE_TERMINAL",
     "ResponsesEventMapper",
     "apply_service_tier_pricing",
+    "resolve_codex_service_tier",
 ]
 
 ENDED_BEFORE_TERMINAL: Final = "OpenAI Responses stream ended before a terminal response event"
@@ -62,7 +77,7 @@ _WHAT: Final = "OpenAI Responses SSE event"
 
 _STATUS: Final = {
     "completed": "stop",
-    "incomplete": "length",
+    "incomplete": "length",  # for max_output_tokens; other reasons are errors
     "failed": "error",
     "cancelled": "error",
     "in_progress": "stop",
@@ -95,33 +110,13 @@ def _item_skipped(payload: Any) -> bool:
     return wire_type(payload) not in ITEM_TYPES
 
 
-def _tier_multiplier(model: Model, tier: str | None) -> float:
-    if tier == "flex":
-        return 0.5
-    if tier == "priority":
-        return 2.5 if model.id == "gpt-5.5" else 2.0
-    return 1.0
-
-
-def apply_service_tier_pricing(model: Model, cost: Cost, tier: str | None) -> None:
-    """Scale the four cost components for ``flex`` (x0.5) and ``priority`` (x2; x2.5 for
-    ``gpt-5.5``) service tiers and recompute the total."""
-    factor = _tier_multiplier(model, tier)
-    if factor == 1.0:
-        return
-    cost.input *= factor
-    cost.output *= factor
-    cost.cache_read *= factor
-    cost.cache_write *= factor
-    cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
-
-
 class _Slot:
-    __slots__ = ("arguments", "index", "kind")
+    __slots__ = ("arguments", "index", "kind", "label")
 
-    def __init__(self, kind: str, index: int) -> None:
+    def __init__(self, kind: str, index: int, label: str = "") -> None:
         self.kind = kind
         self.index = index
+        self.label = label  # a tool call's "name (id)", for the unfinished-call error
         self.arguments: list[str] = []  # argument fragments streamed so far (tool calls)
 
 
@@ -129,21 +124,35 @@ class ResponsesEventMapper:
     """Folds one response's stream events into ``builder``'s message."""
 
     def __init__(
-        self, builder: MessageBuilder, model: Model, *, service_tier: str | None = None
+        self,
+        builder: MessageBuilder,
+        model: Model,
+        *,
+        service_tier: str | None = None,
+        codex: bool = False,
     ) -> None:
         self.builder = builder
         self.model = model
         self.service_tier = service_tier
+        self.codex = codex
         self._slots: dict[int, _Slot] = {}
         self._last_slot: int | None = None
         self._terminal = False
         self._failure: str | None = None
+        # reasoning items ended without their encrypted content: id -> (index, item)
+        self._unsealed: dict[str, tuple[int, dict[str, Any]]] = {}
+
+    @property
+    def terminal(self) -> bool:
+        """True once the response finished (the Codex backend sends nothing that counts
+        after it)."""
+        return self._terminal
 
     # ------------------------------------------------------------------ feeding
 
     def feed_data(self, data: str) -> list[AssistantMessageEvent]:
         """Feed the ``data`` text of one SSE event (JSON; ``[DONE]`` is skipped)."""
-        if not data.strip() or data == "[DONE]":
+        if not data.strip() or data == "[DONE]" or (self._terminal and self.codex):
             return []
         event = decode_event(EVENT_DECODER, data, _WHAT, _skipped)
         kind = _DELTA_SLOTS.get(type(event))
@@ -164,11 +173,32 @@ class ResponsesEventMapper:
                     self._response_info(response)
             case ResponseCompleted(response=response) | ResponseIncomplete(response=response):
                 return self._completed(response or Response())
+            case ResponseDone(response=response):
+                if self.codex:
+                    return self._completed(response or Response())
             case ResponseFailed(response=response):
-                raise ProviderError(_failed_text(response or Response()))
-            case ErrorEvent(code=code, message=message):
-                raise ProviderError(f"Error Code {code}: {message}")
+                failed = response or Response()
+                self.builder.message.raw_stop_reason = failed.status
+                raise ProviderError(self._failed_text(failed))
+            case ErrorEvent():
+                raise ProviderError(self._error_event_text(event, data))
         return []
+
+    def _failed_text(self, response: Response) -> str:
+        if self.codex:
+            error = response.error
+            return (error.message if error else None) or "Codex response failed"
+        return failed_text(response)
+
+    def _error_event_text(self, event: ErrorEvent, data: str) -> str:
+        if not self.codex:
+            return f"Error Code {event.code}: {event.message}"
+        nested = event.error
+        message = event.message or (nested.message if nested else None)
+        code = event.code if isinstance(event.code, str) else None
+        if code is None and nested is not None and isinstance(nested.code, str):
+            code = nested.code
+        return f"Codex error: {message or code or data}"
 
     def finish(self) -> AssistantMessageEvent:
         """The terminal event after the wire stream ended (raises on failure)."""
@@ -181,11 +211,14 @@ class ResponsesEventMapper:
     # ------------------------------------------------------------------ response
 
     def _response_info(self, response: Response) -> None:
-        note_response(self.builder.message, self.model, response.id, response.model)
+        # the model that answered is not recorded: pi 1.6 does so only for Anthropic and
+        # Chat Completions
+        note_response(self.builder.message, self.model, response.id, None)
 
     def _completed(self, response: Response) -> list[AssistantMessageEvent]:
         self._terminal = True
         self._response_info(response)
+        self._backfill_reasoning(response)
         events = self.builder.end_open_blocks()
         out = self.builder.message
         usage = response.usage
@@ -199,21 +232,68 @@ class ResponsesEventMapper:
                 output=usage.output_tokens or 0,
                 cache_read=(cached.cached_tokens or 0) if cached else 0,
                 cache_write=(cached.cache_write_tokens or 0) if cached else 0,
-                reasoning=details.reasoning_tokens if details else None,
+                reasoning=(details.reasoning_tokens or 0) if details else 0,
                 total=usage.total_tokens or 0,
             )
-            tier = response.service_tier or self.service_tier
-            apply_service_tier_pricing(self.model, out.usage.cost, tier)
+            if self.codex:
+                tier = resolve_codex_service_tier(response.service_tier, self.service_tier)
+            else:
+                tier = response.service_tier or self.service_tier
+            apply_service_tier_pricing(self.model, out.usage.cost, tier, codex=self.codex)
         status = response.status
-        if status is not None:
-            out.raw_stop_reason = status
+        if self.codex and status not in _STATUS:
+            status = None
+        if self.codex and response.end_turn is not None:
+            out.end_turn = response.end_turn
+        details_reason = response.incomplete_details
+        reason = details_reason.reason if details_reason is not None else None
+        out.raw_stop_reason = f"{status}.{reason}" if reason and status else status
         stop = "stop" if status is None else _STATUS.get(status, "stop")
+        if status == "incomplete" and reason != "max_output_tokens":
+            stop = "error"
+            self._failure = (
+                f"Response incomplete: {reason}"
+                if reason
+                else "Response incomplete without a provider reason"
+            )
+        elif stop == "error":
+            self._failure = error_text(response) or UNKNOWN_ERROR_TEXT
         if stop == "stop" and self.builder.tool_call_count:
             stop = "toolUse"
+            unfinished = [s.label for s in self._slots.values() if s.kind == "toolCall"]
+            if unfinished:
+                self._failure = (
+                    "OpenAI Responses stream completed with an unfinished tool call: "
+                    f"{unfinished[0]}"
+                )
         out.stop_reason = stop  # type: ignore[assignment]
-        if stop == "error":
-            self._failure = _error_text(response) or UNKNOWN_ERROR_TEXT
         return events
+
+    def _backfill_reasoning(self, response: Response) -> None:
+        """Azure can leave ``encrypted_content`` out of a reasoning item's
+        ``output_item.done`` and send it only in the finished response's ``output``: put
+        it into the signature of the block already ended, so a later request can replay
+        the reasoning without server-side storage."""
+        if not self._unsealed or not response.output:
+            return
+        b = self.builder
+        for entry in response.output:
+            if entry.type != "reasoning" or not entry.encrypted_content or entry.id is None:
+                continue
+            known = self._unsealed.pop(entry.id, None)
+            if known is None:
+                continue
+            index, item = known
+            signature = msgspec.json.encode(
+                {**item, "encrypted_content": entry.encrypted_content}
+            ).decode()
+            live = b.started_block(index)
+            if isinstance(live, ThinkingContent):
+                live.thinking_signature = signature  # read when the consumer seals it
+            content = b.message.content
+            sealed = content[index] if index < len(content) else None
+            if isinstance(sealed, ThinkingContent):
+                sealed.thinking_signature = signature  # already sealed
 
     # ------------------------------------------------------------------ items
 
@@ -240,9 +320,12 @@ class ResponsesEventMapper:
         index = event.output_index
         if index is None:
             index = len(self._slots) if self._last_slot is None else self._last_slot + 1
+        return self._open_slot(index, event.item)
+
+    def _open_slot(self, index: int, item: Any) -> list[AssistantMessageEvent]:
         b = self.builder
         events: list[AssistantMessageEvent] = []
-        match event.item:
+        match item:
             case ReasoningItem():
                 start = b.thinking_start()
                 slot = _Slot("thinking", start.content_index)
@@ -251,9 +334,12 @@ class ResponsesEventMapper:
                 start_t = b.text_start()
                 slot = _Slot("text", start_t.content_index)
                 events.append(start_t)
-            case FunctionCallItem(id=item_id, call_id=call_id, name=name, arguments=initial):
-                start_c = b.toolcall_start(f"{call_id or ''}|{item_id or ''}", name or "")
-                slot = _Slot("toolCall", start_c.content_index)
+            case FunctionCallItem(
+                id=item_id, call_id=call_id, name=name, arguments=initial, namespace=namespace
+            ):
+                tool_id = f"{call_id or ''}|{item_id or ''}"
+                start_c = b.toolcall_start(tool_id, name or "", namespace=namespace)
+                slot = _Slot("toolCall", start_c.content_index, f"{name or ''} ({tool_id})")
                 events.append(start_c)
                 if initial:
                     slot.arguments.append(initial)
@@ -282,75 +368,58 @@ class ResponsesEventMapper:
 
     def _item_done(self, event: OutputItemDone) -> list[AssistantMessageEvent]:
         index = self._last_slot if event.output_index is None else event.output_index
-        slot = self._slots.get(index)  # type: ignore[arg-type]
-        if slot is None:
-            return []
         raw = bytes(event.item)
         item = decode_event(ITEM_DECODER, raw.decode(), _WHAT, _item_skipped)
         if item is None:
             return []
-        del self._slots[index]  # type: ignore[arg-type]
+        events: list[AssistantMessageEvent] = []
+        if index is None:
+            index = len(self._slots)
+        slot = self._slots.get(index)
+        if slot is None:
+            # an item announced only when done: its block starts and ends here
+            events = self._open_slot(index, item)
+            slot = self._slots.get(index)
+            if slot is None:
+                return events
+        del self._slots[index]
         b = self.builder
         match slot.kind, item:
-            case "thinking", ReasoningItem():
+            case "thinking", ReasoningItem(id=item_id, encrypted_content=encrypted):
                 # the whole item, as the API sent it, is what a later request replays
-                signature = msgspec.json.encode(msgspec.json.decode(raw)).decode()
-                text = _reasoning_text(item)
-                return [b.thinking_end(slot.index, thinking_signature=signature, thinking=text)]
+                stored = msgspec.json.decode(raw)
+                signature = msgspec.json.encode(stored).decode()
+                if item_id is not None and not encrypted:
+                    self._unsealed[item_id] = (slot.index, stored)
+                text = reasoning_text(item)
+                events.append(
+                    b.thinking_end(slot.index, thinking_signature=signature, thinking=text)
+                )
+                return events
             case "text", MessageItem(id=item_id, phase=phase):
                 signature = encode_text_signature(item_id or "", phase)
-                return [b.text_end(slot.index, text_signature=signature, text=_message_text(item))]
-            case "toolCall", FunctionCallItem(arguments=initial):
-                parsed = parse_tool_call_arguments("".join(slot.arguments) or initial or "")
-                return [
+                events.append(
+                    b.text_end(slot.index, text_signature=signature, text=message_text(item))
+                )
+                return events
+            case "toolCall", FunctionCallItem(arguments=final, namespace=namespace):
+                text = final or "".join(slot.arguments)
+                parsed = parse_tool_call_arguments(text)
+                if namespace is not None:
+                    b.tool_call(slot.index).namespace = namespace
+                events.append(
                     b.toolcall_end(
                         slot.index,
                         arguments=parsed.arguments,
                         arguments_error=parsed.arguments_error,
                     )
-                ]
+                )
+                return events
         # an item of another type than the one added at this index: end the block as is
         if slot.kind == "text":
-            return [b.text_end(slot.index)]
-        if slot.kind == "thinking":
-            return [b.thinking_end(slot.index)]
-        return [b.toolcall_end(slot.index)]
-
-
-def _joined(parts: list[TextPart] | None) -> str | None:
-    texts = [part.text for part in parts or () if part.text]
-    return "\n\n".join(texts) if texts else None
-
-
-def _reasoning_text(item: ReasoningItem) -> str | None:
-    summary = _joined(item.summary)
-    return summary if summary is not None else _joined(item.content)
-
-
-def _message_text(item: MessageItem) -> str | None:
-    if not item.content:
-        return None
-    texts: list[str] = []
-    for part in item.content:
-        if part.type == "output_text" and part.text is not None:
-            texts.append(part.text)
-        elif part.type == "refusal" and part.refusal is not None:
-            texts.append(part.refusal)
-    return "".join(texts)
-
-
-def _error_text(response: Response) -> str | None:
-    error = response.error
-    if error is None or not (error.code or error.message):
-        return None
-    return f"{error.code or 'unknown'}: {error.message or 'no message'}"
-
-
-def _failed_text(response: Response) -> str:
-    text = _error_text(response)
-    if text is not None:
-        return text
-    details = response.incomplete_details
-    if details is not None and details.reason:
-        return f"incomplete: {details.reason}"
-    return "Unknown error (no error details in response)"
+            events.append(b.text_end(slot.index))
+        elif slot.kind == "thinking":
+            events.append(b.thinking_end(slot.index))
+        else:
+            events.append(b.toolcall_end(slot.index))
+        return events

@@ -28,6 +28,7 @@ __all__ = [
     "FunctionCallItem",
     "MessageItem",
     "MessagePart",
+    "OutputEntry",
     "OutputItem",
     "OutputItemAdded",
     "OutputItemDone",
@@ -40,6 +41,7 @@ __all__ = [
     "Response",
     "ResponseCompleted",
     "ResponseCreated",
+    "ResponseDone",
     "ResponseFailed",
     "ResponseIncomplete",
     "ResponsesEvent",
@@ -55,8 +57,10 @@ class TextPart(Wire):
 
 
 class ReasoningItem(Tagged, tag="reasoning"):
+    id: str | None = None
     summary: list[TextPart] | None = None
     content: list[TextPart] | None = None
+    encrypted_content: str | None = None
 
 
 class MessagePart(Wire):
@@ -79,6 +83,7 @@ class FunctionCallItem(Tagged, tag="function_call"):
     call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
+    namespace: str | None = None
 
 
 OutputItem = ReasoningItem | MessageItem | FunctionCallItem
@@ -107,12 +112,21 @@ class ResponsesUsage(Wire):
 
 
 class ResponseError(Wire):
-    code: str | None = None
+    code: str | int | None = None
     message: str | None = None
 
 
 class IncompleteDetails(Wire):
     reason: str | None = None
+
+
+class OutputEntry(Wire):
+    """An item of a finished response's ``output``: read for the encrypted reasoning some
+    servers (Azure) send only there."""
+
+    type: str | None = None
+    id: str | None = None
+    encrypted_content: str | None = None
 
 
 class Response(Wire):
@@ -123,6 +137,8 @@ class Response(Wire):
     usage: ResponsesUsage | None = None
     error: ResponseError | None = None
     incomplete_details: IncompleteDetails | None = None
+    output: list[OutputEntry] | None = None
+    end_turn: bool | None = None  # the Codex backend: whether the model ended its turn
 
 
 # --------------------------------------------------------------------------- events
@@ -194,9 +210,14 @@ class ResponseFailed(_ResponseEvent, tag="response.failed"):
     pass
 
 
+class ResponseDone(_ResponseEvent, tag="response.done"):
+    """The Codex backend's name for a finished response (``response.completed`` elsewhere)."""
+
+
 class ErrorEvent(Tagged, tag="error"):
     code: str | int | None = None
     message: str | None = None
+    error: ResponseError | None = None  # the Codex backend nests code and message here
 
 
 ResponsesEvent = (
@@ -213,6 +234,7 @@ ResponsesEvent = (
     | ResponseCompleted
     | ResponseIncomplete
     | ResponseFailed
+    | ResponseDone
     | ErrorEvent
 )
 

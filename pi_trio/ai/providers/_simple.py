@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
+from .._models import THINKING_LEVELS, clamp_thinking_level
 from .._options import StreamOptions, ThinkingBudgets
 from .._transcript import normalize_context
 from .._types import (
@@ -39,6 +40,7 @@ __all__ = [
     "clamp_max_tokens_to_context",
     "clamp_thinking_budget_to_answer_room",
     "estimate_context_tokens",
+    "resolve_sampling_params",
     "thinking_budget_for_level",
 ]
 
@@ -137,6 +139,20 @@ def build_base_options(model: Model, context: Context, options: StreamOptions) -
             **(options.sampling_params or {}),
         }
     return msgspec.structs.replace(options, **changes)
+
+
+def resolve_sampling_params(
+    model: Model, level: str, request: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The sampling parameters of a request at thinking ``level``: the model's, then the
+    model's for that level (clamped to the levels it has), then the request's; ``None``
+    when none of them has any."""
+    if level in THINKING_LEVELS:
+        level = clamp_thinking_level(model, level)
+    by_level = (model.sampling_params_by_thinking_level or {}).get(level)
+    if not (model.sampling_params or by_level or request):
+        return None
+    return {**(model.sampling_params or {}), **(by_level or {}), **(request or {})}
 
 
 # --------------------------------------------------------------------------- thinking

@@ -16,6 +16,19 @@ split between chunks decodes correctly, and feeding costs time proportional to t
 Invalid UTF-8 is replaced, never raised. One event (its unfinished line and its ``data``
 lines) may hold at most ``MAX_SSE_EVENT_BYTES``; a body that exceeds it is broken, and the
 parser says so instead of growing without bound.
+
+Why not ``httpx2.EventSource``: measured on W5 (one agent, 20 000 streamed chunks over
+loopback HTTP), paired runs in alternation, 12 rounds, medians, on a shared 2-core machine
+(2026-12-02): 0.383 s with this parser against 0.493 s with ``EventSource`` behind the same
+interface, a median per-round ratio of 1.27 (CPU 0.42 s against 0.53 s). ``EventSource``
+yields one event per step of an async generator and decodes the body to text before
+splitting it; this parser hands ``SSEStream`` every event of a network read at once, from
+bytes. Behaviour differs too, and where it does pi_trio's is the one providers need:
+``EventSource`` refuses a body not labelled ``text/event-stream`` (pi_trio reads it and,
+when it holds no event, shows its start in the error), keeps a byte-order mark in the first
+field name, and drops a last event not followed by a blank line.
+``tests/test_sse_differential.py`` feeds every recorded SSE body through both and checks
+that they give the same events, that last event apart.
 """
 
 from __future__ import annotations

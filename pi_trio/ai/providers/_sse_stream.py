@@ -5,22 +5,34 @@ from a captive portal or a wrong ``base_url``, a JSON error sent with a 200. Unt
 first event arrives the start of the body is kept (at most ``ERROR_BODY_READ_LIMIT``
 bytes) to show in the error; a body not labelled ``text/event-stream`` is given up on when
 that much has arrived without an event, a labelled one is read to its end.
+
+With an observer (``StreamOptions.on_provider_stream_event``) each event whose data is
+JSON is decoded as plain values and given to it before the provider maps the event (only
+the events named in ``observed`` when that is given: the ones a vendor SDK yields); the
+stream then yields one event per batch, so the observer and the mapping alternate.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import anyio
 import httpx2
+import msgspec
 
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
+from .._json_depth import decode_checked
 from ._http_errors import no_events_text, provider_error_message, transport_error
 from ._sse import SSEEvent, SSEParser
 
-__all__ = ["SSEStream"]
+__all__ = ["ObservedSSEStream", "Observer", "SSEStream", "close_chunks"]
+
+Observer = Callable[[Any], Awaitable[None]]
+"""Called with each provider event as plain JSON values before it is mapped."""
 
 
 class SSEStream:
@@ -105,19 +117,57 @@ class SSEStream:
         raise StopAsyncIteration
 
     async def aclose(self) -> None:
-        """Stop reading. httpx2 reads a body through a stack of async generators; left at a
-        ``yield`` they would be finalized by the garbage collector (with a
-        ``ResourceWarning``), so the stack is resumed inside a cancelled scope: the
-        cancellation at its next network read unwinds every generator of it."""
+        """Stop reading (see ``close_chunks``)."""
         self._done = True
-        if not self._exhausted:
-            self._exhausted = True
-            # chunks already buffered come without a checkpoint; the first real read ends it
-            with anyio.CancelScope() as unwinding:
-                unwinding.cancel()
-                with contextlib.suppress(StopAsyncIteration, httpx2.HTTPError, httpx2.StreamError):
-                    while True:
-                        await self._chunks.__anext__()
-        closer = getattr(self._chunks, "aclose", None)
-        if closer is not None:
-            await closer()
+        await close_chunks(self._chunks, exhausted=self._exhausted)
+        self._exhausted = True
+
+
+class ObservedSSEStream(SSEStream):
+    """An ``SSEStream`` that gives each event whose data is JSON (and whose name is in
+    ``observed``, when given) to ``observer`` as plain values, one event per batch."""
+
+    __slots__ = ("_observed", "_observer", "_pending")
+
+    def __init__(
+        self,
+        response: httpx2.Response,
+        observer: Observer,
+        observed: frozenset[str] | None = None,
+    ) -> None:
+        super().__init__(response)
+        self._observer = observer
+        self._observed = observed
+        self._pending: deque[SSEEvent] = deque()
+
+    async def __anext__(self) -> list[SSEEvent]:
+        pending = self._pending
+        if not pending:
+            pending.extend(await super().__anext__())
+        event = pending.popleft()
+        if self._observed is not None and event.event not in self._observed:
+            return [event]
+        try:
+            value = decode_checked(msgspec.json.decode, event.data)
+        except msgspec.DecodeError:
+            return [event]  # not JSON (``[DONE]``): no provider event; the mapper decides
+        await self._observer(value)
+        return [event]
+
+
+async def close_chunks(chunks: AsyncIterator[bytes], *, exhausted: bool) -> None:
+    """Stop reading a response body's chunk iterator. httpx2 reads a body through a stack
+    of async generators; left at a ``yield`` they would be finalized by the garbage
+    collector (with a ``ResourceWarning``), so unless the iterator has ended
+    (``exhausted``) the stack is resumed inside a cancelled scope: the cancellation at its
+    next network read unwinds every generator of it."""
+    if not exhausted:
+        # chunks already buffered come without a checkpoint; the first real read ends it
+        with anyio.CancelScope() as unwinding:
+            unwinding.cancel()
+            with contextlib.suppress(StopAsyncIteration, httpx2.HTTPError, httpx2.StreamError):
+                while True:
+                    await chunks.__anext__()
+    closer = getattr(chunks, "aclose", None)
+    if closer is not None:
+        await closer()

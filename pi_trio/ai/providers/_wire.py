@@ -23,6 +23,7 @@ from .._models import calculate_cost
 from .._types import AssistantMessage, Model, Usage
 
 __all__ = [
+    "REFUSAL_TEXT",
     "Tagged",
     "Wire",
     "decode_event",
@@ -34,6 +35,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+REFUSAL_TEXT: Final = "The model refused to complete the request"
+"""The error text of a refusal that came without an explanation."""
 
 _DATA_PREVIEW: Final = 500
 

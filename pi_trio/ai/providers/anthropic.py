@@ -24,6 +24,7 @@ from ._anthropic_request import (
     cache_retention,
     is_oauth_token,
 )
+from ._anthropic_wire import EVENT_TYPES
 from ._http import ProviderRun, run_provider
 from ._simple import (
     MIN_ANSWER_TOKENS,
@@ -97,7 +98,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     tool_names = [tool.name for tool in get_current_tools(context.messages)] if oauth else []
     mapper = AnthropicEventMapper(run.builder, model, tool_names=tool_names)
     headers = _headers(run, api_key, oauth, request.betas)
-    async with run.open_sse(anthropic_url(model), headers, payload) as sse:
+    async with run.open_sse(anthropic_url(model), headers, payload, observed=EVENT_TYPES) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:
             for event in batch:

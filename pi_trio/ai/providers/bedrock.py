@@ -1,0 +1,328 @@
+"""The ``bedrock-converse-stream`` provider (Amazon Bedrock):
+``POST {endpoint}/model/{model id}/converse-stream``, answered as an AWS event stream.
+
+Request building lives in ``_bedrock_request`` / ``_bedrock_models`` and the frame mapping
+in ``_bedrock_events`` (sans-IO); credentials and signing in ``_bedrock_auth`` and the
+binary framing in ``_eventstream``, both on botocore, loaded on the first request: without
+the ``bedrock`` extra a request fails with one line naming it.
+
+Authentication, as the original: a bearer token (``extra["bearer_token"]``, an
+``api_key`` that is not a placeholder such as ``<authenticated>``, or
+``AWS_BEARER_TOKEN_BEDROCK``), else SigV4 with the credentials ``_bedrock_auth`` finds
+(``extra["profile"]`` or ``AWS_PROFILE`` in ``options.env`` names a profile that wins over
+keys in the environment); ``AWS_BEDROCK_SKIP_AUTH=1`` signs with placeholder keys for
+proxies that need none. Every attempt is signed anew. The region: the one in an ARN model
+id, else ``extra["region"]`` / ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else that of a
+standard endpoint in ``base_url``, else ``us-east-1`` (or the ambient ``AWS_PROFILE``'s).
+A ``base_url`` that is not a standard Bedrock endpoint (a proxy, a VPC endpoint) is always
+used; a standard one only while no region or ambient profile is configured.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Final
+from urllib.parse import quote
+
+import anyio
+import anyio.abc
+import httpx2
+import msgspec
+
+from .._errors import ProviderError
+from .._events import AssistantMessageEvent
+from .._json_depth import decode_checked
+from .._options import StreamOptions, ThinkingBudgets
+from .._registry import ApiProvider
+from .._secrets import clean_api_key
+from .._transcript import normalize_context
+from .._types import Context, Model, now_ms
+from ._bedrock_events import BedrockEventMapper, bedrock_error_text
+from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
+from ._bedrock_request import build_bedrock_body
+from ._http import (
+    ProviderRun,
+    format_http_error,
+    provider_event_observer,
+    resolve_api_key,
+    run_provider,
+)
+from ._http_errors import shown_error_text
+from ._http_send import CLOSE_TIMEOUT_S
+from ._simple import (
+    MIN_ANSWER_TOKENS,
+    adjust_max_tokens_for_thinking,
+    build_base_options,
+    clamp_max_tokens_to_context,
+)
+from ._sse_stream import Observer
+
+__all__ = [
+    "API_PROVIDER",
+    "MISSING_EXTRA_TEXT",
+    "bedrock_simple_options",
+    "bedrock_target",
+    "stream_bedrock",
+    "stream_simple_bedrock",
+]
+
+MISSING_EXTRA_TEXT: Final = (
+    "Amazon Bedrock needs the bedrock extra: pip install 'pi-trio[bedrock]' "
+    "(botocore is not installed)"
+)
+DEFAULT_REGION: Final = "us-east-1"
+_ARN_REGION: Final = re.compile(r"^arn:aws(?:-[a-z0-9-]+)?:bedrock:([a-z0-9-]+):")
+_STANDARD_HOST: Final = re.compile(
+    r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$"
+)
+_PLACEHOLDER: Final = re.compile(r"^<[^>]+>$")
+_RESERVED_HEADERS: Final = frozenset({"authorization", "host"})
+
+
+def _env(options: StreamOptions, name: str) -> str | None:
+    return (options.env or {}).get(name) or os.environ.get(name) or None
+
+
+# --------------------------------------------------------------------------- target
+
+
+def _standard_region(base_url: str) -> str | None:
+    host = httpx2.URL(base_url).host.lower() if base_url.strip() else ""
+    match = _STANDARD_HOST.match(host)
+    return match.group(1) if match else None
+
+
+def bedrock_target(
+    model: Model, options: StreamOptions, *, ambient_profile: bool
+) -> tuple[str | None, str | None]:
+    """``(region, endpoint)``: ``region`` is ``None`` when only the ambient profile can
+    tell it; ``endpoint`` is ``None`` for the region's standard one."""
+    configured = configured_region(options)
+    base_url = model.base_url.strip()
+    standard = _standard_region(base_url)
+    explicit = bool(base_url) and (standard is None or (configured is None and not ambient_profile))
+    arn = _ARN_REGION.match(model.id)
+    region: str | None
+    if arn is not None:
+        region = arn.group(1)
+    elif configured is not None:
+        region = configured
+    elif standard is not None and explicit:
+        region = standard
+    else:
+        region = None if ambient_profile else DEFAULT_REGION
+    return region, (base_url.rstrip("/") if explicit else None)
+
+
+def _standard_endpoint(region: str) -> str:
+    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"https://bedrock-runtime.{region}.{suffix}"
+
+
+def _bearer_token(run: ProviderRun) -> str | None:
+    options = run.options
+    token = (options.extra or {}).get("bearer_token") or resolve_api_key(run.model, options)
+    if not token or _PLACEHOLDER.match(token.strip()):
+        token = _env(options, "AWS_BEARER_TOKEN_BEDROCK")
+    if not token:
+        return None
+    run.secrets.add(token)
+    token = clean_api_key(token, run.model.provider)
+    run.secrets.add(token)
+    return token
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def _aws_message(body: str) -> str | None:
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(data, dict):
+        for key in ("message", "Message"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+class _Failure:
+    """What the diagnostic of a failed response records."""
+
+    __slots__ = ("code", "request_id", "status")
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.code: str | None = None
+        self.request_id: str | None = None
+
+    def describe(self, status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
+        self.status = status
+        self.request_id = headers.get("x-amzn-requestid")
+        code = (headers.get("x-amzn-errortype") or "").partition(":")[0].strip()
+        message = _aws_message(body)
+        self.code = code or None
+        if code:
+            return bedrock_error_text(code, shown_error_text(body, message, more))
+        return format_http_error(status, body, message, more=more)
+
+    def diagnostic(self) -> dict[str, Any] | None:
+        details: dict[str, Any] = {}
+        if self.status is not None:
+            details["status"] = self.status
+        if self.code is not None and self.code.endswith("Exception"):
+            details["errorCode"] = self.code
+        if self.request_id:
+            details["requestId"] = self.request_id.strip()[:200]
+        if not details:
+            return None
+        return {"type": "bedrock_response_failure", "timestamp": now_ms(), "details": details}
+
+
+# --------------------------------------------------------------------------- the stream
+
+
+async def _observe_frame(observe: Observer, name: str, payload: bytes) -> None:
+    """An event frame as the AWS SDK gives it, ``{name: payload}``, to the observer."""
+    try:
+        value = decode_checked(msgspec.json.decode, payload)
+    except msgspec.DecodeError:
+        return  # the mapper names the broken frame
+    await observe({name: value})
+
+
+async def _stream(run: ProviderRun, context: Context) -> None:
+    try:
+        from ._bedrock_auth import SigV4Signer, profile_region, resolve_credentials
+        from ._eventstream import EVENTSTREAM_CONTENT_TYPE, EventStreamReader
+    except ImportError as exc:
+        raise ProviderError(MISSING_EXTRA_TEXT) from exc
+    model, options = run.model, run.options
+    context = normalize_context(context)
+    payload = await run.on_payload(build_bedrock_body(model, context, options))
+    ambient = bool(os.environ.get("AWS_PROFILE"))
+    region, endpoint = bedrock_target(model, options, ambient_profile=ambient)
+    skip_auth = _env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
+    token = None if skip_auth else _bearer_token(run)
+    profile = (options.extra or {}).get("profile") or (options.env or {}).get("AWS_PROFILE")
+    auth: dict[str, str] = {}
+    signer: SigV4Signer | None = None
+    if token is not None:
+        auth["authorization"] = f"Bearer {token}"
+        region = region or await profile_region(profile)
+    else:
+        identity = await resolve_credentials(options.env, profile, skip_auth=skip_auth)
+        credentials = identity.credentials
+        run.secrets.update(s for s in (credentials.secret_key, credentials.token) if s)
+        region = region or identity.profile_region
+        if region is not None:
+            signer = SigV4Signer(credentials, region)
+    if region is None:
+        raise ProviderError(
+            "No AWS region for Amazon Bedrock: set AWS_REGION, pass extra={'region': ...}, "
+            "or give the AWS profile a region"
+        )
+    headers = {
+        name: value
+        for name, value in run.headers({}).items()
+        if name.lower() not in _RESERVED_HEADERS and not name.lower().startswith("x-amz-")
+    }
+    headers.update(auth)
+    base = endpoint or _standard_endpoint(region)
+    url = f"{base}/model/{quote(model.id, safe='')}/converse-stream"
+    mapper = BedrockEventMapper(run.builder, model)
+    failure = _Failure()
+    try:
+        async with run.open_response(
+            url,
+            headers,
+            payload,
+            accept=EVENTSTREAM_CONTENT_TYPE,
+            prepare=signer,
+            describe=failure.describe,
+        ) as response:
+            failure.request_id = response.headers.get("x-amzn-requestid")
+            await run.emit(run.builder.start())
+            reader = EventStreamReader(response, "Bedrock")
+            observe = provider_event_observer(model, options)
+            try:
+                async for frames in reader:
+                    for frame in frames:
+                        if observe is not None and frame.message_type == "event":
+                            await _observe_frame(observe, frame.name, frame.payload)
+                        events = mapper.feed(
+                            frame.message_type, frame.name, frame.payload, frame.error_message
+                        )
+                        await run.emit_all(events)
+            finally:
+                with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
+                    await reader.aclose()
+        await run.emit_all(mapper.finish())
+    except ProviderError:
+        failure.code = mapper.error_code or failure.code
+        diagnostic = failure.diagnostic()
+        if diagnostic is not None:
+            message = run.builder.message
+            message.diagnostics = [*(message.diagnostics or []), diagnostic]
+        raise
+
+
+async def stream_bedrock(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+) -> None:
+    """Stream one Bedrock ConverseStream request with provider-native options:
+    ``reasoning`` / ``thinking_budgets`` as given, and ``extra`` (``region``,
+    ``profile``, ``bearer_token``, ``tool_choice``, ``thinking_display``,
+    ``interleaved_thinking``, ``request_metadata``)."""
+    await run_provider(model, options, send, _stream, context)
+
+
+# --------------------------------------------------------------------------- simple
+
+
+def bedrock_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
+    """The native options for the unified ``reasoning``: budget-based Claude gets room
+    for its thinking budget in ``max_tokens`` (and the budget shrinks to leave
+    ``MIN_ANSWER_TOKENS`` for the answer); other models take the level as it is."""
+    base = build_base_options(model, context, options)
+    level = options.reasoning
+    if not level:
+        return msgspec.structs.replace(base, reasoning=None)
+    if not is_claude(model) or supports_adaptive_thinking(model):
+        return base
+    max_tokens, budget = adjust_max_tokens_for_thinking(
+        base.max_tokens, model.max_tokens, level, options.thinking_budgets
+    )
+    max_tokens = clamp_max_tokens_to_context(model, context, max_tokens)
+    key = "high" if level in ("xhigh", "max") else level
+    budgets = msgspec.structs.replace(
+        options.thinking_budgets or ThinkingBudgets(),
+        **{key: min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))},
+    )
+    return msgspec.structs.replace(base, max_tokens=max_tokens, thinking_budgets=budgets)
+
+
+async def _stream_simple(run: ProviderRun, context: Context) -> None:
+    run.options = bedrock_simple_options(run.model, context, run.options)
+    await _stream(run, context)
+
+
+async def stream_simple_bedrock(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
+) -> None:
+    """``stream_bedrock`` with the unified options mapped."""
+    await run_provider(model, options, send, _stream_simple, context)
+
+
+API_PROVIDER: Final = ApiProvider(
+    api="bedrock-converse-stream", stream=stream_bedrock, stream_simple=stream_simple_bedrock
+)
