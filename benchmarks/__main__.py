@@ -2,10 +2,11 @@
 
 Runs every workload in a fresh subprocess per run (so peak RSS is per workload): one
 warm-up round, then ``--runs`` rounds, each round running pi_trio, the trio floor
-(``skeleton.py``, run directly) and with ``--paired`` the TypeScript original one after
-the other (A B C A B C …), so the ratios survive machine noise. Prints every run's JSON
-line, then a table of medians and ratios (``--json``: one summary JSON line per workload
-instead). Exits non-zero when a workload's checks failed.
+(``skeleton.py`` run directly, or the workload's own floor module) and with ``--paired``
+the TypeScript original one after the other (A B C A B C …), so the ratios survive
+machine noise. Prints every run's JSON line, then a table of medians and ratios
+(``--json``: one summary JSON line per workload instead). Exits non-zero when a
+workload's checks failed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ ROOT = HERE.parent
 
 class Workload(NamedTuple):
     module: str
-    floor: bool  # skeleton.py implements it
+    floor: bool | str  # True: skeleton.py implements it; a name: that module is its floor
     ts: str | None  # "mjs": ts/bench.mjs runs it; "module": the module's own ``--ts DIR``
 
 
@@ -42,7 +43,9 @@ WORKLOADS = {
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
     "W9": Workload("w9_long_conversation", False, "mjs"),
+    "W10": Workload("w10_many_agents", "skeleton_w10", None),
     "W11": Workload("w11_async_listeners", False, "mjs"),
+    "W12": Workload("w12_typed_tool", False, None),
 }
 
 # Workload-specific figures shown under the table.
@@ -65,6 +68,16 @@ NOTES = {
         "retained_objects_per_run",
         "retained_bytes_per_run",
     ),
+    "W10": (
+        "us_per_agent_1k",
+        "us_per_agent_10k",
+        "time_growth",
+        "kb_per_agent_1k",
+        "kb_per_agent_10k",
+        "gc_share_1k",
+        "gc_share_10k",
+    ),
+    "W12": ("us_per_turn", "us_validation_per_call", "us_jsonschema_per_call"),
 }
 
 
@@ -91,8 +104,10 @@ def commands(workload: str, ts_dir: Path | None) -> dict[str, tuple[list[str], A
     out: dict[str, tuple[list[str], Any]] = {
         "pi_trio": ([sys.executable, "-m", f"benchmarks.{spec.module}"], env),
     }
-    if spec.floor:
+    if spec.floor is True:
         out["floor"] = ([sys.executable, str(HERE / "skeleton.py"), workload], None)
+    elif spec.floor:
+        out["floor"] = ([sys.executable, "-m", f"benchmarks.{spec.floor}"], env)
     if spec.ts == "mjs" and ts_dir is not None:
         out["ts"] = _ts.ts_command(workload, ts_dir)
     elif spec.ts == "module" and ts_dir is not None:
@@ -184,9 +199,14 @@ def table(summaries: Sequence[dict[str, Any]], paired: bool) -> str:
     for s in summaries:
         keys = NOTES.get(s["workload"], ())
         checks = s["pi_trio"]["checks"]
-        shown = {k: checks[k] for k in keys if k in checks}
+        floor = (s.get("floor") or {}).get("checks", {})
+        shown = [
+            f"{k}={checks[k]}" + (f" (floor {floor[k]})" if k in floor else "")
+            for k in keys
+            if k in checks
+        ]
         if shown:
-            lines.append(f"{s['workload']}: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+            lines.append(f"{s['workload']}: " + ", ".join(shown))
     return "\n".join(lines)
 
 

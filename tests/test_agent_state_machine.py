@@ -146,7 +146,7 @@ class AgentMachine(RuleBasedStateMachine):
 
     @rule()
     def clear_queues(self) -> None:
-        queued = list(self.agent._steering._items) + list(self.agent._follow_up._items)
+        queued = [*(self.agent._steering._items or ()), *(self.agent._follow_up._items or ())]
         self.agent.clear_all_queues()
         dropped = {id(m) for m in queued}
         self.enqueued = [m for m in self.enqueued if id(m) not in dropped]
@@ -163,7 +163,8 @@ class AgentMachine(RuleBasedStateMachine):
     def no_queued_message_lost_or_duplicated(self) -> None:
         in_transcript = Counter(id(m) for m in self.agent.state.messages)
         queued = Counter(
-            id(m) for m in [*self.agent._steering._items, *self.agent._follow_up._items]
+            id(m)
+            for m in [*(self.agent._steering._items or ()), *(self.agent._follow_up._items or ())]
         )
         for message in self.enqueued:
             assert in_transcript[id(message)] + queued[id(message)] == 1

@@ -8,8 +8,10 @@ import pytest
 
 from benchmarks import __main__ as runner
 from benchmarks import (
+    _scale,
     _ts,
     mappers,
+    skeleton_w10,
     soak,
     w1,
     w2,
@@ -18,6 +20,8 @@ from benchmarks import (
     w7_big_tool_args,
     w8_footprint,
     w9_long_conversation,
+    w10_many_agents,
+    w12_typed_tool,
     wire_json,
 )
 from benchmarks.scripted import Turn, big_arguments, expected_events, tool_turns
@@ -64,6 +68,26 @@ async def test_w9_times_turns_early_and_late_in_a_long_conversation() -> None:
     assert out["turns"] == 301
     assert out["us_per_turn_at_100"] > 0
     assert out["us_per_turn_late"] > 0
+
+
+async def test_w10_reports_time_memory_and_the_collectors_share_per_agent() -> None:
+    out = await w10_many_agents.run_one(agents=6)
+    assert out["events"] == 6 * w10_many_agents.PER_AGENT
+    assert out["us_per_agent"] > 0
+    assert {"kb_per_agent", "gc_share", "gc_collections"} <= set(out)
+
+
+def test_w10_floor_runs_each_size_in_its_own_process_and_combines_them() -> None:
+    out = _scale.run_sizes("benchmarks.skeleton_w10", "floor", "W10", sizes=(2, 4))
+    assert out["events"] == 4 * skeleton_w10.PER_AGENT
+    assert {"us_per_agent_2", "us_per_agent_4", "kb_per_agent_4", "time_growth"} <= set(out)
+
+
+async def test_w12_validates_every_typed_call_and_times_it() -> None:
+    out = await w12_typed_tool.run(tool_turns=4)
+    assert out["turns"] == 5
+    assert out["us_validation_per_call"] > 0
+    assert out["us_jsonschema_per_call"] > 0
 
 
 async def test_w7_streams_big_arguments_in_64_byte_deltas() -> None:
@@ -124,6 +148,13 @@ def test_table_shows_medians_ratios_and_workload_notes() -> None:
     assert "2.00" in text
     assert "5,000" in text
     assert "W4: tasks_left=0" in text
+
+
+def test_table_notes_show_the_floors_figure_beside_pi_trios() -> None:
+    pi = {"wall_s": 2.0, "events_per_s": 1, "peak_rss_mb": 30.0, "checks": {"time_growth": 1.4}}
+    floor = {"wall_s": 1.0, "peak_rss_mb": 20.0, "checks": {"time_growth": 1.2}}
+    text = runner.table([{"workload": "W10", "pi_trio": pi, "floor": floor}], False)
+    assert "W10: time_growth=1.4 (floor 1.2)" in text
 
 
 def test_paired_mode_is_skipped_with_a_reason_without_node(

@@ -37,12 +37,13 @@ from ._checks import check_run_settings, check_tools
 from ._config import AgentHooks, AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
+from ._loop import LoopRun
 from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
 from ._outcomes import failed_run_events
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode, OutputRun
 from ._queue import PendingMessageQueue, QueueMode
 from ._result import RunResult
-from ._run import ContinueError, execute_loop
+from ._run import ContinueError
 from ._state import AgentState, StateReducer
 from ._types import (
     AgentContext,
@@ -58,6 +59,7 @@ _PROMPT_BUSY = (
     "Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
     "or wait for completion."
 )
+_NO_HOOKS = AgentHooks()  # what a run reads when no hook was ever set; never mutated
 _CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
 _RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
 
@@ -144,9 +146,13 @@ class Agent:
         )
         self.stream_fn = stream_fn
         self.registry = registry
-        self.hooks, self.stream_options = split_option_keywords(
-            hooks or AgentHooks(), stream_options, options
-        )
+        # made on first read when none are given (see the properties)
+        self._hooks: AgentHooks | None = None
+        self._stream_options: StreamOptions | None = None
+        if hooks is not None or stream_options is not None or options:
+            self._hooks, self._stream_options = split_option_keywords(
+                hooks or AgentHooks(), stream_options, options
+            )
         self.tool_execution = tool_execution
         self.max_concurrent_tools = max_concurrent_tools
         self.close_timeout = close_timeout
@@ -188,6 +194,30 @@ class Agent:
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ options
+
+    @property
+    def hooks(self) -> AgentHooks:
+        """The Agent's hooks (its own copy), read at the start of each run."""
+        hooks = self._hooks
+        if hooks is None:
+            hooks = self._hooks = AgentHooks()
+        return hooks
+
+    @hooks.setter
+    def hooks(self, hooks: AgentHooks) -> None:
+        self._hooks = hooks
+
+    @property
+    def stream_options(self) -> StreamOptions:
+        """The request options (its own copy), read at the start of each run."""
+        options = self._stream_options
+        if options is None:
+            options = self._stream_options = StreamOptions()
+        return options
+
+    @stream_options.setter
+    def stream_options(self, options: StreamOptions) -> None:
+        self._stream_options = options
 
     @property
     def steering_mode(self) -> QueueMode:
@@ -382,9 +412,10 @@ class Agent:
                 config = output.configure(config, context)
             dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
             try:
-                messages = await execute_loop(
-                    prompts, context, config, dispatcher, signal, self.stream_fn, owned=True
-                )
+                # ``execute_loop`` inlined: one coroutine frame less per run in flight
+                run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
+                messages = await run.run(prompts)
+                await dispatcher.settle()
             except Exception as exc:
                 events = failed_run_events(
                     state.messages, state.pending_tool_calls, state.model, exc, signal.aborted
@@ -407,7 +438,7 @@ class Agent:
     def _loop_config(self) -> AgentLoopConfig:
         """The loop configuration of one run. Messages steered while the
         ``prepare_request`` hook runs join that same request."""
-        hooks = self.hooks
+        hooks = self._hooks if self._hooks is not None else _NO_HOOKS
         steering = self._steering
         prepare_request = hooks.prepare_request
         get_request_steering_messages = None
@@ -429,7 +460,7 @@ class Agent:
         return AgentLoopConfig(
             model=state.model,
             thinking_level=state.thinking_level,
-            stream_options=self.stream_options,
+            stream_options=self._stream_options,
             registry=self.registry,
             convert_to_llm=hooks.convert_to_llm,
             transform_context=hooks.transform_context,

@@ -96,8 +96,19 @@ class Dispatcher:
     it can be, else queued); ``await settle()`` delivers what is queued. A listener
     exception is recorded and raised by every later ``send`` or ``settle``; events queued
     behind the failing one are dropped (they were never delivered, so nothing was reduced
-    either).
+    either). The queue and the deferred actions are made when first needed.
     """
+
+    __slots__ = (
+        "_changed",
+        "_deferred",
+        "_delivering",
+        "_listeners",
+        "_queue",
+        "_reduce",
+        "failure",
+        "signal",
+    )
 
     def __init__(
         self,
@@ -108,11 +119,11 @@ class Dispatcher:
         self._listeners = listeners
         self._reduce = reduce
         self.signal = signal
-        self._queue: deque[Any] = deque()
+        self._queue: deque[Any] | None = None
         self._delivering = False
         self._changed: anyio.Event | None = None
         self.failure: BaseException | None = None
-        self._deferred: list[Callable[[], object]] = []
+        self._deferred: list[Callable[[], object]] | None = None
 
     # ------------------------------------------------------------------ emitting
 
@@ -148,12 +159,13 @@ class Dispatcher:
                             await result
             except Exception as exc:
                 self.failure = exc
-                self._queue.clear()
+                if self._queue is not None:
+                    self._queue.clear()
                 raise
             finally:
                 self._end_delivery()
             return
-        self._queue.append(event)
+        self._enqueue(event)
         await self._drain()
 
     async def emit(self, event: Any) -> None:
@@ -174,7 +186,7 @@ class Dispatcher:
             except Exception as exc:
                 self.failure = exc
             return
-        self._queue.append(event)
+        self._enqueue(event)
 
     async def settle(self) -> None:
         """Deliver everything queued (waiting for a delivery in progress first)."""
@@ -190,11 +202,18 @@ class Dispatcher:
         listener is being delivered to, once that delivery ends: abort never interrupts a
         listener."""
         if self._delivering:
+            if self._deferred is None:
+                self._deferred = []
             self._deferred.append(action)
         else:
             action()
 
     # ------------------------------------------------------------------ delivery
+
+    def _enqueue(self, event: Any) -> None:
+        if self._queue is None:
+            self._queue = deque()
+        self._queue.append(event)
 
     def _raise_failure(self) -> None:
         failure = self.failure
@@ -230,7 +249,7 @@ class Dispatcher:
     def _end_delivery(self) -> None:
         self._delivering = False
         if self._deferred:
-            deferred, self._deferred = self._deferred, []
+            deferred, self._deferred = self._deferred, None
             for action in deferred:
                 action()
         if self._changed is not None:
@@ -248,7 +267,8 @@ class Dispatcher:
                         await result
         except Exception as exc:
             self.failure = exc
-            self._queue.clear()
+            if self._queue is not None:
+                self._queue.clear()
 
     async def _wait_changed(self) -> None:
         changed = self._changed

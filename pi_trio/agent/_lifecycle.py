@@ -22,7 +22,6 @@ checked: the outcome is written whole.
 from __future__ import annotations
 
 import enum
-from collections import deque
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final
 
@@ -83,6 +82,26 @@ class RunLifecycle:
     """See the module docstring. ``context`` is the run's working context (its messages
     list belongs to the run); ``make_batch`` builds the tool batch of a response."""
 
+    __slots__ = (
+        "_check",
+        "_closing",
+        "_declarations",
+        "_input",
+        "_make_batch",
+        "_placeholder",
+        "_retry",
+        "_stream",
+        "_unannounced",
+        "assistant",
+        "batch",
+        "context",
+        "dispatcher",
+        "new_messages",
+        "phase",
+        "results",
+        "signal",
+    )
+
     def __init__(
         self,
         context: AgentContext,
@@ -104,7 +123,7 @@ class RunLifecycle:
         self._closing = False
         self._declarations = ToolDeclarations()
         # prompt messages already in the transcript whose events were not emitted yet
-        self._unannounced: deque[AgentMessage] = deque()
+        self._unannounced: list[AgentMessage] = []
         self._input: tuple[AgentMessage, bool] | None = None
         self._stream: InlineStream | None = None
         self._placeholder = False  # the response's partial is in the transcript
@@ -160,7 +179,7 @@ class RunLifecycle:
         """Emit the prompt messages (already in the transcript) not emitted yet."""
         unannounced = self._unannounced
         while unannounced:
-            await self._open_input(unannounced.popleft(), append=False)
+            await self._open_input(unannounced.pop(0), append=False)
 
     async def _open_input(self, message: AgentMessage, *, append: bool) -> None:
         self._input = (message, append)

@@ -68,6 +68,21 @@ class LoopRun:
     """One invocation of the loop. ``await run(prompts)`` (``prompts=None`` continues
     from the context) returns the new messages; see the module docstring for abort."""
 
+    __slots__ = (
+        "_llm_view",
+        "config",
+        "dispatcher",
+        "identity",
+        "life",
+        "model",
+        "owned",
+        "scope",
+        "signal",
+        "stream_fn",
+        "thinking_level",
+        "tool_group",
+    )
+
     def __init__(
         self,
         context: AgentContext,
@@ -90,9 +105,13 @@ class LoopRun:
         self.stream_fn = stream_fn
         self.model = config.model
         self.thinking_level = config.thinking_level
-        # the agent's attribution under the request options' identity
-        self.identity = merge_client_identity(
-            DEFAULT_AGENT_IDENTITY, (config.stream_options or _DEFAULT_OPTIONS).identity
+        # the agent's attribution under the request options' identity (shared, never
+        # mutated, when the options have none)
+        override = (config.stream_options or _DEFAULT_OPTIONS).identity
+        self.identity = (
+            DEFAULT_AGENT_IDENTITY
+            if override is None
+            else merge_client_identity(DEFAULT_AGENT_IDENTITY, override)
         )
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
@@ -199,7 +218,11 @@ class LoopRun:
                 if config.prepare_request is not None:
                     await self._prepare_request()
 
-                message = await self._respond()
+                retry = config.retry
+                if retry is not None and retry.enabled:
+                    message = await self._respond()
+                else:  # one coroutine frame less for every agent in flight
+                    message = await self._request()
                 if message.stop_reason in ("error", "aborted"):
                     life.without_tools()
                     last_turn = self._turn_context(message, [])

@@ -67,6 +67,9 @@ class ToolGroup:
 async def run_concurrently(jobs: Sequence[Job], tool_group: ToolGroup | None) -> None:
     """Run ``jobs`` concurrently (see the module docstring) and return once all have
     finished. Without a ``tool_group`` the jobs get a task group of their own."""
+    if len(jobs) == 1:  # nothing to run beside it: no task group, no task
+        await jobs[0][0]()
+        return
     waiting = deque(jobs)
     if tool_group is None:
         async with anyio.create_task_group() as group:

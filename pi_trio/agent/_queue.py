@@ -17,19 +17,37 @@ __all__ = ["PendingMessageQueue", "QueueMode"]
 QueueMode = Literal["all", "one-at-a-time"]
 
 
+_CREATING = threading.Lock()  # guards the first use of a queue's own lock
+
+
 class PendingMessageQueue:
+    """The queue's deque, reservation list and lock are made on first use: most agents
+    never steer, and a thousand of them in flight would each carry ~1 KiB of empty
+    containers."""
+
     __slots__ = ("_items", "_lock", "_reserved", "enqueued", "mode")
 
     def __init__(self, mode: QueueMode = "one-at-a-time") -> None:
         _check_mode(mode)
         self.mode: QueueMode = mode
-        self._items: deque[Any] = deque()
-        self._reserved: list[Any] = []
-        self._lock = threading.Lock()
+        self._items: deque[Any] | None = None
+        self._reserved: list[Any] | None = None
+        self._lock: threading.Lock | None = None
         self.enqueued = 0  # how many messages were ever enqueued
 
+    def _guard(self) -> threading.Lock:
+        lock = self._lock
+        if lock is None:
+            with _CREATING:
+                lock = self._lock
+                if lock is None:
+                    lock = self._lock = threading.Lock()
+        return lock
+
     def enqueue(self, message: Any) -> None:
-        with self._lock:
+        with self._guard():
+            if self._items is None:
+                self._items = deque()
             self._items.append(message)
             self.enqueued += 1
 
@@ -37,21 +55,27 @@ class PendingMessageQueue:
         return bool(self._items)
 
     def peek(self) -> list[Any]:
-        with self._lock:
+        if not self._items:
+            return []
+        with self._guard():
+            items = self._items
             if self.mode == "all":
-                return list(self._items)
-            return [self._items[0]] if self._items else []
+                return list(items)
+            return [items[0]] if items else []
 
     def drain(self) -> list[Any]:
         """Take the next batch (everything, or the oldest one) and reserve it."""
         if not self._items:
             return []
-        with self._lock:
+        with self._guard():
+            items = self._items
             if self.mode == "all":
-                batch = list(self._items)
-                self._items.clear()
+                batch = list(items)
+                items.clear()
             else:
-                batch = [self._items.popleft()] if self._items else []
+                batch = [items.popleft()] if items else []
+            if self._reserved is None:
+                self._reserved = []
             self._reserved.extend(batch)
             return batch
 
@@ -60,7 +84,7 @@ class PendingMessageQueue:
         reserved = self._reserved
         if not reserved:
             return
-        with self._lock:
+        with self._guard():
             for i, m in enumerate(reserved):
                 if m is message:
                     del reserved[i]
@@ -70,27 +94,36 @@ class PendingMessageQueue:
         """Put every still-reserved message back at the front, in FIFO order."""
         if not self._reserved:  # only the run's own thread reserves and accepts
             return
-        with self._lock:
+        with self._guard():
             reserved, self._reserved = self._reserved, []
+            if self._items is None:
+                self._items = deque()
             self._items.extendleft(reversed(reserved))
 
     def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._reserved.clear()
+        if self._items is None and self._reserved is None:
+            return
+        with self._guard():
+            if self._items is not None:
+                self._items.clear()
+            if self._reserved is not None:
+                self._reserved.clear()
 
     def take(self, predicate: Any) -> list[Any]:
         """Remove and return the queued messages (not reserved ones) matching
         ``predicate``, in queue order."""
-        with self._lock:
-            taken = [m for m in self._items if predicate(m)]
+        if not self._items:
+            return []
+        with self._guard():
+            items = self._items
+            taken = [m for m in items if predicate(m)]
             if taken:
                 ids = {id(m) for m in taken}
-                self._items = deque(m for m in self._items if id(m) not in ids)
+                self._items = deque(m for m in items if id(m) not in ids)
             return taken
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._items) if self._items is not None else 0
 
 
 def _check_mode(mode: str) -> None:

@@ -14,6 +14,8 @@ from ._checks import check_model, check_thinking_level
 
 __all__ = ["AgentState", "StateReducer"]
 
+_NONE_PENDING: frozenset[str] = frozenset()  # shared: an empty frozenset costs 216 bytes
+
 
 class AgentState:
     """``model``, ``thinking_level``, ``tools`` and ``messages`` are writable (assigning
@@ -50,7 +52,7 @@ class AgentState:
         self._messages = messages
         self._is_streaming = False
         self._streaming_message: Any = None
-        self._pending_tool_calls: frozenset[str] = frozenset()
+        self._pending_tool_calls: frozenset[str] = _NONE_PENDING
         self._error_message: str | None = None
 
     @property
@@ -132,14 +134,14 @@ class StateReducer:
         state = self.state
         state._is_streaming = False
         state._streaming_message = None
-        state._pending_tool_calls = frozenset()
+        state._pending_tool_calls = _NONE_PENDING
 
     def reset(self, messages: list[Any]) -> None:
         state = self.state
         state._messages = messages
         state._is_streaming = False
         state._streaming_message = None
-        state._pending_tool_calls = frozenset()
+        state._pending_tool_calls = _NONE_PENDING
         state._error_message = None
 
     def reduce(self, event: Any) -> None:
@@ -154,7 +156,8 @@ class StateReducer:
         elif kind == "tool_execution_start":
             state._pending_tool_calls = state._pending_tool_calls | {event.tool_call_id}
         elif kind == "tool_execution_end":
-            state._pending_tool_calls = state._pending_tool_calls - {event.tool_call_id}
+            pending = state._pending_tool_calls - {event.tool_call_id}
+            state._pending_tool_calls = pending if pending else _NONE_PENDING
         elif kind == "turn_end":
             message = event.message
             if getattr(message, "role", None) == "assistant" and message.error_message:

@@ -20,6 +20,11 @@ import anyio.lowlevel
 
 __all__ = ["AbortController", "AbortSignal"]
 
+# One lock for every signal: it guards a flag and a list for a few instructions and never
+# runs a callback, so sharing it costs nothing, and a thousand runs in flight do not each
+# carry a lock.
+_LOCK = threading.Lock()
+
 
 class _Registration:
     __slots__ = ("callback", "signal", "thread", "token")
@@ -34,17 +39,16 @@ class _Registration:
 
     def unregister(self) -> None:
         signal = self.signal
-        with signal._lock, contextlib.suppress(ValueError):
+        with _LOCK, contextlib.suppress(ValueError):
             signal._registrations.remove(self)
 
 
 class AbortSignal:
     """The read side of an ``AbortController``. Safe to read from any thread."""
 
-    __slots__ = ("__weakref__", "_aborted", "_lock", "_reason", "_registrations")
+    __slots__ = ("__weakref__", "_aborted", "_reason", "_registrations")
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._aborted = False
         self._reason: object = None
         self._registrations: list[_Registration] = []
@@ -81,7 +85,7 @@ class AbortSignal:
         registration = _Registration(
             self, callback, threading.get_ident(), anyio.lowlevel.current_token()
         )
-        with self._lock:
+        with _LOCK:
             already = self._aborted
             if not already:
                 self._registrations.append(registration)
@@ -91,7 +95,7 @@ class AbortSignal:
         return registration.unregister
 
     def _abort(self, reason: object) -> None:
-        with self._lock:
+        with _LOCK:
             if self._aborted:
                 return
             self._aborted = True

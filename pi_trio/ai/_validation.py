@@ -22,10 +22,16 @@ reference <ref>``); remote references are never fetched. A schema that is not a 
 Schema, or that recurses without end (``$ref``s in a circle without a check, or arguments
 nested past Python's recursion limit), leaves the arguments unvalidated and logs a warning
 on the ``pi_trio.ai`` logger naming the tool.
+
+Arguments the schema surely accepts take a fast path (``_validation_fast``): one compiled
+walk checks and copies them, with nothing to drop or coerce, in a few microseconds
+instead of jsonschema's hundred or more; anything it does not decide, every invalid value
+included, goes the way described above.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -44,12 +50,14 @@ from ._types import ToolCall
 from ._validation_coerce import coerce
 from ._validation_dialect import accepts_of, compile_validator
 from ._validation_explain import explain
+from ._validation_fast import DECLINED, compile_fast_path
 from ._validation_refs import resolver_of
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
 
 _logger = logging.getLogger("pi_trio.ai")
 
+_MISSING: Final[Any] = object()
 _CACHE_SIZE: Final = 256
 """Compiled validators kept (least recently used dropped first): more distinct tool schemas
 than one process normally declares, few enough that a schema generator cannot grow memory."""
@@ -113,15 +121,18 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
                 arguments=arguments.arguments,
             )
         arguments = arguments.arguments
-    value = copy_json(arguments)
     checker = _checker(tool.parameters)
     if checker is None:
         _warn_unvalidated(tool.name, "the parameters are not a valid JSON Schema")
-        return value  # type: ignore[no-any-return]
+        return copy_json(arguments)  # type: ignore[no-any-return]
     fast = checker.fast
-    if fast is not None and fast(value):
-        # Already valid: nothing to drop or coerce (both only touch invalid values).
-        return value  # type: ignore[no-any-return]
+    if fast is not None:
+        # a copy of arguments the schema surely accepts: nothing to drop or coerce (both
+        # only touch invalid values)
+        copied = fast(arguments)
+        if copied is not DECLINED:
+            return copied  # type: ignore[no-any-return]
+    value = copy_json(arguments)
     try:
         value, valid = coerce(value, checker.schema, checker.accepts, checker.resolve)
         if valid:
@@ -162,7 +173,7 @@ class _Checker:
     def __init__(self, schema: Any, validator: Any) -> None:
         self.schema = schema
         self.validator = validator
-        self.fast = _fast_check(schema)
+        self.fast = compile_fast_path(schema, validator)
         self._accepts = accepts_of(validator)
         self._resolve = resolver_of(schema)
 
@@ -175,9 +186,16 @@ class _Checker:
 
 _cache: OrderedDict[bytes | str, _Checker | None] = OrderedDict()
 _cache_lock = threading.Lock()
+# The schema objects seen last, with their checkers: a schema asked for again is found by
+# identity and a deep comparison with the checker's copy (cheaper than encoding it for the
+# content key), so one changed in place since is compiled anew, as before.
+_seen: dict[int, tuple[Any, _Checker]] = {}
 
 
 def _checker(schema: Any) -> _Checker | None:
+    seen = _seen.get(id(schema))
+    if seen is not None and seen[0] is schema and seen[1].schema == schema:
+        return seen[1]
     try:
         # insertion-ordered keys: the same schema reordered is only a second cache entry
         key: bytes | str = msgspec.json.encode(schema)
@@ -186,126 +204,28 @@ def _checker(schema: Any) -> _Checker | None:
             key = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         except (TypeError, ValueError):  # not JSON: compile it, but not for the cache
             return _compile(schema)
-    with _cache_lock:
-        if key in _cache:
+    # a hit needs no lock: ``get`` and ``move_to_end`` are each atomic
+    checker = _cache.get(key, _MISSING)
+    if checker is not _MISSING:
+        with contextlib.suppress(KeyError):  # evicted by another thread meanwhile
             _cache.move_to_end(key)
-            return _cache[key]
-    checker = _compile(copy_json(schema))
-    with _cache_lock:
-        _cache[key] = checker
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return checker
+    else:
+        checker = _compile(copy_json(schema))
+        with _cache_lock:
+            _cache[key] = checker
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    if checker is not None:
+        with _cache_lock:
+            _seen[id(schema)] = (schema, checker)
+            while len(_seen) > _CACHE_SIZE:
+                del _seen[next(iter(_seen))]
+    return checker  # type: ignore[no-any-return]
 
 
 def _compile(schema: Any) -> _Checker | None:
     validator = compile_validator(schema)
     return None if validator is None else _Checker(validator.schema, validator)
-
-
-# -- a fast structural check for the simple schemas most tools have
-
-# Keywords the fast check understands; a schema using any other one is left to jsonschema.
-_FAST_KEYWORDS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "description",
-        "title",
-        "default",
-        "$schema",
-        "examples",
-    }
-)
-_FAST_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
-
-
-def _fast_check(schema: Any) -> Any:
-    """A predicate that is true only for values the schema accepts, for schemas made of
-    plain types, properties, required, boolean additionalProperties, items and string
-    enums; ``None`` for anything else. False means "ask jsonschema", never "invalid"."""
-    if not isinstance(schema, dict) or not set(schema) <= _FAST_KEYWORDS:
-        return None
-    kind = schema.get("type")
-    if not isinstance(kind, str) or kind not in _FAST_TYPES:
-        return None
-    enum = schema.get("enum")
-    if enum is not None:
-        if (
-            kind != "string"
-            or not isinstance(enum, list)
-            or not all(isinstance(e, str) for e in enum)
-        ):
-            return None
-        allowed = frozenset(enum)
-        return lambda value: isinstance(value, str) and value in allowed
-    if kind == "object":
-        properties = schema.get("properties", {})
-        required = schema.get("required", [])
-        extra = schema.get("additionalProperties", True)
-        if not isinstance(properties, dict) or not isinstance(required, list):
-            return None
-        if not isinstance(extra, bool) or not all(isinstance(r, str) for r in required):
-            return None
-        checks = {}
-        for name, sub in properties.items():
-            check = _fast_check(sub)
-            if check is None:
-                return None
-            checks[name] = check
-
-        def check_object(value: Any) -> bool:
-            if type(value) is not dict:
-                return False
-            for name in required:
-                if name not in value:
-                    return False
-            for name, item in value.items():
-                check = checks.get(name)
-                if check is None:
-                    if not extra:
-                        return False
-                elif not check(item):
-                    return False
-            return True
-
-        return check_object
-    if kind == "array":
-        items = schema.get("items")
-        check_item = (lambda _: True) if items is None else _fast_check(items)
-        if check_item is None:
-            return None
-        return lambda value: type(value) is list and all(check_item(v) for v in value)
-    return lambda value: _has_type(value, kind)
-
-
-# -- JSON types
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _has_type(value: Any, name: str) -> bool:
-    if name == "number":
-        return _is_number(value)
-    if name == "integer":
-        return _is_number(value) and (isinstance(value, int) or value.is_integer())
-    if name == "boolean":
-        return isinstance(value, bool)
-    if name == "string":
-        return isinstance(value, str)
-    if name == "null":
-        return value is None
-    if name == "array":
-        return isinstance(value, list)
-    if name == "object":
-        return isinstance(value, dict)
-    return True
 
 
 # -- error text

@@ -35,7 +35,7 @@ from ._jsnum import js_number_text
 from ._validation_formats import FORMATS
 from ._validation_regex import regex_search
 
-__all__ = ["accepts_of", "compile_validator", "is_multiple"]
+__all__ = ["DialectValidator", "accepts_of", "compile_validator", "is_multiple"]
 
 _BASE: Final = jsonschema.Draft202012Validator.VALIDATORS
 _LEGACY: Final = jsonschema.Draft7Validator.VALIDATORS
@@ -210,6 +210,9 @@ _Validator: Final = jsonschema.validators.extend(
         **{keyword: _when(keyword, _is_number) for keyword in _NUMBER_KEYWORDS},
     },
 )
+
+DialectValidator: Final = _Validator
+"""The validator class of the original's dialect (2020-12 with the exceptions above)."""
 
 # A keyword the dialect ignores when its value is malformed, as the original does: a schema
 # whose only faults are in these is usable.
