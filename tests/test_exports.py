@@ -142,6 +142,24 @@ def test_importing_pi_trio_imports_no_optional_sdk() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_jsonschema_is_imported_on_the_first_validation_not_with_pi_trio() -> None:
+    """jsonschema and its dependencies take tens of milliseconds to import; a program pays
+    that when it first validates tool arguments, not when it imports pi_trio."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pi_trio, pi_trio.ai, pi_trio.agent, pi_trio.cli\n"
+        "heavy = ('jsonschema', 'referencing')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "tool = pi_trio.ai.Tool(name='t', description='', parameters={'type': 'object'})\n"
+        "pi_trio.ai.validate_tool_arguments(tool, {})\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "['jsonschema',", "'referencing']"]
+
+
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
 def test_every_public_class_and_function_has_its_own_docstring(name: str) -> None:
     """``help()`` on a public name shows what it is, not an inherited or empty text."""

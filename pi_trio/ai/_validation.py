@@ -31,36 +31,16 @@ included, goes the way described above.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-import logging
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any, Final, Protocol
-
-import msgspec
+from typing import Any, Protocol
 
 from ._errors import PiError
 from ._jsnum import js_number_text
-from ._json_parse import copy_json
 from ._types import ToolCall
-from ._validation_coerce import coerce
-from ._validation_dialect import accepts_of, compile_validator
-from ._validation_explain import explain
-from ._validation_fast import DECLINED, compile_fast_path
-from ._validation_refs import resolver_of
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
-
-_logger = logging.getLogger("pi_trio.ai")
-
-_MISSING: Final[Any] = object()
-_CACHE_SIZE: Final = 256
-"""Compiled validators kept (least recently used dropped first): more distinct tool schemas
-than one process normally declares, few enough that a schema generator cannot grow memory."""
 
 
 class ToolArgumentsError(PiError, ValueError):
@@ -121,29 +101,9 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
                 arguments=arguments.arguments,
             )
         arguments = arguments.arguments
-    checker = _checker(tool.parameters)
-    if checker is None:
-        _warn_unvalidated(tool.name, "the parameters are not a valid JSON Schema")
-        return copy_json(arguments)  # type: ignore[no-any-return]
-    fast = checker.fast
-    if fast is not None:
-        # a copy of arguments the schema surely accepts: nothing to drop or coerce (both
-        # only touch invalid values)
-        copied = fast(arguments)
-        if copied is not DECLINED:
-            return copied  # type: ignore[no-any-return]
-    value = copy_json(arguments)
-    try:
-        value, valid = coerce(value, checker.schema, checker.accepts, checker.resolve)
-        if valid:
-            return value  # type: ignore[no-any-return]
-    except RecursionError:
-        _warn_unvalidated(
-            tool.name,
-            "checking recursed without end ($refs in a circle, or arguments nested too deep)",
-        )
-        return copy_json(arguments)  # type: ignore[no-any-return]
-    details = explain(checker.schema, value, checker.accepts, checker.resolve)
+    value, details = _engine().check(tool.name, tool.parameters, arguments)
+    if details is None:
+        return value  # type: ignore[no-any-return]
     lines = "\n".join(f"  - {path}: {message}" for path, message in details)
     raise ToolArgumentsError(
         f'Validation failed for tool "{tool.name}":\n{lines or "Unknown validation error"}'
@@ -154,78 +114,12 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
     )
 
 
-@functools.lru_cache(maxsize=256)
-def _warn_unvalidated(tool_name: str, reason: str) -> None:
-    """Log once per tool and reason, not on every call of that tool."""
-    _logger.warning(
-        'Schema compilation failed for tool "%s": %s; its arguments are passed through unvalidated',
-        tool_name,
-        reason,
-    )
+def _engine() -> Any:
+    """The compiled-schema machinery, imported on the first validation (see
+    ``_validation_engine``)."""
+    from . import _validation_engine
 
-
-# -- compiled schemas
-
-
-class _Checker:
-    """A compiled schema plus the schema-guided passes that run before validation."""
-
-    def __init__(self, schema: Any, validator: Any) -> None:
-        self.schema = schema
-        self.validator = validator
-        self.fast = compile_fast_path(schema, validator)
-        self._accepts = accepts_of(validator)
-        self._resolve = resolver_of(schema)
-
-    def accepts(self, schema: Any, value: Any) -> bool:
-        return self._accepts(schema, value)
-
-    def resolve(self, schema: Any) -> Any:
-        return self._resolve(schema)
-
-
-_cache: OrderedDict[bytes | str, _Checker | None] = OrderedDict()
-_cache_lock = threading.Lock()
-# The schema objects seen last, with their checkers: a schema asked for again is found by
-# identity and a deep comparison with the checker's copy (cheaper than encoding it for the
-# content key), so one changed in place since is compiled anew, as before.
-_seen: dict[int, tuple[Any, _Checker]] = {}
-
-
-def _checker(schema: Any) -> _Checker | None:
-    seen = _seen.get(id(schema))
-    if seen is not None and seen[0] is schema and seen[1].schema == schema:
-        return seen[1]
-    try:
-        # insertion-ordered keys: the same schema reordered is only a second cache entry
-        key: bytes | str = msgspec.json.encode(schema)
-    except (TypeError, msgspec.EncodeError):
-        try:
-            key = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        except (TypeError, ValueError):  # not JSON: compile it, but not for the cache
-            return _compile(schema)
-    # a hit needs no lock: ``get`` and ``move_to_end`` are each atomic
-    checker = _cache.get(key, _MISSING)
-    if checker is not _MISSING:
-        with contextlib.suppress(KeyError):  # evicted by another thread meanwhile
-            _cache.move_to_end(key)
-    else:
-        checker = _compile(copy_json(schema))
-        with _cache_lock:
-            _cache[key] = checker
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    if checker is not None:
-        with _cache_lock:
-            _seen[id(schema)] = (schema, checker)
-            while len(_seen) > _CACHE_SIZE:
-                del _seen[next(iter(_seen))]
-    return checker  # type: ignore[no-any-return]
-
-
-def _compile(schema: Any) -> _Checker | None:
-    validator = compile_validator(schema)
-    return None if validator is None else _Checker(validator.schema, validator)
+    return _validation_engine
 
 
 # -- error text
