@@ -215,6 +215,49 @@ def test_each_request_and_each_tool_call_is_recorded_as_steps_in_source_order():
     assert sorted(runs) == ["add", "fail", "hang"]
 
 
+def test_the_run_keeps_every_field_of_a_tool_but_its_execution():
+    built: list[Agent] = []
+
+    async def lookup(tool_call_id: str, params: Any) -> Any:
+        return {"content": [{"type": "text", "text": "found"}], "structuredContent": {"n": 1}}
+
+    original = AgentTool(
+        name="lookup",
+        label="Look up",
+        description="Look up.",
+        parameters=schema(),
+        execute=lookup,
+        prepare_arguments=dict,
+        execution_mode="sequential",
+        timeout=5,
+        replay="safe",
+        output_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+    )
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-fields")
+        faux.set_responses(
+            [
+                faux_assistant_message(
+                    [faux_tool_call("lookup", {}, id="t-1")], stop_reason="toolUse"
+                ),
+                faux_assistant_message("Found."),
+            ]
+        )
+        built.append(Agent(model=faux.get_model(), tools=[original], stream_fn=faux))
+        return built[-1]
+
+    result = on_asyncio(lambda: durable(build).run("Look it up."))
+    (used,) = built[0].state.tools
+    assert used is not original
+    assert used.execute is not original.execute
+    for field in AgentTool.__slots__:
+        if field not in ("execute", "timeout"):
+            assert getattr(used, field) == getattr(original, field), field
+    (tool_result,) = [m for m in result.messages if m.role == "toolResult"]
+    assert tool_result.content[0].text == "found"
+
+
 def test_a_replayed_run_calls_neither_the_model_nor_the_tools_and_ends_the_same():
     build, faux, runs = _scripted_run()
     agent = durable(build)
