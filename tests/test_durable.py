@@ -381,6 +381,8 @@ def test_abort_ends_a_run_in_this_process_and_records_the_aborted_transcript():
         opened = started.open()
         run = await agent.start("Wait for it.")
         await opened.wait()
+        await agent.follow_up(run.workflow_id, "after that")
+        await agent.steer(run.workflow_id, "hurry up")
         assert agent.abort(run.workflow_id)
         assert not agent.abort("no-such-run")
         result = await run.result()
@@ -391,6 +393,8 @@ def test_abort_ends_a_run_in_this_process_and_records_the_aborted_transcript():
     assert not result.cancelled
     assert result.messages[-1].content[0].text == "Operation aborted"
     assert result.stop_reason == "toolUse"
+    # not delivered, not lost: steering first, then follow-ups, as an agent's queues
+    assert [m.content[0].text for m in result.queued] == ["hurry up", "after that"]
 
 
 def test_abort_while_the_model_streams_keeps_the_partial_answer():
@@ -493,3 +497,37 @@ def test_steering_and_follow_ups_sent_to_a_run_arrive_in_order():
     assert users == ["Start.", "first steer", "second steer", "the follow-up"]
     assert result.queued == []
     assert result.messages[-1].role == "assistant"
+
+
+def test_a_message_sent_after_the_last_turn_is_reported_queued_not_left_unread():
+    at_end = Gate()
+    release = Gate()
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-late")
+        faux.set_responses([faux_assistant_message("Done.")])
+        return Agent(model=faux.get_model(), stream_fn=faux)
+
+    agent = durable(build)
+
+    async def hold_at_end(event: Any) -> None:
+        # the run has looked for messages for the last time; it waits for this listener
+        if event.type == "agent_end":
+            at_end.set()
+            assert release.event is not None
+            await release.event.wait()
+
+    agent.subscribe(hold_at_end)
+
+    async def scenario() -> Any:
+        ended = at_end.open()
+        release.open()
+        run = await agent.start("Answer once.")
+        await ended.wait()
+        await agent.follow_up(run.workflow_id, "too late")
+        release.set()
+        return await run.result()
+
+    result = on_asyncio(scenario)
+    assert [m.role for m in result.new_messages] == ["user", "assistant"]
+    assert [m.content[0].text for m in result.queued] == ["too late"]
