@@ -426,6 +426,40 @@ def test_abort_while_the_model_streams_keeps_the_partial_answer():
     assert last.content[0].text == "Hel"
 
 
+def test_cancel_workflow_while_the_model_streams_ends_with_the_partial_answer_aborted():
+    streaming = Gate()
+
+    async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
+        from pi_trio.ai import MessageBuilder
+
+        builder = MessageBuilder(model)
+        await send.send(builder.start())
+        start = builder.text_start()
+        await send.send(start)
+        await send.send(builder.text_delta(start.content_index, "Hel"))
+        streaming.set()
+        await anyio.sleep_forever()
+
+    agent = durable(lambda: Agent(model=FauxProvider().get_model(), stream_fn=slow))
+    events: list[str] = []
+    agent.subscribe(lambda event: events.append(event.type))
+
+    async def scenario() -> tuple[Any, str]:
+        opened = streaming.open()
+        run = await agent.start("Say hello.")
+        await opened.wait()
+        await agent.cancel(run.workflow_id)
+        return await run.result(), await run.status()
+
+    result, status = on_asyncio(scenario)
+    assert result.cancelled
+    assert status == "CANCELLED"
+    last = result.messages[-1]
+    assert last.stop_reason == "aborted"
+    assert last.content[0].text == "Hel"
+    assert events[-4:] == ["message_update", "message_end", "turn_end", "agent_end"]
+
+
 def test_external_cancellation_delivers_the_closing_events_and_leaves_the_run_resumable():
     started = Gate()
     agent = durable(_blocking_run(started))
