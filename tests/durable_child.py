@@ -3,7 +3,9 @@
     python -m tests.durable_child DIR start|resume WORKFLOW_ID [--replay never|safe]
 
 The run: request 1 calls ``note(1)``, request 2 ``note(2)``, request 3 ``charge(3)``
-(the third tool call), request 4 answers; a follow-up message gets one more answer. Every
+(the third tool call), request 4 answers; a follow-up message gets one more answer. The
+parent steers twice (while ``note(1)`` runs and while ``charge`` runs) and queues the
+follow-up while ``charge`` runs. Every
 model request appends a line to ``DIR/calls``, every tool execution to ``DIR/runs``; two
 listeners write the events they get to ``DIR/events-new`` (the default: new events only)
 and ``DIR/events-all`` (``replayed=True``). With ``start``, ``note(1)`` and ``charge``
@@ -32,6 +34,7 @@ from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, fau
 
 PROMPT = "Note 1 and 2, then charge 3."
 STEER = "Also mention the weather."
+LATE_STEER = "And keep it short."
 FOLLOW_UP = "One more thing: say thanks."
 WORKDIR = Path(os.environ.get("PI_TRIO_DURABLE_DIR", "."))
 REPLAY = os.environ.get("PI_TRIO_CHARGE_REPLAY", "never")

@@ -215,6 +215,49 @@ def test_each_request_and_each_tool_call_is_recorded_as_steps_in_source_order():
     assert sorted(runs) == ["add", "fail", "hang"]
 
 
+def test_the_run_keeps_every_field_of_a_tool_but_its_execution():
+    built: list[Agent] = []
+
+    async def lookup(tool_call_id: str, params: Any) -> Any:
+        return {"content": [{"type": "text", "text": "found"}], "structuredContent": {"n": 1}}
+
+    original = AgentTool(
+        name="lookup",
+        label="Look up",
+        description="Look up.",
+        parameters=schema(),
+        execute=lookup,
+        prepare_arguments=dict,
+        execution_mode="sequential",
+        timeout=5,
+        replay="safe",
+        output_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+    )
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-fields")
+        faux.set_responses(
+            [
+                faux_assistant_message(
+                    [faux_tool_call("lookup", {}, id="t-1")], stop_reason="toolUse"
+                ),
+                faux_assistant_message("Found."),
+            ]
+        )
+        built.append(Agent(model=faux.get_model(), tools=[original], stream_fn=faux))
+        return built[-1]
+
+    result = on_asyncio(lambda: durable(build).run("Look it up."))
+    (used,) = built[0].state.tools
+    assert used is not original
+    assert used.execute is not original.execute
+    for field in AgentTool.__slots__:
+        if field not in ("execute", "timeout"):
+            assert getattr(used, field) == getattr(original, field), field
+    (tool_result,) = [m for m in result.messages if m.role == "toolResult"]
+    assert tool_result.content[0].text == "found"
+
+
 def test_a_replayed_run_calls_neither_the_model_nor_the_tools_and_ends_the_same():
     build, faux, runs = _scripted_run()
     agent = durable(build)
@@ -338,6 +381,8 @@ def test_abort_ends_a_run_in_this_process_and_records_the_aborted_transcript():
         opened = started.open()
         run = await agent.start("Wait for it.")
         await opened.wait()
+        await agent.follow_up(run.workflow_id, "after that")
+        await agent.steer(run.workflow_id, "hurry up")
         assert agent.abort(run.workflow_id)
         assert not agent.abort("no-such-run")
         result = await run.result()
@@ -348,6 +393,8 @@ def test_abort_ends_a_run_in_this_process_and_records_the_aborted_transcript():
     assert not result.cancelled
     assert result.messages[-1].content[0].text == "Operation aborted"
     assert result.stop_reason == "toolUse"
+    # not delivered, not lost: steering first, then follow-ups, as an agent's queues
+    assert [m.content[0].text for m in result.queued] == ["hurry up", "after that"]
 
 
 def test_abort_while_the_model_streams_keeps_the_partial_answer():
@@ -377,6 +424,40 @@ def test_abort_while_the_model_streams_keeps_the_partial_answer():
     last = result.messages[-1]
     assert last.stop_reason == "aborted"
     assert last.content[0].text == "Hel"
+
+
+def test_cancel_workflow_while_the_model_streams_ends_with_the_partial_answer_aborted():
+    streaming = Gate()
+
+    async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
+        from pi_trio.ai import MessageBuilder
+
+        builder = MessageBuilder(model)
+        await send.send(builder.start())
+        start = builder.text_start()
+        await send.send(start)
+        await send.send(builder.text_delta(start.content_index, "Hel"))
+        streaming.set()
+        await anyio.sleep_forever()
+
+    agent = durable(lambda: Agent(model=FauxProvider().get_model(), stream_fn=slow))
+    events: list[str] = []
+    agent.subscribe(lambda event: events.append(event.type))
+
+    async def scenario() -> tuple[Any, str]:
+        opened = streaming.open()
+        run = await agent.start("Say hello.")
+        await opened.wait()
+        await agent.cancel(run.workflow_id)
+        return await run.result(), await run.status()
+
+    result, status = on_asyncio(scenario)
+    assert result.cancelled
+    assert status == "CANCELLED"
+    last = result.messages[-1]
+    assert last.stop_reason == "aborted"
+    assert last.content[0].text == "Hel"
+    assert events[-4:] == ["message_update", "message_end", "turn_end", "agent_end"]
 
 
 def test_external_cancellation_delivers_the_closing_events_and_leaves_the_run_resumable():
@@ -450,3 +531,37 @@ def test_steering_and_follow_ups_sent_to_a_run_arrive_in_order():
     assert users == ["Start.", "first steer", "second steer", "the follow-up"]
     assert result.queued == []
     assert result.messages[-1].role == "assistant"
+
+
+def test_a_message_sent_after_the_last_turn_is_reported_queued_not_left_unread():
+    at_end = Gate()
+    release = Gate()
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-late")
+        faux.set_responses([faux_assistant_message("Done.")])
+        return Agent(model=faux.get_model(), stream_fn=faux)
+
+    agent = durable(build)
+
+    async def hold_at_end(event: Any) -> None:
+        # the run has looked for messages for the last time; it waits for this listener
+        if event.type == "agent_end":
+            at_end.set()
+            assert release.event is not None
+            await release.event.wait()
+
+    agent.subscribe(hold_at_end)
+
+    async def scenario() -> Any:
+        ended = at_end.open()
+        release.open()
+        run = await agent.start("Answer once.")
+        await ended.wait()
+        await agent.follow_up(run.workflow_id, "too late")
+        release.set()
+        return await run.result()
+
+    result = on_asyncio(scenario)
+    assert [m.role for m in result.new_messages] == ["user", "assistant"]
+    assert [m.content[0].text for m in result.queued] == ["too late"]

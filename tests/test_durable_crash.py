@@ -105,13 +105,14 @@ def send(workdir: Path, kind: str, text: str) -> None:
 
 
 def first_process(workdir: Path, *, replay: str, crash: bool) -> Child:
-    """Start the run; steer while ``note(1)`` runs and queue a follow-up while ``charge``
-    runs; then either kill the process there or let it finish."""
+    """Start the run; steer while ``note(1)`` runs, steer again and queue a follow-up while
+    ``charge`` runs; then either kill the process there or let it finish."""
     child = Child(workdir, "start", replay=replay, wait=True)
     child.expect("NOTE 1 STARTED")
     send(workdir, "steer", durable_child.STEER)
     child.go_on()
     child.expect("CHARGE STARTED")
+    send(workdir, "steer", durable_child.LATE_STEER)
     send(workdir, "follow_up", durable_child.FOLLOW_UP)
     if crash:
         child.kill()
@@ -181,6 +182,7 @@ def test_reference_run_has_the_expected_shape(reference):
         "toolResult",
         "assistant",
         "toolResult",
+        "user",  # the second steering message, taken after the third turn
         "assistant",
         "user",  # the follow-up, taken when the run would have stopped
         "assistant",
@@ -207,6 +209,13 @@ def test_a_never_tool_interrupted_by_sigkill_is_reported_not_repeated(tmp_path, 
         assert {**mine, "usage": None} == {**theirs, "usage": None}
     assert result["stopReason"] == "stop"
     assert result["queued"] == []
+    users = [m["content"][0]["text"] for m in messages if m["role"] == "user"]
+    assert users == [
+        durable_child.PROMPT,
+        durable_child.STEER,
+        durable_child.LATE_STEER,
+        durable_child.FOLLOW_UP,
+    ]
 
     # the model was called as often as without the crash: three times before, twice after
     calls = [int(line.split()[0]) for line in lines(tmp_path / "calls")]
@@ -229,9 +238,15 @@ def test_a_safe_tool_interrupted_by_sigkill_runs_again_and_the_transcript_is_unc
 def test_steering_and_follow_up_survive_the_crash_in_order_and_once(safe_crash):
     _, result, _, _ = safe_crash
     texts = [m["content"][0]["text"] for m in result["messages"] if m["role"] == "user"]
-    # the steering message was taken before the crash (recorded, replayed, not taken
-    # again); the follow-up was still waiting in the database when the process died
-    assert texts == [durable_child.PROMPT, durable_child.STEER, durable_child.FOLLOW_UP]
+    # the first steering message was taken before the crash (recorded, replayed, not taken
+    # again); the second one and the follow-up were still waiting in the database when the
+    # process died, and the resumed run took them after the interrupted turn
+    assert texts == [
+        durable_child.PROMPT,
+        durable_child.STEER,
+        durable_child.LATE_STEER,
+        durable_child.FOLLOW_UP,
+    ]
 
 
 def test_listeners_get_new_events_once_by_default_and_replays_when_asked(safe_crash, reference):

@@ -253,6 +253,14 @@ class DurableAgent:
             if not executions:
                 self._running.pop(workflow_id, None)
         new_count = len(agent.state.messages) - before
+        if not execution.cancelled:
+            # Messages sent after the last turn looked for them: the run has ended, so
+            # they join ``queued`` (taken, recorded, not delivered) instead of staying
+            # unread in the database.
+            try:
+                await drain_into(agent)
+            except dbos_error.DBOSWorkflowCancelledError:
+                execution.note_cancelled()
         queued = agent.take_queued_messages(lambda _: True)
         outcome = encode_outcome(agent, new_count, queued)
         if execution.cancelled:

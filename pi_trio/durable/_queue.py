@@ -4,7 +4,8 @@ A message sent to a run is stored by DBOS (``send``) until the run takes it (``r
 taking it is recorded, so a resumed run takes the same messages at the same points and
 never a message twice. The run takes everything waiting after each turn, right before the
 agent looks at its queues, and hands the messages to the agent's own steering and
-follow-up queues in the order they were sent.
+follow-up queues in the order they were sent; it takes what is left once more when it
+ends, and reports those messages as not delivered.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ to the model without repeating it.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any
 
@@ -187,17 +188,12 @@ def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
             raise ToolCallFailed(recorded.failure)
         return recorded.result
 
-    return AgentTool(
-        name=name,
-        description=tool.description,
-        parameters=tool.parameters,
-        execute=execute,
-        label=tool.label,
-        prepare_arguments=tool.prepare_arguments,
-        execution_mode=tool.execution_mode,
-        constrained_sampling=tool.constrained_sampling,
-        replay=replay,
-    )
+    # every other field as the tool has it (its output schema, its label, ...); the
+    # timeout is applied inside the step, so the agent's own is off
+    durable = copy.copy(tool)
+    durable.execute = execute
+    durable.timeout = None
+    return durable
 
 
 def _encode(recorded: _Recorded) -> str:
