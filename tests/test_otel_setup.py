@@ -166,6 +166,7 @@ async def test_instrumenting_globally_covers_every_agent_made_afterwards(otel: P
     before = tool_run(faux)
     uninstrument = instrument(agent_name="helper", **otel.providers)
     try:
+        assert Agent.__init__ is init  # through on_agent_created: the class is untouched
         with pytest.raises(RuntimeError, match="instrumented already"):
             instrument(**otel.providers)
         after = tool_run(faux)
