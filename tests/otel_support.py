@@ -18,6 +18,11 @@ from pi_trio.agent import AgentTool, AgentToolResult
 from pi_trio.ai import TextContent
 
 BACKENDS = ["trio", "asyncio"]
+DURATION_METRICS = (
+    "gen_ai.client.operation.duration",  # model requests
+    "gen_ai.invoke_agent.duration",  # runs
+    "gen_ai.execute_tool.duration",  # tool calls
+)
 
 
 @dataclass
@@ -59,6 +64,11 @@ class Pipeline:
             return sorted(nodes, key=lambda n: n[0])
 
         return build(None)
+
+    def durations(self) -> list[tuple[str, Any]]:
+        """The points of the three duration histograms, as ``(metric, point)``: requests,
+        runs and tool calls."""
+        return [(metric, p) for metric in DURATION_METRICS for p in self.points(metric)]
 
     def points(self, metric: str) -> list[Any]:
         data = self.reader.get_metrics_data()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_trio.agent import Agent, AgentHooks
+from pi_trio.agent import Agent, AgentHooks, on_agent_created
 from pi_trio.ai import StreamOptions
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
@@ -73,3 +73,55 @@ async def test_a_hook_set_on_agent_hooks_is_used_by_the_next_run() -> None:
     agent.hooks.transform_context = lambda messages: seen.append("called") or messages
     await agent.prompt("second")
     assert seen == ["called"]
+
+
+def test_on_agent_created_sees_each_new_agent_fully_built_until_removed() -> None:
+    seen: list[tuple[str, object, object]] = []
+
+    def first(agent: Agent) -> None:
+        seen.append(("first", agent.state.model, agent.hooks.before_tool_call))
+
+    def second(agent: Agent) -> None:
+        seen.append(("second", agent.state.model, None))
+
+    def before(context: object) -> None:
+        return None
+
+    existing = Agent(model=MOCK_MODEL)
+    remove_first = on_agent_created(first)
+    remove_second = on_agent_created(second)
+    remove_again = on_agent_created(first)  # the same hook twice: two registrations
+    try:
+        made = Agent(model=MOCK_MODEL, before_tool_call=before)
+        assert seen == [
+            ("first", MOCK_MODEL, before),
+            ("second", MOCK_MODEL, None),
+            ("first", MOCK_MODEL, before),
+        ]
+        assert made is not existing
+        remove_again()
+        remove_again()  # twice is harmless
+        seen.clear()
+        Agent(model=MOCK_MODEL)
+        assert [who for who, *_ in seen] == ["first", "second"]
+    finally:
+        remove_first()
+        remove_second()
+    seen.clear()
+    Agent(model=MOCK_MODEL)
+    assert seen == []
+
+
+def test_what_an_agent_created_hook_raises_comes_out_of_the_constructor() -> None:
+    def refuse(agent: Agent) -> None:
+        raise LookupError("no agents today")
+
+    remove = on_agent_created(refuse)
+    try:
+        with pytest.raises(LookupError, match="no agents today"):
+            Agent(model=MOCK_MODEL)
+    finally:
+        remove()
+    Agent(model=MOCK_MODEL)
+    with pytest.raises(TypeError, match=r"on_agent_created\(\) takes a function called"):
+        on_agent_created("first")  # type: ignore[arg-type]

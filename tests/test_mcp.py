@@ -13,10 +13,15 @@ from typing import Any
 
 import anyio
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from pi_trio.agent import Agent
 from pi_trio.ai import SystemMessage, ToolResultMessage
 from pi_trio.mcp import MCPConnectionError, MCPTools, StdioServerParameters, open_mcp_tools
+from pi_trio.otel import instrument
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
 from .helpers import MOCK_MODEL
@@ -236,6 +241,60 @@ def test_a_2025_era_session_takes_list_changes_from_notifications() -> None:
         )
 
     run("trio", scenario)
+
+
+def test_call_timeout_bounds_each_call_and_cancels_it_on_the_server() -> None:
+    async def scenario() -> None:
+        faux = FauxProvider()
+        agent = Agent(model=faux.get_model(), stream_fn=faux)
+        async with open_mcp_tools(
+            stdio_server(), allow=["block", "was_block_cancelled"], call_timeout=0.5
+        ) as tools:
+            assert [t.timeout for t in tools] == [0.5, 0.5]
+            tools.attach(agent)
+            faux.set_responses(calls([("block", {})], [("was_block_cancelled", {})]))
+            await agent.prompt("go")
+            got = results(agent)
+            assert got["c0.0"].is_error is True
+            assert text(got["c0.0"]) == 'Tool "block" timed out after 0.5s'
+            assert text(got["c1.0"]) == "cancelled"  # the server saw the call cancelled
+            assert tools.connected
+
+    run("trio", scenario)
+
+
+def test_an_instrumented_agent_keeps_one_tool_per_name_through_a_list_change() -> None:
+    """pi_trio.otel puts traced copies of an agent's tools in their place when a run
+    ends; a tool-list change replaces those copies too, instead of adding a second tool
+    of the same name, and the block's end takes them away."""
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+
+    async def scenario() -> None:
+        faux = FauxProvider()
+        agent = Agent(model=faux.get_model(), stream_fn=faux)
+        instrument(agent, tracer_provider=provider, meter_provider=MeterProvider())
+        async with open_mcp_tools(stdio_server(), allow=["echo", "grow", "double"]) as tools:
+            tools.attach(agent)
+            faux.set_responses(calls([("echo", {"text": "hi"})]))
+            await agent.prompt("echo")
+            assert [t.name for t in agent.state.tools] == ["echo", "grow"]
+            assert agent.state.tools[1] is not tools[1]  # the traced copy stands in
+
+            faux.set_responses(calls([("grow", {})]))
+            await agent.prompt("grow")
+            await wait_for_tool(tools, "double")
+            assert [t.name for t in agent.state.tools] == ["grow", "double"]
+
+            faux.set_responses(calls([("double", {"x": 2})]))
+            await agent.prompt("double")
+            assert text(results(agent)["c0.0"]) == "4"
+        assert agent.state.tools == []
+
+    run("trio", scenario)
+    called = [s.name for s in spans.get_finished_spans() if s.name.startswith("execute_tool")]
+    assert called == ["execute_tool echo", "execute_tool grow", "execute_tool double"]
 
 
 # --------------------------------------------------------------------------- HTTP

@@ -80,6 +80,7 @@ def test_a_tool_run_is_a_run_span_with_turn_request_and_tool_spans(
         assert attributes["gen_ai.operation.name"] == "chat"
         assert attributes["gen_ai.provider.name"] == "faux"
         assert attributes["gen_ai.request.model"] == "faux-1"
+        assert attributes["gen_ai.request.stream"] is True
         assert attributes["gen_ai.response.model"] == "faux-1"
         assert attributes["gen_ai.usage.input_tokens"] == usage.input + usage.cache_read
         assert attributes["gen_ai.usage.output_tokens"] == usage.output > 0
@@ -110,10 +111,23 @@ def test_a_tool_run_is_a_run_span_with_turn_request_and_tool_spans(
         p.attributes["gen_ai.token.type"]: p.sum for p in otel.points("gen_ai.client.token.usage")
     }
     assert tokens == {"input": input_total, "output": output_total}
-    durations = Counter()
-    for point in otel.points("gen_ai.client.operation.duration"):
-        durations[point.attributes["gen_ai.operation.name"]] += point.count
-    assert durations == {"chat": 2, "execute_tool": 1, "invoke_agent": 1}
+    durations: Counter[tuple[str, str]] = Counter()
+    for metric, point in otel.durations():
+        durations[(metric, point.attributes["gen_ai.operation.name"])] += point.count
+    assert durations == {
+        ("gen_ai.client.operation.duration", "chat"): 2,
+        ("gen_ai.execute_tool.duration", "execute_tool"): 1,
+        ("gen_ai.invoke_agent.duration", "invoke_agent"): 1,
+    }
+    # a run's and a tool call's duration are their spans' (the conventions ask for it)
+    for metric, span in (
+        ("gen_ai.execute_tool.duration", tool),
+        ("gen_ai.invoke_agent.duration", run),
+    ):
+        [point] = otel.points(metric)
+        assert span.end_time is not None
+        assert span.start_time is not None
+        assert point.sum == pytest.approx((span.end_time - span.start_time) / 1e9)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -228,7 +242,7 @@ def test_a_provider_error_fails_the_request_turn_and_run_spans(
     assert otel.one("chat").attributes["gen_ai.response.finish_reasons"] == ("error",)
     errors = {
         p.attributes["gen_ai.operation.name"]: p.attributes.get("error.type")
-        for p in otel.points("gen_ai.client.operation.duration")
+        for _, p in otel.durations()
     }
     assert errors == {"chat": "503", "invoke_agent": "503"}
 

@@ -79,7 +79,7 @@ def test_abort_during_a_parallel_batch_ends_every_span_and_marks_the_aborted_cal
     assert status(otel.one("invoke_agent")) == aborted
     errors = {
         p.attributes["gen_ai.operation.name"]: p.attributes.get("error.type")
-        for p in otel.points("gen_ai.client.operation.duration")
+        for _, p in otel.durations()
         if p.attributes.get("gen_ai.tool.name") != "quick"
     }
     assert errors == {"chat": None, "execute_tool": "aborted", "invoke_agent": "aborted"}

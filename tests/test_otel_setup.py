@@ -166,6 +166,7 @@ async def test_instrumenting_globally_covers_every_agent_made_afterwards(otel: P
     before = tool_run(faux)
     uninstrument = instrument(agent_name="helper", **otel.providers)
     try:
+        assert Agent.__init__ is init  # through on_agent_created: the class is untouched
         with pytest.raises(RuntimeError, match="instrumented already"):
             instrument(**otel.providers)
         after = tool_run(faux)
@@ -245,6 +246,12 @@ async def test_an_instrumented_agent_that_is_dropped_is_collected(otel: Pipeline
     assert len(otel.named("invoke_agent")) == 2
 
 
+# Agent-level duration metrics of the GenAI conventions (model/gen-ai/metrics.yaml in
+# open-telemetry/semantic-conventions-genai) that opentelemetry-semantic-conventions does
+# not list yet.
+NEWER_THAN_THE_PACKAGE = {"gen_ai.invoke_agent.duration", "gen_ai.execute_tool.duration"}
+
+
 def test_the_attribute_and_metric_names_are_the_conventions_own() -> None:
     ours = {
         value
@@ -257,7 +264,8 @@ def test_the_attribute_and_metric_names_are_the_conventions_own() -> None:
         for value in vars(module).values()
         if isinstance(value, str)
     }
-    assert ours - theirs == set()
+    assert ours - theirs <= NEWER_THAN_THE_PACKAGE
+    assert ours >= NEWER_THAN_THE_PACKAGE
     assert semconv.PROVIDER_NAME == gen_ai_attributes.GEN_AI_PROVIDER_NAME
     assert semconv.OPERATION_DURATION == gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION
 
@@ -322,6 +330,7 @@ async def test_a_request_span_carries_usage_cost_and_the_server(otel: Pipeline) 
         "gen_ai.request.model": "mock",
         "gen_ai.request.max_tokens": 100,
         "gen_ai.request.temperature": 0.5,
+        "gen_ai.request.stream": True,
         "server.address": "example.invalid",
         "server.port": 443,
         "gen_ai.response.model": "mock-2025",

@@ -4,6 +4,7 @@ file, line and field."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -291,7 +292,7 @@ def test_a_broken_jsonl_file_names_the_file_the_line_and_the_field(tmp_path: Pat
     assert (error.line, error.reason) == (2, "Input data was truncated")
 
 
-def test_a_broken_json_array_file_names_the_file_and_the_path(tmp_path: Path) -> None:
+def test_a_broken_json_array_file_names_the_file_the_line_and_the_path(tmp_path: Path) -> None:
     error = broken(
         tmp_path,
         "chat.json",
@@ -299,9 +300,39 @@ def test_a_broken_json_array_file_names_the_file_and_the_path(tmp_path: Path) ->
     )
     assert isinstance(error, MessageValidationError)
     assert str(error) == (
-        f"{tmp_path / 'chat.json'}: Invalid value 'img' - at `$[1].content[0].type`"
+        f"{tmp_path / 'chat.json'}, line 2, column 36: "
+        "Invalid value 'img' - at `$[1].content[0].type`"
     )
-    assert error.path == "$[1].content[0].type"
+    assert (error.line, error.column, error.path) == (2, 36, "$[1].content[0].type")
+
+    # what JSON.stringify(messages, null, 2) writes: the line of the wrong value
+    messages = [
+        {"role": "user", "content": 'a "quoted" [text] {x}', "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "fine"}],
+            "api": "faux",
+            "provider": "faux",
+            "model": "m",
+            "usage": {"input": 1, "output": "two", "cacheRead": 0, "cacheWrite": 0},
+            "stopReason": "stop",
+            "timestamp": 2,
+        },
+    ]
+    pretty = json.dumps(messages, indent=2).encode()
+    error = broken(tmp_path, "pretty.json", pretty)
+    lines = pretty.decode().splitlines()
+    assert error.path == "$[1].usage.output"
+    assert error.line is not None
+    assert error.column is not None
+    assert lines[error.line - 1][error.column - 1 :] == '"two",'
+    assert str(error).startswith(f"{tmp_path / 'pretty.json'}, line {error.line}, column 17: ")
+
+    # a message that is not an object at all: its own line
+    error = broken(
+        tmp_path, "five.json", b'[\n  {"role":"user","content":"x","timestamp":1},\n  5\n]'
+    )
+    assert (error.line, error.column, error.path) == (3, 3, "$[1]")
 
     error = broken(tmp_path, "cut.json", b'[{"role":"user",\n "content":"x",\n "timestamp":1')
     assert str(error) == f"{tmp_path / 'cut.json'}: Input data was truncated"

@@ -5,6 +5,8 @@ from ..ai import AbortSignal as AbortSignal
 from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
+from ._agent import AgentCreatedHook as AgentCreatedHook
+from ._agent import on_agent_created as on_agent_created
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
 from ._config import AgentLoopConfig as AgentLoopConfig
@@ -80,6 +82,7 @@ __all__ = [
     "Agent",
     "AgentBusyError",
     "AgentContext",
+    "AgentCreatedHook",
     "AgentEndEvent",
     "AgentEvent",
     "AgentEventStream",
@@ -131,6 +134,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "default_convert_to_llm",
+    "on_agent_created",
     "run_agent_loop",
     "run_agent_loop_continue",
     "run_tool_call",

@@ -11,7 +11,7 @@ are never interrupted. The call returns after ``agent_end`` reached every listen
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, Unpack, overload
+from typing import Any, Literal, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 import anyio.lowlevel
@@ -35,6 +35,7 @@ from ..ai import (
 from ..ai._errors import PiError
 from ._checks import check_run_settings, check_tools
 from ._config import AgentHooks, AgentLoopConfig
+from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
 from ._loop import LoopRun
@@ -51,7 +52,7 @@ from ._types import (
 )
 from ._view import Transcript
 
-__all__ = ["Agent", "AgentBusyError"]
+__all__ = ["Agent", "AgentBusyError", "AgentCreatedHook", "on_agent_created"]
 
 T = TypeVar("T")
 
@@ -182,6 +183,7 @@ class Agent:
             messages=transcript,
         )
         self._reducer = StateReducer(self.state, self._accept_queued)
+        _created_hooks.notify(self)  # on_agent_created: e.g. instrumenting every agent
 
     def __getattr__(self, name: str) -> Any:
         # only reached when normal lookup fails: point old spellings to their new home
@@ -490,3 +492,18 @@ class Agent:
         """A message reached its ``message_end``: it is no longer reserved by a queue."""
         self._steering.accept(message)
         self._follow_up.accept(message)
+
+
+AgentCreatedHook: TypeAlias = Callable[[Agent], None]
+"""``hook(agent)``: called with each new ``Agent``, synchronously, in the constructing
+thread; what it raises propagates out of ``Agent(...)``."""
+
+_created_hooks: CreatedHooks[Agent] = CreatedHooks()
+
+
+def on_agent_created(hook: AgentCreatedHook) -> Callable[[], None]:
+    """Call ``hook(agent)`` with every ``Agent`` constructed from now on, as the last
+    step of ``Agent(...)`` (the agent fully set up), in the order the hooks were
+    registered. Agents that exist already are not seen. Returns the function that removes
+    the hook again. ``pi_trio.otel.instrument()`` uses it to instrument every new agent."""
+    return _created_hooks.add(hook, "on_agent_created()")

@@ -9,8 +9,8 @@ is a wrong type in a known field or a message without ``timestamp``. Such errors
 ``MessageValidationError``s naming the path (``$.content[0].type``); malformed JSON, and
 JSON nesting arrays and objects deeper than ``MAX_JSON_DEPTH`` (256) levels, raise
 ``MessageDecodeError`` naming the line and column. Both are ``PiError``s and msgspec
-``DecodeError``s; given a ``source`` (a file name) they name it too, and for JSON Lines the
-line of the message.
+``DecodeError``s; given a ``source`` (a file name) they name it too, and the line: for JSON
+Lines the line of the message, for a JSON array the line and column of the wrong field.
 
 Re-encoding gives back the bytes pi_trio or the TypeScript runtime wrote, with these
 limits. Known fields are written in pi_trio's order, which is the order of the original's
@@ -41,6 +41,7 @@ import msgspec
 from ._errors import MessageDecodeError, MessageValidationError
 from ._jsnum import js_number_text, needs_js_spelling
 from ._json_depth import decode_checked
+from ._json_where import position_of_path
 from ._live import LIVE_BLOCKS
 from ._lossless import (
     apply_layouts,
@@ -139,7 +140,8 @@ def messages_from_json(
     data: bytes | str, *, strict: bool = False, exact: bool = False, source: str | None = None
 ) -> list[Message]:
     """Decode a transcript (a JSON array) written by pi_trio or the TypeScript runtime
-    (any line). ``source`` (e.g. the file name) is named in errors."""
+    (any line). ``source`` (e.g. the file name) is named in errors, with the line and
+    column of a wrong field."""
     return _decode(  # type: ignore[no-any-return]
         data, list[Message], strict=strict, exact=exact, source=source
     )
@@ -192,8 +194,13 @@ def _decode(
         )
     except msgspec.ValidationError as exc:
         found = _AT_PATH.search(str(exc))
+        path = found.group(1) if found else "$"
+        column = None
+        if source is not None and line is None:  # a file: say where in it, too
+            raw = data.encode() if isinstance(data, str) else data
+            line, column = position_of_path(raw, path) or (None, None)
         raise MessageValidationError(
-            str(exc), source=source, line=line, path=found.group(1) if found else "$"
+            str(exc), source=source, line=line, column=column, path=path
         ) from exc
     except msgspec.DecodeError as exc:
         raise _malformed(str(exc), data, source, line) from exc

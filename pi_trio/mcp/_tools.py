@@ -161,8 +161,16 @@ class MCPTools(Sequence[AgentTool]):
 
 
 def _replace_tools(agent: Agent, old: Sequence[AgentTool], new: Sequence[AgentTool]) -> None:
-    gone = {id(t) for t in old} | {id(t) for t in new}
-    agent.state.tools = [t for t in agent.state.tools if id(t) not in gone] + list(new)
+    """``new`` in place of ``old`` in the agent's tools. A tool of ``old`` may be there as
+    a stand-in of the same name (``pi_trio.otel`` puts traced copies in its place): that
+    goes too, or the agent would offer the model two tools of one name."""
+    ours = {id(t) for t in old} | {id(t) for t in new}
+    old_names = {t.name for t in old}
+    agent.state.tools = [
+        t
+        for t in agent.state.tools
+        if id(t) not in ours and getattr(t, "name", None) not in old_names
+    ] + list(new)
 
 
 def _default_label(server: ServerSpec) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import Agent
+from ..agent import Agent, on_agent_created
 from ._listener import AgentTelemetry
 from ._telemetry import Telemetry
 from ._tools import ToolWrapping
@@ -54,13 +53,18 @@ _instrumented: weakref.WeakKeyDictionary[Agent, weakref.ref[_Instrumentation]] =
 
 
 class _Global:
-    """Every ``Agent`` constructed while this is installed gets instrumented."""
+    """Every ``Agent`` constructed while this is installed gets instrumented (through
+    ``pi_trio.agent.on_agent_created``; the ``Agent`` class is left as it is)."""
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
         self.agents: weakref.WeakSet[Agent] = weakref.WeakSet()
-        self.original_init: Any = None
-        self.patched_init: Any = None
+        self.remove_hook: Callable[[], None] = lambda: None
+
+    def agent_created(self, agent: Agent) -> None:
+        if _global is self and not _is_instrumented(agent):
+            _instrument_agent(agent, self.telemetry, self)
+            self.agents.add(agent)
 
 
 _global: _Global | None = None
@@ -81,8 +85,10 @@ def instrument(
     model request and ``execute_tool {name}`` per tool call under their turn, with the
     OpenTelemetry GenAI attributes (provider, models, token usage, finish reasons,
     ``error.type``) and ``pi.usage.cost``. Metrics: ``gen_ai.client.token.usage`` and
-    ``gen_ai.client.operation.duration`` (requests, tool calls and runs). A tool's own
-    spans nest under its ``execute_tool`` span.
+    ``gen_ai.client.operation.duration`` per request, ``gen_ai.invoke_agent.duration`` per
+    run, ``gen_ai.execute_tool.duration`` per tool call. A tool's own spans nest under its
+    ``execute_tool`` span. Without ``agent``, new agents are found through
+    ``pi_trio.agent.on_agent_created``.
 
     ``tracer_provider`` / ``meter_provider`` default to the global ones. Message
     content (prompts, answers, tool arguments and results) is recorded only with
@@ -136,18 +142,7 @@ def _instrument_agent(
 def _instrument_globally(telemetry: Telemetry) -> Callable[[], None]:
     global _global
     state = _Global(telemetry)
-    original = Agent.__init__
-
-    @functools.wraps(original)
-    def __init__(self: Agent, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        if _global is state and not _is_instrumented(self):
-            _instrument_agent(self, state.telemetry, state)
-            state.agents.add(self)
-
-    state.original_init = original
-    state.patched_init = __init__
-    setattr(Agent, "__init__", __init__)  # noqa: B010 - mypy refuses assigning a method
+    state.remove_hook = on_agent_created(state.agent_created)
     _global = state
 
     def uninstrument() -> None:
@@ -155,8 +150,7 @@ def _instrument_globally(telemetry: Telemetry) -> Callable[[], None]:
         if _global is not state:
             return
         _global = None
-        if Agent.__dict__.get("__init__") is state.patched_init:
-            setattr(Agent, "__init__", state.original_init)  # noqa: B010
+        state.remove_hook()
         for agent in list(state.agents):
             ref = _instrumented.get(agent)
             instrumentation = ref() if ref is not None else None

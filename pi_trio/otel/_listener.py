@@ -168,9 +168,9 @@ class AgentTelemetry:
             PROVIDER_NAME: provider_name(model.provider),
             REQUEST_MODEL: model.id,
         }
-        attributes = dict(metric_attributes)
         if name:
-            attributes[AGENT_NAME] = name
+            metric_attributes[AGENT_NAME] = name
+        attributes = dict(metric_attributes)
         session_id = agent.stream_options.session_id
         if session_id:
             attributes[CONVERSATION_ID] = session_id
@@ -247,7 +247,7 @@ class AgentTelemetry:
                 metric_attributes = {**metric_attributes, ERROR_TYPE: error[0]}
             end = time.time_ns()
             span.end(end_time=end)
-            self._telemetry.duration.record((end - run.start_ns) / NS, metric_attributes)
+            self._telemetry.run_duration.record((end - run.start_ns) / NS, metric_attributes)
             self._signal = None
         self._on_run_end()
 
@@ -359,8 +359,6 @@ class AgentTelemetry:
             span.set_attribute(TOOL_CALL_RESULT, content.tool_result(result))
         end = time.time_ns()
         span.end(end_time=end)
-        # The tool's own execution time when the agent measured it (the span also
-        # covers argument validation and the before/after hooks).
-        duration_ms = event.duration_ms
-        seconds = duration_ms / 1000 if duration_ms is not None else (end - record.start_ns) / NS
-        self._telemetry.duration.record(seconds, metric_attributes)
+        # as long as the span, as the conventions ask (argument checks and the
+        # before/after hooks included; the tool's own time is ``duration_ms``)
+        self._telemetry.tool_duration.record((end - record.start_ns) / NS, metric_attributes)

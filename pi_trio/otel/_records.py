@@ -24,6 +24,7 @@ from ._semconv import (
     PROVIDER_NAME,
     REQUEST_MAX_TOKENS,
     REQUEST_MODEL,
+    REQUEST_STREAM,
     REQUEST_TEMPERATURE,
     RESPONSE_FINISH_REASONS,
     RESPONSE_ID,
@@ -128,6 +129,7 @@ def request_attributes(
     if model.id == message.model and model.provider == message.provider:
         metric_attributes.update(server_attributes(model.base_url))
     attributes = dict(metric_attributes)
+    attributes[REQUEST_STREAM] = True
     options = getattr(agent, "stream_options", None)
     if options is not None:
         if options.max_tokens is not None:

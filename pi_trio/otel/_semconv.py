@@ -2,9 +2,13 @@
 names, and the mapping of pi's values (providers, APIs, stop reasons, failures) onto
 the conventions' well-known values.
 
-Names follow the GenAI conventions of OpenTelemetry semantic conventions 1.41
-(``gen_ai.provider.name``, which replaced ``gen_ai.system``; cache token counts;
-``gen_ai.input.messages`` / ``gen_ai.output.messages`` as JSON strings on spans).
+Names follow the GenAI conventions, which now live in their own repository
+(open-telemetry/semantic-conventions-genai): ``gen_ai.provider.name``, which replaced
+``gen_ai.system``; cache and reasoning token counts; ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` as JSON strings on spans; ``gen_ai.client.operation.duration``
+for model requests and the agent-level ``gen_ai.invoke_agent.duration`` and
+``gen_ai.execute_tool.duration`` for runs and tool calls (these two are newer than the
+``opentelemetry-semantic-conventions`` package, which lists the rest).
 Attributes the conventions have no name for are ``pi.*``.
 """
 
@@ -23,7 +27,9 @@ __all__ = [
     "ERROR_TIMEOUT",
     "ERROR_TOOL",
     "ERROR_TYPE",
+    "EXECUTE_TOOL_DURATION",
     "INPUT_MESSAGES",
+    "INVOKE_AGENT_DURATION",
     "OPERATION_CHAT",
     "OPERATION_DURATION",
     "OPERATION_DURATION_BUCKETS",
@@ -38,6 +44,7 @@ __all__ = [
     "PROVIDER_NAME",
     "REQUEST_MAX_TOKENS",
     "REQUEST_MODEL",
+    "REQUEST_STREAM",
     "REQUEST_TEMPERATURE",
     "RESPONSE_FINISH_REASONS",
     "RESPONSE_ID",
@@ -77,6 +84,7 @@ CONVERSATION_ID = "gen_ai.conversation.id"
 REQUEST_MODEL = "gen_ai.request.model"
 REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
 REQUEST_TEMPERATURE = "gen_ai.request.temperature"
+REQUEST_STREAM = "gen_ai.request.stream"  # pi always streams
 RESPONSE_MODEL = "gen_ai.response.model"
 RESPONSE_ID = "gen_ai.response.id"
 RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
@@ -114,8 +122,10 @@ OPERATION_EXECUTE_TOOL = "execute_tool"
 # --------------------------------------------------------------------------- metrics
 
 TOKEN_USAGE = "gen_ai.client.token.usage"
-OPERATION_DURATION = "gen_ai.client.operation.duration"
-# The buckets the conventions advise for each histogram.
+OPERATION_DURATION = "gen_ai.client.operation.duration"  # one model request
+INVOKE_AGENT_DURATION = "gen_ai.invoke_agent.duration"  # one run, as long as its span
+EXECUTE_TOOL_DURATION = "gen_ai.execute_tool.duration"  # one tool call's execution
+# The buckets the conventions advise for the token and the duration histograms.
 TOKEN_USAGE_BUCKETS = (
     1,
     4,

@@ -1,4 +1,4 @@
-"""What one ``instrument()`` call sets up: the tracer, the two histograms and the options,
+"""What one ``instrument()`` call sets up: the tracer, the histograms and the options,
 shared by every agent it instruments."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from opentelemetry import metrics, trace
 
 from .. import __version__
 from ._semconv import (
+    EXECUTE_TOOL_DURATION,
+    INVOKE_AGENT_DURATION,
     OPERATION_DURATION,
     OPERATION_DURATION_BUCKETS,
     TOKEN_USAGE,
@@ -29,7 +31,15 @@ def _capture_from_env() -> bool:
 
 
 class Telemetry:
-    __slots__ = ("agent_name", "capture_content", "duration", "token_usage", "tracer")
+    __slots__ = (
+        "agent_name",
+        "capture_content",
+        "duration",
+        "run_duration",
+        "token_usage",
+        "tool_duration",
+        "tracer",
+    )
 
     def __init__(
         self,
@@ -51,6 +61,18 @@ class Telemetry:
             OPERATION_DURATION,
             unit="s",
             description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=OPERATION_DURATION_BUCKETS,
+        )
+        self.run_duration = meter.create_histogram(
+            INVOKE_AGENT_DURATION,
+            unit="s",
+            description="The end-to-end duration of a single agent invocation.",
+            explicit_bucket_boundaries_advisory=OPERATION_DURATION_BUCKETS,
+        )
+        self.tool_duration = meter.create_histogram(
+            EXECUTE_TOOL_DURATION,
+            unit="s",
+            description="The duration of a single tool execution.",
             explicit_bucket_boundaries_advisory=OPERATION_DURATION_BUCKETS,
         )
         self.capture_content = _capture_from_env() if capture_content is None else capture_content
