@@ -15,8 +15,10 @@ anything: valid HTTP, broken HTTP, a body of any size, a stall, a reset::
 
 from __future__ import annotations
 
+import functools
 import http
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -27,14 +29,17 @@ import anyio.abc
 import h11
 import httpx2
 
-from pi_trio.testing import ServedRequest
+from pi_trio.ai import ProviderRegistry
+from pi_trio.testing import ServedRequest, registry_with_transport
 
 __all__ = [
     "CountingTransport",
     "FaultConn",
     "FaultServer",
     "head",
+    "loopback_registry",
     "serve_faults",
+    "shared_tls_context",
 ]
 
 _READ_SIZE = 65536
@@ -218,11 +223,25 @@ class _CountingStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+@functools.cache
+def shared_tls_context() -> ssl.SSLContext:
+    """One TLS context for every test client. Loading the CA bundle takes about 80 ms per
+    client, more than a whole loopback fault test (whose servers speak plain HTTP)."""
+    return ssl.create_default_context()
+
+
+def loopback_registry(transport: httpx2.AsyncBaseTransport | None = None) -> ProviderRegistry:
+    """A registry with the built-in providers over a real HTTP transport (by default a
+    ``CountingTransport``) that shares ``shared_tls_context``."""
+    return registry_with_transport(transport or CountingTransport())
+
+
 class CountingTransport(httpx2.AsyncBaseTransport):
     """A real HTTP transport that counts the response-body bytes pulled off the network
     (before any decoding)."""
 
     def __init__(self, **options: Any) -> None:
+        options.setdefault("verify", shared_tls_context())
         self._inner = httpx2.AsyncHTTPTransport(**options)
         self.bytes_pulled = 0
 

@@ -981,6 +981,60 @@ async def test_end_to_end_catalog_model_through_the_registry():
     assert message.stop_reason == "toolUse"
 
 
+async def test_aws_credentials_ending_in_a_newline_are_sent_stripped_and_signed_right():
+    # values read from files or Kubernetes secrets: the newline would end up in a header
+    # (the session token, the key id in the Authorization) or break the signature
+    keys = {
+        "AWS_ACCESS_KEY_ID": f"{ACCESS}\n",
+        "AWS_SECRET_ACCESS_KEY": f"{SECRET}\n",
+        "AWS_SESSION_TOKEN": f"{TOKEN}-0123456789\n",
+    }
+    reply = SSEReply(TEXT_BODY, headers={"content-type": es.CONTENT_TYPE})
+    async with serve_sse([reply]) as server:
+        registry = ProviderRegistry()
+        try:
+            message = await complete(at_url(NOVA, server.url), ctx(), registry=registry, env=keys)
+        finally:
+            await registry.aclose()
+    assert message.stop_reason == "stop", message.error_message
+    served = server.requests[0]
+    assert served.headers["x-amz-security-token"] == f"{TOKEN}-0123456789"
+    parts = verify_sigv4(
+        server.url + served.path, served.headers, served.content, token=f"{TOKEN}-0123456789"
+    )
+    assert parts["key"] == ACCESS
+
+
+@pytest.mark.parametrize(
+    ("variable", "what"),
+    [
+        ("AWS_ACCESS_KEY_ID", "AWS access key id"),
+        ("AWS_SECRET_ACCESS_KEY", "AWS secret access key"),
+        ("AWS_SESSION_TOKEN", "AWS session token"),
+    ],
+)
+async def test_aws_credentials_with_a_control_character_inside_are_refused_unshown(
+    variable: str, what: str
+):
+    keys = {**KEYS, "AWS_SESSION_TOKEN": "session-token-0123456789"}
+    keys[variable] = "leaked-\x01-credential-0123456789"
+    async with serve_sse([]) as server:
+        registry = ProviderRegistry()
+        try:
+            message = await complete(at_url(NOVA, server.url), ctx(), registry=registry, env=keys)
+        finally:
+            await registry.aclose()
+    assert server.requests == []
+    assert message.error_message is not None
+    assert message.error_message.startswith(
+        f"The {what} for provider 'amazon-bedrock' contains a control character (U+0001) "
+        f"at position 7; a key is visible ASCII without spaces"
+    )
+    assert variable in message.error_message
+    assert "leaked" not in message.error_message
+    assert "credential" not in message.error_message
+
+
 async def test_end_to_end_http_error_and_retry():
     throttled = SSEReply(
         b'{"message":"Rate exceeded"}',

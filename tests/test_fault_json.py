@@ -44,11 +44,13 @@ MODELS = {
     "openai_responses": ("openai", "gpt-5-mini"),
     "google": ("google", "gemini-2.5-flash"),
     "mistral": ("mistral", "mistral-small-latest"),
+    "pi_messages": ("radius", "balanced"),
 }
 # The streams recorded from pi 1.6, by the prefix of their name: the Responses dialects
 # of Azure and Codex read like OpenAI's; the rest are chat completions.
 RECORDED_PREFIXES = {
     "mistral_": "mistral",
+    "pimessages_": "pi_messages",
     "azure_": "openai_responses",
     "codex_": "openai_responses",
 }

@@ -29,7 +29,7 @@ from pi_trio.ai import (
     get_model,
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
-from pi_trio.proxy import ProxyApp, create_app, serve
+from pi_trio.proxy import ProxyApp, catalog_models_only, create_app, serve
 from pi_trio.proxy import _rebuild as proxy_rebuild
 from pi_trio.testing import (
     FauxProvider,
@@ -300,6 +300,34 @@ async def test_the_servers_key_never_reaches_a_client(
     assert upstream.requests[0].headers["x-api-key"] == SERVER_KEY
     assert result.stop_reason == "error"
     assert result.error_message == ('401 bad key [redacted] "[redacted]" [redacted] [redacted]')
+
+
+async def test_a_catalog_model_under_another_api_is_refused(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Azure reads its address from the server's environment: an OpenAI model relabelled
+    as Azure would carry the server's OpenAI key to the Azure endpoint."""
+    monkeypatch.setenv("OPENAI_API_KEY", SERVER_KEY)
+    recorded = (FIXTURES / "openai_responses" / "text.sse").read_bytes()
+    async with serve_sse([SSEReply(recorded)]) as azure:
+        monkeypatch.setenv("AZURE_OPENAI_BASE_URL", azure.url)
+        monkeypatch.setenv("AZURE_OPENAI_API_KEY", "sk-azure-server-key-0123456789")
+        base = get_model("openai", "gpt-5-mini")
+        assert base is not None
+        relabelled = msgspec.structs.replace(base, api="azure-openai-responses")
+        registry = ProviderRegistry()
+        url, _ = await start(nursery, registry=registry, model_policy=catalog_models_only)
+        try:
+            async with httpx2.AsyncClient() as http:
+                fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+                result = await complete(relabelled, hello(), stream_fn=fn)
+        finally:
+            await registry.aclose()
+    assert azure.requests == []
+    assert result.error_message == (
+        "Proxy error: Model openai/gpt-5-mini must use its catalog api 'openai-responses', "
+        "got 'azure-openai-responses'"
+    )
 
 
 async def test_a_broken_server_key_is_named_but_not_shown(

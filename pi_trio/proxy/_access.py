@@ -33,14 +33,22 @@ def load_tokens(
 
 
 def catalog_models_only(model: Model) -> str | None:
-    """The default model policy: the model must be in the catalog and be called at its
-    catalog ``base_url`` — the server sends its own API key to that URL, so a client must
-    not be able to point it elsewhere. Returns the reason for a refusal, or ``None``."""
+    """The default model policy: the model must be in the catalog and be called through
+    its catalog ``api`` at its catalog ``base_url`` — the server sends its own API key to
+    that URL, so a client must not be able to point it elsewhere. Returns the reason for a
+    refusal, or ``None``."""
     known = get_model(model.provider, model.id)
     if known is None:
         return (
             f"Model {model.provider}/{model.id} is not in this proxy's catalog; "
             "only catalog models are served"
+        )
+    if model.api != known.api:
+        # another API reads its address and headers elsewhere (Azure's base URL from the
+        # server's environment): the key of one vendor would go to another
+        return (
+            f"Model {model.provider}/{model.id} must use its catalog api "
+            f"{known.api!r}, got {model.api!r}"
         )
     if model.base_url != known.base_url:
         return (

@@ -6,9 +6,10 @@ else botocore's credential chain (profile, SSO, shared files, container and inst
 metadata, web identity) for the named or ambient profile. The chain does blocking I/O
 (files, metadata endpoints), so it runs in a worker thread; its sessions are kept
 (``SESSION_CACHE_SIZE``) so that refreshable credentials refresh themselves instead of
-being fetched again per request. ``SigV4Signer`` signs one request with frozen
-credentials; the HTTP shell calls it before every attempt, so each retry carries a fresh
-signature.
+being fetched again per request. ``clean_credentials`` puts them through the same check
+as an API key (a value read from a file often ends in a newline). ``SigV4Signer`` signs
+one request with frozen credentials; the HTTP shell calls it before every attempt, so each
+retry carries a fresh signature.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from botocore.credentials import ReadOnlyCredentials
 from botocore.exceptions import BotoCoreError, ProfileNotFound
 
 from .._errors import ProviderError
+from .._secrets import clean_api_key
 
 __all__ = [
     "SESSION_CACHE_SIZE",
     "SIGNING_NAME",
     "AwsIdentity",
     "SigV4Signer",
+    "clean_credentials",
     "profile_region",
     "resolve_credentials",
 ]
@@ -47,6 +50,14 @@ _NO_CREDENTIALS: Final = (
     "No AWS credentials found for Amazon Bedrock: set AWS_PROFILE, AWS_ACCESS_KEY_ID and "
     "AWS_SECRET_ACCESS_KEY, or AWS_BEARER_TOKEN_BEDROCK (or pass api_key), or configure "
     "the AWS credential chain (aws configure / aws sso login)"
+)
+
+# What the first three fields of the credentials are (access key, secret key, token) and
+# where they come from, for the error of a malformed one.
+_CREDENTIAL_PARTS: Final = (
+    ("AWS access key id", "AWS_ACCESS_KEY_ID"),
+    ("AWS secret access key", "AWS_SECRET_ACCESS_KEY"),
+    ("AWS session token", "AWS_SESSION_TOKEN"),
 )
 
 _sessions: dict[tuple[str | None, ...], botocore.session.Session] = {}
@@ -116,6 +127,23 @@ async def resolve_credentials(
         return AwsIdentity(ReadOnlyCredentials(access_key, secret_key, token), None)
     chain_profile = profile or _read(None, "AWS_PROFILE")
     return await anyio.to_thread.run_sync(_from_chain, chain_profile, abandon_on_cancel=True)
+
+
+def clean_credentials(credentials: ReadOnlyCredentials, provider: str) -> ReadOnlyCredentials:
+    """``credentials`` with each part through ``clean_api_key``: surrounding whitespace
+    stripped (a newline would break the signature or a header), any other whitespace,
+    control or non-ASCII character refused with an error naming the part and the provider,
+    never the value."""
+    parts = list(credentials)
+    for index, (what, variable) in enumerate(_CREDENTIAL_PARTS):  # the first three fields
+        value = parts[index]
+        if value is not None:
+            sources = [
+                f"{variable} (the request's env or the process environment)",
+                "the AWS profile",
+            ]
+            parts[index] = clean_api_key(value, provider, what=what, sources=sources)
+    return ReadOnlyCredentials(*parts)
 
 
 def _region_of(profile: str | None) -> str | None:

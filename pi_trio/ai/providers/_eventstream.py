@@ -5,7 +5,8 @@ botocore's ``EventStreamBuffer`` does the binary framing (prelude, headers, payl
 checks both CRC32 checksums; this module feeds it the body as it arrives and turns what
 can go wrong into one ``ProviderError`` each: a frame that fails its checks, a body that
 ends inside a frame, a message larger than ``MAX_PENDING_BYTES``, a body that is not an
-event stream at all, a transport error. Needs the ``bedrock`` extra (botocore).
+event stream at all (another content type, or not one frame: a 204), a transport error.
+Needs the ``bedrock`` extra (botocore).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class EventStreamReader:
         "_done",
         "_exhausted",
         "_pending",
+        "_seen",
         "_what",
         "response",
     )
@@ -74,6 +76,7 @@ class EventStreamReader:
         self._done = False
         self._exhausted = False
         self._checked = False
+        self._seen = False  # a frame arrived
         self._broken: ProviderError | None = None
 
     def __aiter__(self) -> EventStreamReader:
@@ -142,6 +145,11 @@ class EventStreamReader:
                         f"Network error: the {self._what} event stream ended inside a message "
                         f"({self._pending} bytes of an unfinished frame)"
                     ) from None
+                if not self._seen:
+                    response = self.response
+                    content_type = response.headers.get("content-type")
+                    text = no_events_text(response.status_code, content_type, "", None, more=False)
+                    raise ProviderError(text, status=response.status_code) from None
                 break
             except httpx2.RequestError as exc:
                 self._done = self._exhausted = True
@@ -152,6 +160,7 @@ class EventStreamReader:
                 self._done = True
                 raise
             if frames:
+                self._seen = True
                 return frames
         raise StopAsyncIteration
 

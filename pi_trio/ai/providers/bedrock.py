@@ -78,6 +78,12 @@ _STANDARD_HOST: Final = re.compile(
 )
 _PLACEHOLDER: Final = re.compile(r"^<[^>]+>$")
 _RESERVED_HEADERS: Final = frozenset({"authorization", "host"})
+_TOKEN_SOURCES: Final = [
+    'extra["bearer_token"]',
+    "the request options",
+    "get_api_key",
+    "AWS_BEARER_TOKEN_BEDROCK",
+]
 
 
 def _env(options: StreamOptions, name: str) -> str | None:
@@ -128,7 +134,7 @@ def _bearer_token(run: ProviderRun) -> str | None:
     if not token:
         return None
     run.secrets.add(token)
-    token = clean_api_key(token, run.model.provider)
+    token = clean_api_key(token, run.model.provider, sources=_TOKEN_SOURCES)
     run.secrets.add(token)
     return token
 
@@ -196,7 +202,12 @@ async def _observe_frame(observe: Observer, name: str, payload: bytes) -> None:
 
 async def _stream(run: ProviderRun, context: Context) -> None:
     try:
-        from ._bedrock_auth import SigV4Signer, profile_region, resolve_credentials
+        from ._bedrock_auth import (
+            SigV4Signer,
+            clean_credentials,
+            profile_region,
+            resolve_credentials,
+        )
         from ._eventstream import EVENTSTREAM_CONTENT_TYPE, EventStreamReader
     except ImportError as exc:
         raise ProviderError(MISSING_EXTRA_TEXT) from exc
@@ -216,6 +227,8 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     else:
         identity = await resolve_credentials(options.env, profile, skip_auth=skip_auth)
         credentials = identity.credentials
+        run.secrets.update(s for s in (credentials.secret_key, credentials.token) if s)
+        credentials = clean_credentials(credentials, model.provider)
         run.secrets.update(s for s in (credentials.secret_key, credentials.token) if s)
         region = region or identity.profile_region
         if region is not None:
