@@ -49,6 +49,31 @@ EVENT_LIMIT = 256 * 1024
 pytestmark = pytest.mark.parametrize("provider", PROVIDERS)
 
 
+# Cases that do not apply to a provider are skipped in these synchronous fixtures: a skip
+# raised inside a trio test is reported without its reason.
+
+
+@pytest.fixture
+def sse_provider(provider: Provider) -> Provider:
+    if not provider.sse:
+        pytest.skip("binary frames are read only under their own content type")
+    return provider
+
+
+@pytest.fixture
+def closing_provider(provider: Provider) -> Provider:
+    if not provider.closing_event:
+        pytest.skip("a Gemini stream has no closing event: it may end after any chunk")
+    return provider
+
+
+@pytest.fixture
+def garbage_provider(provider: Provider, kind: str) -> Provider:
+    if kind == "bad checksum" and provider.sse:
+        pytest.skip("SSE has no checksums")
+    return provider
+
+
 @functools.cache
 def gzip_bomb() -> bytes:
     return gzip.compress(b"x" * HUGE, compresslevel=9)  # about 32 KiB on the wire
@@ -326,9 +351,8 @@ async def test_a_200_without_events_names_its_content_type(
     failed(provider, outcome, f"200 status code: expected an event stream, got {kind}: {shown}")
 
 
-async def test_an_event_stream_labelled_wrongly_is_still_read(provider: Provider) -> None:
-    if not provider.sse:
-        pytest.skip("binary frames are read only under their own content type")
+async def test_an_event_stream_labelled_wrongly_is_still_read(sse_provider: Provider) -> None:
+    provider = sse_provider
     async with serve_faults(reply(200, provider.body, {"content-type": "text/plain"})) as server:
         outcome = await stream(provider, server.url)
     assert outcome.message.stop_reason == "stop", outcome.text
@@ -372,9 +396,10 @@ async def test_a_body_cut_short_is_a_network_error(provider: Provider, framing: 
     failed(provider, outcome, "Network error: the server closed the connection mid-response")
 
 
-async def test_a_stream_that_ends_before_its_last_event_is_an_error(provider: Provider) -> None:
-    if not provider.closing_event:
-        pytest.skip("a Gemini stream has no closing event: it may end after any chunk")
+async def test_a_stream_that_ends_before_its_last_event_is_an_error(
+    closing_provider: Provider,
+) -> None:
+    provider = closing_provider
     async with serve_faults(answer(provider, provider.through_first_text)) as server:
         outcome = await stream(provider, server.url)
     failed(provider, outcome)
@@ -399,9 +424,8 @@ async def test_broken_http_is_a_network_error(provider: Provider, broken: str) -
 
 
 @pytest.mark.parametrize("kind", list(GARBAGE))
-async def test_garbage_events_are_an_error_outcome(provider: Provider, kind: str) -> None:
-    if kind == "bad checksum" and provider.sse:
-        pytest.skip("SSE has no checksums")
+async def test_garbage_events_are_an_error_outcome(garbage_provider: Provider, kind: str) -> None:
+    provider = garbage_provider
     async with serve_faults(answer(provider, provider.garbage(kind))) as server:
         outcome = await stream(provider, server.url)
     if provider.lenient_chunks and kind == "wrong shapes":
