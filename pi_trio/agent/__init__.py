@@ -7,6 +7,7 @@ from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
+from ._config import AgentListener as AgentListener
 from ._config import AgentLoopConfig as AgentLoopConfig
 from ._config import BeforeToolCallHook as BeforeToolCallHook
 from ._config import ConvertToLlmHook as ConvertToLlmHook
@@ -84,6 +85,7 @@ __all__ = [
     "AgentEvent",
     "AgentEventStream",
     "AgentHooks",
+    "AgentListener",
     "AgentLoopConfig",
     "AgentLoopTurnUpdate",
     "AgentMessage",

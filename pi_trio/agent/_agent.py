@@ -34,7 +34,7 @@ from ..ai import (
 )
 from ..ai._errors import PiError
 from ._checks import check_run_settings, check_tools
-from ._config import AgentHooks, AgentLoopConfig
+from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
 from ._loop import LoopRun
@@ -245,7 +245,7 @@ class Agent:
 
     # ------------------------------------------------------------------ listeners
 
-    def subscribe(self, listener: Callable[..., Any]) -> Callable[[], None]:
+    def subscribe(self, listener: AgentListener) -> Callable[[], None]:
         """Call ``listener(event, signal)`` (or ``listener(event)``) for every event, in
         subscription order, sync or async. Returns the function that unsubscribes."""
         if not callable(listener):
