@@ -21,6 +21,7 @@ from ..ai import (
     AbortSignal,
     ImageContent,
     Model,
+    PiError,
     ProviderRegistry,
     RetryPolicy,
     StreamFn,
@@ -32,7 +33,6 @@ from ..ai import (
     now_ms,
     to_tool_declaration,
 )
-from ..ai._errors import PiError
 from ._checks import check_run_settings, check_tools
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
