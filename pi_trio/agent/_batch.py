@@ -4,9 +4,10 @@ concurrently), and their result messages.
 Each call goes through the steps of ``_tool_call`` (prepare, validate, ``before_tool_call``,
 execute, ``after_tool_call``). Every call of a batch ends with exactly one outcome and one
 result message, whatever happens: a call that is cancelled by an abort, or never started
-because of one, gets ``Operation aborted``. Each event is followed by the run's abort check,
-so an abort a listener requests runs no further step. ``finish_aborted()`` writes the
-outcomes after the abort scope.
+because of one, gets ``Operation aborted``. After each event, and before each execution, an
+aborted signal goes through the run's abort check, so an abort a listener (or a sync tool)
+requests runs no further step. ``finish_aborted()`` writes the outcomes after the abort
+scope.
 """
 
 from __future__ import annotations
@@ -85,10 +86,11 @@ class ToolBatch:
     # ------------------------------------------------------------------ events
 
     async def _emit(self, event: Any) -> None:
-        """Deliver ``event``, then the run's abort check: an abort a listener requested
-        stops the batch before its next step (no tool runs after it)."""
+        """Deliver ``event``; if the run was aborted meanwhile (a listener, a sync tool,
+        another thread), the run's abort check stops the batch before its next step. Only
+        then: the check's checkpoint costs ~1 us, several times per tool call."""
         await self.dispatcher.emit(event)
-        if not self._closing:
+        if self.signal.aborted and not self._closing:
             await self._check()
 
     async def _emit_start(self, i: int) -> None:
@@ -231,7 +233,8 @@ class ToolBatch:
     async def _execute(self, i: int, prepared: PreparedCall) -> ToolCallOutcome:
         # a parallel call may start after a sibling (or a listener of its events) aborted
         # the run: it becomes a task that would run a sync tool before any checkpoint
-        await self._check()
+        if self.signal.aborted:
+            await self._check()
         call = self.calls[i]
         dispatcher = self.dispatcher
 
