@@ -186,8 +186,8 @@ def _private_reads(module: str) -> list[str]:
             name = node.attr
             if not name.startswith("_") or name.startswith("__"):
                 continue
-            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
-                continue
+            # ``self._x`` counts too when the module does not define ``_x``: a private
+            # member inherited from a class of another module
             if name not in own:
                 found.append(f"{module}:{node.lineno} reads .{name}")
     return found
@@ -209,6 +209,8 @@ def test_the_checks_see_a_circle_and_a_private_read() -> None:
         GRAPH.update(saved)
     tree = ast.parse("import x\nx.value._hidden\n")
     assert "_hidden" not in _defined_names(tree)
+    inherited = ast.parse("class S(x.Base):\n    def f(self):\n        return self._base_slot\n")
+    assert "_base_slot" not in _defined_names(inherited)
 
 
 # --------------------------------------------------------------------------- the page
