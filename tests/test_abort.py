@@ -563,3 +563,39 @@ async def test_an_abort_before_the_prompt_was_announced_still_records_the_prompt
         "agent_end",
     ]
     assert stream.count == 0
+
+
+@pytest.mark.parametrize("mode", ["sequential", "parallel"])
+@pytest.mark.parametrize("at", ["tool_execution_start", "tool_execution_end"])
+async def test_an_abort_from_a_tool_event_listener_runs_no_further_tool(at: str, mode: str) -> None:
+    executed: list[str] = []
+
+    def execute(tool_call_id: str, params: Any) -> str:  # sync: no checkpoint of its own
+        executed.append(tool_call_id)
+        return "ran"
+
+    work = AgentTool(name="work", description="w", parameters={"type": "object"}, execute=execute)
+    stream = Scripted(asst([call("a", "work", {}), call("b", "work", {})], "toolUse"), asst("x"))
+    agent = Agent(model=MOCK_MODEL, tools=[work], stream_fn=stream, tool_execution=mode)
+    rec = Recorder()
+    agent.subscribe(rec)
+
+    def aborting(event: Any) -> None:
+        if event.type == at:
+            agent.abort()
+
+    agent.subscribe(aborting)
+    await agent.prompt("go")
+    # aborted at the first call's start: nothing ran; at its end: only that call ran
+    assert executed == ([] if at == "tool_execution_start" else ["a"])
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert [r.tool_call_id for r in results] == ["a", "b"]
+    texts = [r.content[0].text for r in results]
+    assert texts == (
+        ["Operation aborted", "Operation aborted"]
+        if at == "tool_execution_start"
+        else ["ran", "Operation aborted"]
+    )
+    assert stream.count == 1
+    assert rec.types[-2:] == ["turn_end", "agent_end"]
+    assert agent.state.pending_tool_calls == frozenset()

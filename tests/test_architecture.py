@@ -7,6 +7,7 @@ Read from the source with ``ast``; nothing is imported.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pi_trio"
@@ -129,6 +130,23 @@ def test_layers_import_only_downwards() -> None:
     assert wrong == []
 
 
+# the layers built on the public API alone: from another layer they import only public
+# modules (``pi_trio.ai``, ``pi_trio.agent``), never a private one
+PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "fanout"}
+
+
+def test_the_extras_use_only_the_public_api_of_the_layers_below() -> None:
+    private = [
+        f"{m} -> {t}"
+        for m, targets in GRAPH.items()
+        for t in targets
+        if _layer(m) in PUBLIC_API_ONLY
+        and _layer(t) != _layer(m)
+        and any(part.startswith("_") for part in t.split("."))
+    ]
+    assert private == []
+
+
 def _defined_names(tree: ast.AST) -> set[str]:
     """Names a module defines or binds itself (functions, classes, attributes it assigns,
     parameters, ``__slots__`` entries)."""
@@ -168,8 +186,8 @@ def _private_reads(module: str) -> list[str]:
             name = node.attr
             if not name.startswith("_") or name.startswith("__"):
                 continue
-            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
-                continue
+            # ``self._x`` counts too when the module does not define ``_x``: a private
+            # member inherited from a class of another module
             if name not in own:
                 found.append(f"{module}:{node.lineno} reads .{name}")
     return found
@@ -191,3 +209,128 @@ def test_the_checks_see_a_circle_and_a_private_read() -> None:
         GRAPH.update(saved)
     tree = ast.parse("import x\nx.value._hidden\n")
     assert "_hidden" not in _defined_names(tree)
+    inherited = ast.parse("class S(x.Base):\n    def f(self):\n        return self._base_slot\n")
+    assert "_base_slot" not in _defined_names(inherited)
+
+
+# --------------------------------------------------------------------------- the page
+
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+# names the page uses that are not pi_trio's own: a ruff rule set, typing, anyio, a data
+# file, a dunder method, and the ``signal`` argument of a hook
+OUTSIDE_NAMES = {
+    "ASYNC",
+    "TYPE_CHECKING",
+    "__aenter__",
+    "_catalog.bin",
+    "anyio.lowlevel.checkpoint_if_cancelled",
+    "signal.on_abort",
+}
+
+
+def _index() -> tuple[dict[str, set[str]], dict[str, set[str]], set[str]]:
+    """Per module path (``agent/_loop``), its top-level names; per class, its members;
+    and every name or string constant defined anywhere."""
+    top: dict[str, set[str]] = {}
+    members: dict[str, set[str]] = {}
+    anywhere: set[str] = set()
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text())
+        rel = path.relative_to(PACKAGE).with_suffix("").as_posix().removesuffix("/__init__")
+        top[rel] = {
+            t.id
+            for node in tree.body
+            for t in (
+                [ast.Name(id=node.name)]
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                else node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            if isinstance(t, ast.Name)
+        }
+        anywhere |= _defined_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                anywhere.add(node.value)  # event types, tool names
+            elif isinstance(node, ast.ClassDef):
+                members.setdefault(node.name, set()).update(_defined_names(node))
+    return top, members, anywhere
+
+
+def _unknown_names(text: str) -> list[str]:
+    top, members, anywhere = _index()
+
+    def modules(path: str) -> list[str]:
+        return [m for m in top if m == path or m.endswith("/" + path)]
+
+    def resolves(dotted: list[str], where: list[str] | None) -> bool:
+        first, rest = dotted[0], dotted[1:]
+        if where is not None and not any(first in top[m] for m in where):
+            return False
+        if where is None and first not in members and first not in anywhere:
+            return False
+        for name in rest:
+            if name not in members.get(first, ()):
+                return False
+            first = name
+        return True
+
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    tokens = set(re.findall(r"``([^`]+)``", text))
+    tokens |= set(re.findall(r"`([^`\n]+)`", re.sub(r"``[^`]+``", "", text)))
+    unknown = []
+    for token in sorted(tokens - OUTSIDE_NAMES):
+        file = re.fullmatch(r"([\w/]+)\.py(?::\s*([\w.]+))?", token)
+        if file:
+            if file[1].startswith(("tests/", "benchmarks/")):
+                ok = (PACKAGE.parent / f"{file[1]}.py").exists()
+            else:
+                where = modules(file[1])
+                ok = bool(where) and (file[2] is None or resolves(file[2].split("."), where))
+        elif re.fullmatch(r"[\w/]+(\.\w+)*", token) and re.search(r"[_./]|^[A-Z]", token):
+            if token.startswith("pi_trio"):
+                ok = token == "pi_trio" or bool(modules(token[len("pi_trio.") :].replace(".", "/")))
+            else:
+                head, *rest = token.split(".")
+                if "/" in head or modules(head):
+                    where = modules(head)
+                    ok = bool(where) and (not rest or resolves(rest, where))
+                else:
+                    ok = resolves([head, *rest], None)
+        else:
+            continue  # prose, an expression, a pattern
+        if not ok:
+            unknown.append(token)
+    return unknown
+
+
+def test_every_file_and_name_the_architecture_page_mentions_exists() -> None:
+    assert _unknown_names(ARCHITECTURE.read_text()) == []
+
+
+def test_the_page_check_sees_a_missing_name() -> None:
+    text = "`_loop.LoopRun.check` `LoopRun.gone` `agent/_nowhere.py` `_dispatch.absent`"
+    assert _unknown_names(text) == ["LoopRun.gone", "_dispatch.absent", "agent/_nowhere.py"]
+
+
+def test_the_page_names_every_module_of_the_core_layers() -> None:
+    text = re.sub(r"```.*?```", "", ARCHITECTURE.read_text(), flags=re.DOTALL)
+    named = set(re.findall(r"`+([^`\n]+)`+", text))
+    patterns = [
+        re.compile(re.escape(n).replace(r"<api>", r"[a-z]+(_[a-z]+)?").replace(r"\*", r"\w*"))
+        for n in named
+        if "<api>" in n or n.endswith("*")
+    ]
+    missing = [
+        name
+        for name, path in MODULES.items()
+        if _layer(name) in ("ai", "agent", "proxy", "cli")
+        and path.stem != "__init__"
+        and path.stem not in named
+        and f"{path.stem}.py" not in {n.rpartition("/")[2] for n in named}
+        and not any(p.fullmatch(path.stem) for p in patterns)
+    ]
+    assert missing == []

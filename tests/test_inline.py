@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
-from pi_trio.ai import AssistantMessageEvent, Context, MessageBuilder, StreamOptions
+from pi_trio.agent import Agent
+from pi_trio.ai import (
+    AssistantMessageEvent,
+    Context,
+    MessageBuilder,
+    ProviderRegistry,
+    StreamOptions,
+    get_model,
+)
 from pi_trio.ai._consume import InlineStream
+from pi_trio.testing import SSEReply, serve_sse
 
 from .helpers import MOCK_MODEL
 
@@ -84,3 +96,39 @@ async def test_an_event_sent_after_the_terminal_one_is_refused_and_the_outcome_s
     final = await run(inline(lambda event: delivered.append(event.type)), stream_fn)
     assert delivered == ["start", "done"]
     assert final.stop_reason == "stop"
+
+
+async def test_an_http_provider_hands_events_to_sync_listeners_without_awaiting() -> None:
+    # In an agent run the HTTP provider's events go through ``InlineStream.send_nowait``:
+    # the listener is called from it, with no ``InlineStream.send`` coroutine between.
+    body = (Path(__file__).parent / "fixtures" / "anthropic" / "text.sse").read_bytes()
+    stacks: list[set[tuple[str, str]]] = []
+
+    def listener(event: Any) -> None:
+        if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+            frames = set()
+            frame = sys._getframe().f_back
+            while frame is not None:
+                frames.add((frame.f_globals.get("__name__", ""), frame.f_code.co_name))
+                frame = frame.f_back
+            stacks.append(frames)
+
+    async with serve_sse([SSEReply(body)]) as server:
+        sonnet = get_model("anthropic", "claude-sonnet-4-5")
+        assert sonnet is not None
+        registry = ProviderRegistry()
+        try:
+            agent = Agent(
+                model=msgspec.structs.replace(sonnet, base_url=server.url),
+                registry=registry,
+                stream_options=StreamOptions(api_key="sk-ant-test"),
+            )
+            agent.subscribe(listener)
+            result = await agent.prompt("hi")
+        finally:
+            await registry.aclose()
+    assert result.messages[-1].stop_reason == "stop"
+    assert len(stacks) == 2
+    for frames in stacks:
+        assert ("pi_trio.ai._consume", "send_nowait") in frames
+        assert ("pi_trio.ai._consume", "send") not in frames

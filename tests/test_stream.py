@@ -19,8 +19,10 @@ from pi_trio.ai import (
     ProviderNotFoundError,
     ProviderRegistry,
     StartEvent,
+    StreamProtocolError,
     TextContent,
     TextDeltaEvent,
+    TextEndEvent,
     TextStartEvent,
     ThinkingContent,
     ToolCall,
@@ -283,3 +285,19 @@ async def test_aborting_through_options_signal_yields_an_aborted_outcome_with_co
     assert result.stop_reason == "aborted"
     assert result.error_message == "Request was aborted"
     assert result.content[0].text == "so far"
+
+
+class _OwnTextEnd(TextEndEvent, tag="text_end"):
+    """A producer's own subclass of an event class."""
+
+
+def test_a_subclass_of_an_event_class_is_refused_with_what_to_send_instead() -> None:
+    builder = MessageBuilder(MOCK_MODEL)
+    fold = MessageFold()
+    fold.apply(builder.start())
+    start = builder.text_start()
+    fold.apply(start)
+    fold.apply(builder.text_delta(start.content_index, "hi"))
+    own = _OwnTextEnd(content_index=0, content="hi", partial=builder.message)
+    with pytest.raises(StreamProtocolError, match="send the event classes of pi_trio"):
+        fold.apply(own)

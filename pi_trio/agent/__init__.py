@@ -9,6 +9,7 @@ from ._agent import AgentCreatedHook as AgentCreatedHook
 from ._agent import on_agent_created as on_agent_created
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
+from ._config import AgentListener as AgentListener
 from ._config import AgentLoopConfig as AgentLoopConfig
 from ._config import BeforeToolCallHook as BeforeToolCallHook
 from ._config import ConvertToLlmHook as ConvertToLlmHook
@@ -87,6 +88,7 @@ __all__ = [
     "AgentEvent",
     "AgentEventStream",
     "AgentHooks",
+    "AgentListener",
     "AgentLoopConfig",
     "AgentLoopTurnUpdate",
     "AgentMessage",

@@ -21,6 +21,7 @@ from ..ai import (
     AbortSignal,
     ImageContent,
     Model,
+    PiError,
     ProviderRegistry,
     RetryPolicy,
     StreamFn,
@@ -32,9 +33,8 @@ from ..ai import (
     now_ms,
     to_tool_declaration,
 )
-from ..ai._errors import PiError
 from ._checks import check_run_settings, check_tools
-from ._config import AgentHooks, AgentLoopConfig
+from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
 from ._hooks import call_hook
@@ -247,7 +247,7 @@ class Agent:
 
     # ------------------------------------------------------------------ listeners
 
-    def subscribe(self, listener: Callable[..., Any]) -> Callable[[], None]:
+    def subscribe(self, listener: AgentListener) -> Callable[[], None]:
         """Call ``listener(event, signal)`` (or ``listener(event)``) for every event, in
         subscription order, sync or async. Returns the function that unsubscribes."""
         if not callable(listener):

@@ -29,6 +29,7 @@ from ._hooks import coerce_result
 from ._types import (
     AfterToolCallContext,
     AfterToolCallResult,
+    AgentEvent,
     AgentLoopTurnUpdate,
     AgentMessage,
     AgentRequestUpdate,
@@ -42,6 +43,7 @@ from ._types import (
 __all__ = [
     "AfterToolCallHook",
     "AgentHooks",
+    "AgentListener",
     "AgentLoopConfig",
     "BeforeToolCallHook",
     "ConvertToLlmHook",
@@ -92,6 +94,9 @@ PrepareNextTurnHook: TypeAlias = (
 """Called with the finished turn (and the signal), or, in the older form, with the signal
 alone or nothing."""
 ShouldStopAfterTurnHook: TypeAlias = SignalHook[AgentTurnContext, bool]
+AgentListener: TypeAlias = SignalHook[AgentEvent, object]
+"""``Agent.subscribe``'s listener: called with each event (and, if it takes a second
+parameter, the run's signal); sync or async, its result is ignored."""
 MessagePoll: TypeAlias = Callable[[], Sequence[AgentMessage] | Awaitable[Sequence[AgentMessage]]]
 """Returns the messages queued for the run (steering, follow-up), or nothing."""
 

@@ -5,13 +5,15 @@ runs turns until nothing is left to do and returns the messages it added. It dec
 ``RunLifecycle`` records what is open and emits the structural events.
 
 All of the engine's work runs inside one cancel scope, the run's abort scope, which the
-run's ``AbortSignal`` cancels. Every hook goes through ``call`` and every structural event
-is followed by ``check``: the one place where an abort, or the caller's own cancellation,
-requested during synchronous work (a sync hook, a listener) takes effect, before anything
-else runs. After an abort the engine, outside that scope, has the lifecycle write the
-outcome (``close_aborted``); the provider is never called after an abort. When the
-caller's scope is cancelled the same outcome is written under a shield bounded by
-``close_timeout``, and the cancellation propagates.
+run's ``AbortSignal`` cancels. Every hook and every structural event is followed by
+``check`` (hooks through ``call``, except ``after_tool_call``, whose answer is kept first;
+the structural events in ``RunLifecycle``), and so are a tool's events and the start of
+its execution once the signal is set (``ToolBatch``): the one place where an abort, or
+the caller's own cancellation, requested during synchronous work (a sync hook, a
+listener) takes effect, before anything else runs. After an abort the engine, outside
+that scope, has the lifecycle write the outcome (``close_aborted``); the provider is never
+called after an abort. When the caller's scope is cancelled the same outcome is written
+under a shield bounded by ``close_timeout``, and the cancellation propagates.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Generic, TypeVar
 
-from ..ai import AssistantMessage
-from ..ai._errors import PiError
+from ..ai import AssistantMessage, PiError
 from ._types import AgentMessage
 
 __all__ = [

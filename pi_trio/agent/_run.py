@@ -11,8 +11,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..ai import AbortController, AbortSignal
-from ..ai._errors import PiError
+from ..ai import AbortController, AbortSignal, PiError
 from ..ai._groups import raising_sole_exception
 from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet

@@ -78,8 +78,8 @@ from ._stream import complete_simple as complete_simple
 from ._stream import open_stream as open_stream
 from ._stream import open_stream_simple as open_stream_simple
 from ._streaming_json import StreamingJsonParser as StreamingJsonParser
-from ._streaming_json import ToolCallArguments as ToolCallArguments
-from ._streaming_json import parse_tool_call_arguments as parse_tool_call_arguments
+from ._tool_arguments import ToolCallArguments as ToolCallArguments
+from ._tool_arguments import parse_tool_call_arguments as parse_tool_call_arguments
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message

@@ -16,7 +16,8 @@ from typing import Any
 
 from ._errors import StreamProtocolError
 from ._json_parse import parse_streaming_json
-from ._streaming_json import StreamingJsonParser, parse_tool_call_arguments
+from ._streaming_json import StreamingJsonParser
+from ._tool_arguments import parse_tool_call_arguments
 from ._types import AssistantMessage, TextContent, ThinkingContent, ToolCall
 
 __all__ = [

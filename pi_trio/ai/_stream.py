@@ -77,7 +77,7 @@ class AssistantMessageStream(StreamConsumer):
         return self
 
     async def __anext__(self) -> AssistantMessageEvent:
-        if self._done:
+        if self.done:
             raise StopAsyncIteration
         receive = self._receive
         try:
@@ -91,14 +91,14 @@ class AssistantMessageStream(StreamConsumer):
 
     def _received(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
         event = self.accept(event)
-        if self._done:
+        if self.done:
             self._receive.close()
         return event
 
     def receive_nowait(self) -> AssistantMessageEvent:
         """The next event if one is ready, else raise ``anyio.WouldBlock``; raises
         ``StopAsyncIteration`` after the terminal event."""
-        if self._done:
+        if self.done:
             raise StopAsyncIteration
         try:
             event = self._receive.receive_nowait()

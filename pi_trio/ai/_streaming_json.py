@@ -24,22 +24,15 @@ commas and colons are tolerated, values in invalid positions and unknown words (
 ``Infinity``) are dropped, and text after the root value is ignored; the parser never
 raises. Unpaired surrogate escapes become U+FFFD, so every snapshot encodes to UTF-8.
 
-`parse_tool_call_arguments` is the parse of the finished text: the arguments, or ``{}``
-and an error text that quotes what the model sent.
+The parse of the finished text is ``_tool_arguments.parse_tool_call_arguments``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
-import msgspec
-
-from ._json_errors import describe_json_error
-from ._json_parse import repair_json
-from ._sanitize import replace_lone_surrogate_escapes
-
-__all__ = ["StreamingJsonParser", "ToolCallArguments", "parse_tool_call_arguments"]
+__all__ = ["StreamingJsonParser"]
 
 # Copy credit, in units of one container member copied; a string costs one unit per
 # _STRING_CHARS_PER_UNIT characters. The floor per feed keeps small documents fresh.
@@ -472,60 +465,3 @@ def _number(text: str) -> int | float:
         except ValueError:  # more digits than int() converts by default
             pass
     return float(text)
-
-
-# --------------------------------------------------------------------------- final parse
-
-
-class ToolCallArguments(NamedTuple):
-    """The parsed arguments of a finished tool call; ``arguments_error`` is set (and
-    ``arguments`` is ``{}``) when the text was not a JSON object."""
-
-    arguments: dict[str, Any]
-    arguments_error: str | None = None
-
-
-def parse_tool_call_arguments(text: str | None) -> ToolCallArguments:
-    """Parse the complete argument text of a tool call, once, when the call ends.
-
-    Blank text means no arguments. Text that is not a JSON object, even after repairing
-    raw control characters and invalid escapes in its strings, gives ``{}`` and an error
-    that names the problem and quotes the text (``<problem>\\n\\nReceived arguments:\\n<text>``);
-    validation reports that back to the model instead of calling the tool with ``{}``.
-    Unlike `parse_streaming_json`, a truncated text keeps nothing.
-    """
-    if text is None or not text.strip():
-        return ToolCallArguments({})
-    try:
-        parsed = _parse_with_repair(text)
-        if type(parsed) is not dict:
-            raise ValueError("Tool arguments must be a JSON object")
-    except ValueError as exc:
-        return ToolCallArguments({}, f"{exc}\n\nReceived arguments:\n{text}")
-    return ToolCallArguments(parsed)
-
-
-def _parse_with_repair(text: str) -> Any:
-    try:
-        return _strict(text)
-    except ValueError as first:
-        repaired = repair_json(text)
-        if repaired == text:
-            raise first from None
-        return _strict(repaired)
-
-
-def _strict(text: str) -> Any:
-    raw = text.encode("utf-8", "surrogatepass")
-    try:
-        return msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        repaired = replace_lone_surrogate_escapes(raw)
-        if repaired != raw:
-            try:
-                return msgspec.json.decode(repaired)
-            except msgspec.DecodeError:
-                pass
-        raise ValueError(describe_json_error(text) or f"Invalid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("Tool arguments are nested too deeply") from None

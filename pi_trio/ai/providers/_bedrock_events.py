@@ -129,20 +129,21 @@ class BedrockEventMapper:
         if decoder is None:
             return []  # an event type this mapper does not read
         event = decode_event(decoder, payload.decode("utf-8", "replace"), name, _not_object)
-        if isinstance(event, ContentBlockDeltaEvent):
-            return self._delta(event)
-        if isinstance(event, ContentBlockStartEvent):
-            return self._start(event)
-        if isinstance(event, ContentBlockStopEvent):
-            return self._stop(event.content_block_index)
-        if isinstance(event, MessageStopEvent):
-            self._message_stop(event.stop_reason)
-        elif isinstance(event, MetadataEvent) and event.usage is not None:
-            self._usage(event.usage)
-        elif isinstance(event, MessageStartEvent) and event.role not in (None, "assistant"):
-            raise ProviderError(
-                f"Bedrock started a message of role {event.role!r}; expected 'assistant'"
-            )
+        match event:
+            case ContentBlockDeltaEvent():
+                return self._delta(event)
+            case ContentBlockStartEvent():
+                return self._start(event)
+            case ContentBlockStopEvent(content_block_index=wire_index):
+                return self._stop(wire_index)
+            case MessageStopEvent(stop_reason=reason):
+                self._message_stop(reason)
+            case MetadataEvent(usage=TokenUsage() as usage):
+                self._usage(usage)
+            case MessageStartEvent(role=role) if role not in (None, "assistant"):
+                raise ProviderError(
+                    f"Bedrock started a message of role {role!r}; expected 'assistant'"
+                )
         return []
 
     def finish(self) -> list[AssistantMessageEvent]:

@@ -65,6 +65,7 @@ import httpx2
 from anyio.streams.memory import MemoryObjectSendStream
 
 from .._builder import MessageBuilder
+from .._consume import InlineStream
 from .._env import get_env_api_key
 from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
@@ -204,7 +205,9 @@ class ProviderRun:
         self.builder = MessageBuilder(model)
         self.secrets: set[str] = set()
         self._send = send
-        self._nowait = isinstance(send, MemoryObjectSendStream)
+        # a memory channel (``open_stream``) or the engine's ``InlineStream`` (an agent
+        # run) takes an event without a coroutine when it can; anything else is awaited
+        self._nowait = isinstance(send, (MemoryObjectSendStream, InlineStream))
         self._terminal = False
 
     # events ---------------------------------------------------------------

@@ -24,16 +24,16 @@ from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json_parse import parse_streaming_json
-from .._streaming_json import parse_tool_call_arguments
+from .._tool_arguments import parse_tool_call_arguments
 from .._types import Model, ThinkingContent
-from ._http import UNKNOWN_ERROR_TEXT
 from ._responses_parts import (
     apply_service_tier_pricing,
-    error_text,
     failed_text,
     message_text,
     reasoning_text,
     resolve_codex_service_tier,
+    response_stop,
+    write_response_usage,
 )
 from ._responses_shared import encode_text_signature
 from ._responses_wire import (
@@ -62,7 +62,7 @@ from ._responses_wire import (
     ResponseFailed,
     ResponseIncomplete,
 )
-from ._wire import decode_event, note_response, wire_type, write_prompt_usage
+from ._wire import decode_event, note_response, wire_type
 
 __all__ = [
     "ENDED_BEFORE_TERMINAL",
@@ -74,16 +74,6 @@ __all__ = [
 ENDED_BEFORE_TERMINAL: Final = "OpenAI Responses stream ended before a terminal response event"
 
 _WHAT: Final = "OpenAI Responses SSE event"
-
-_STATUS: Final = {
-    "completed": "stop",
-    "incomplete": "length",  # for max_output_tokens; other reasons are errors
-    "failed": "error",
-    "cancelled": "error",
-    "in_progress": "stop",
-    "queued": "stop",
-}
-
 
 # The kind of slot each delta event extends. Deltas are most of a stream, so they are
 # routed by their exact type (one lookup) before the ``match`` of the other events: there,
@@ -221,43 +211,12 @@ class ResponsesEventMapper:
         self._backfill_reasoning(response)
         events = self.builder.end_open_blocks()
         out = self.builder.message
-        usage = response.usage
-        if usage is not None:
-            cached = usage.input_tokens_details
-            details = usage.output_tokens_details
-            write_prompt_usage(
-                out.usage,
-                self.model,
-                prompt=usage.input_tokens or 0,
-                output=usage.output_tokens or 0,
-                cache_read=(cached.cached_tokens or 0) if cached else 0,
-                cache_write=(cached.cache_write_tokens or 0) if cached else 0,
-                reasoning=(details.reasoning_tokens or 0) if details else 0,
-                total=usage.total_tokens or 0,
-            )
-            if self.codex:
-                tier = resolve_codex_service_tier(response.service_tier, self.service_tier)
-            else:
-                tier = response.service_tier or self.service_tier
-            apply_service_tier_pricing(self.model, out.usage.cost, tier, codex=self.codex)
-        status = response.status
-        if self.codex and status not in _STATUS:
-            status = None
+        write_response_usage(out, self.model, response, self.service_tier, codex=self.codex)
         if self.codex and response.end_turn is not None:
             out.end_turn = response.end_turn
-        details_reason = response.incomplete_details
-        reason = details_reason.reason if details_reason is not None else None
-        out.raw_stop_reason = f"{status}.{reason}" if reason and status else status
-        stop = "stop" if status is None else _STATUS.get(status, "stop")
-        if status == "incomplete" and reason != "max_output_tokens":
-            stop = "error"
-            self._failure = (
-                f"Response incomplete: {reason}"
-                if reason
-                else "Response incomplete without a provider reason"
-            )
-        elif stop == "error":
-            self._failure = error_text(response) or UNKNOWN_ERROR_TEXT
+        out.raw_stop_reason, stop, failure = response_stop(response, codex=self.codex)
+        if failure is not None:
+            self._failure = failure
         if stop == "stop" and self.builder.tool_call_count:
             stop = "toolUse"
             unfinished = [s.label for s in self._slots.values() if s.kind == "toolCall"]
@@ -266,7 +225,7 @@ class ResponsesEventMapper:
                     "OpenAI Responses stream completed with an unfinished tool call: "
                     f"{unfinished[0]}"
                 )
-        out.stop_reason = stop  # type: ignore[assignment]
+        out.stop_reason = stop
         return events
 
     def _backfill_reasoning(self, response: Response) -> None:

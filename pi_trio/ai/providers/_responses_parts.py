@@ -1,10 +1,15 @@
-"""Pure pieces of the OpenAI Responses mapper (sans-IO): service-tier pricing and the
-texts read from finished items and failed responses."""
+"""Pure pieces of the OpenAI Responses mapper (sans-IO): how a finished response ends
+(its stop reason, usage and service-tier pricing) and the texts read from finished items
+and failed responses."""
 
 from __future__ import annotations
 
-from .._types import Cost, Model
+from typing import Final
+
+from .._types import AssistantMessage, Cost, Model, StopReason
+from ._http import UNKNOWN_ERROR_TEXT
 from ._responses_wire import MessageItem, ReasoningItem, Response, TextPart
+from ._wire import write_prompt_usage
 
 __all__ = [
     "apply_service_tier_pricing",
@@ -13,7 +18,73 @@ __all__ = [
     "message_text",
     "reasoning_text",
     "resolve_codex_service_tier",
+    "response_stop",
+    "write_response_usage",
 ]
+
+_STATUS: Final[dict[str, StopReason]] = {
+    "completed": "stop",
+    "incomplete": "length",  # for max_output_tokens; other reasons are errors
+    "failed": "error",
+    "cancelled": "error",
+    "in_progress": "stop",
+    "queued": "stop",
+}
+
+
+def response_stop(response: Response, *, codex: bool) -> tuple[str | None, StopReason, str | None]:
+    """How a finished response ends, before its tool calls count: the raw stop reason
+    (``status``, or ``status.reason`` when incomplete), the stop reason and the failure
+    text, if any. The Codex backend's unknown statuses count as none."""
+    status = response.status
+    if codex and status not in _STATUS:
+        status = None
+    details = response.incomplete_details
+    reason = details.reason if details is not None else None
+    raw = f"{status}.{reason}" if reason and status else status
+    stop: StopReason = "stop" if status is None else _STATUS.get(status, "stop")
+    failure = None
+    if status == "incomplete" and reason != "max_output_tokens":
+        stop = "error"
+        failure = (
+            f"Response incomplete: {reason}"
+            if reason
+            else "Response incomplete without a provider reason"
+        )
+    elif stop == "error":
+        failure = error_text(response) or UNKNOWN_ERROR_TEXT
+    return raw, stop, failure
+
+
+def write_response_usage(
+    message: AssistantMessage,
+    model: Model,
+    response: Response,
+    requested_tier: str | None,
+    *,
+    codex: bool,
+) -> None:
+    """The finished response's token counts and their cost at the tier it was billed."""
+    usage = response.usage
+    if usage is None:
+        return
+    cached = usage.input_tokens_details
+    details = usage.output_tokens_details
+    write_prompt_usage(
+        message.usage,
+        model,
+        prompt=usage.input_tokens or 0,
+        output=usage.output_tokens or 0,
+        cache_read=(cached.cached_tokens or 0) if cached else 0,
+        cache_write=(cached.cache_write_tokens or 0) if cached else 0,
+        reasoning=(details.reasoning_tokens or 0) if details else 0,
+        total=usage.total_tokens or 0,
+    )
+    if codex:
+        tier = resolve_codex_service_tier(response.service_tier, requested_tier)
+    else:
+        tier = response.service_tier or requested_tier
+    apply_service_tier_pricing(model, message.usage.cost, tier, codex=codex)
 
 
 def _tier_multiplier(model: Model, tier: str | None, codex: bool) -> float:

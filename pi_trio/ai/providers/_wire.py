@@ -1,4 +1,4 @@
-"""What the four wire mappers share (sans-IO): decoding one event's data into its Struct,
+"""What the wire mappers share (sans-IO): decoding one event's data into its Struct,
 and writing what every API reports alike (response id, model, token counts) onto the
 message.
 
