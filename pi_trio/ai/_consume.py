@@ -50,6 +50,8 @@ _DELTA_BLOCK: dict[str, type] = {
     "thinking_delta": LiveThinking,
 }
 _STARTS = frozenset({"text_start", "thinking_start", "toolcall_start"})
+# what a producer may set on its partial while it streams, kept in an outcome written here
+_PRODUCER_METADATA = ("response_id", "response_model", "provider_thinking_level", "usage")
 
 
 class MessageFold:
@@ -60,12 +62,15 @@ class MessageFold:
     for events that break the protocol.
     """
 
-    __slots__ = ("_builder", "message", "result")
+    __slots__ = ("_builder", "message", "result", "source")
 
     def __init__(self) -> None:
         self.message: AssistantMessage | None = None
         self.result: AssistantMessage | None = None
         self._builder: MessageBuilder | None = None
+        # another producer's partial, as of its latest event other than a delta: where
+        # the metadata it set after ``start`` (``response_id``…) is read for an outcome
+        self.source: AssistantMessage | None = None
 
     def apply(self, event: AssistantMessageEvent) -> None:
         if self.result is not None:
@@ -97,12 +102,15 @@ class MessageFold:
                 # A producer of its own may be ahead of this event (its partial is
                 # live), so only the metadata is taken; content arrives as events.
                 self.message = msgspec.structs.replace(event.partial, content=[])  # type: ignore[union-attr]
+                self.source = event.partial  # type: ignore[union-attr]
             return
         if t == "done" or t == "error":
             self._finish(event)
             return
         if message is None:
             return
+        if self._builder is None:
+            self.source = event.partial  # type: ignore[union-attr]
         content = message.content
         index = event.content_index  # type: ignore[union-attr]
         if t in _STARTS:
@@ -294,6 +302,12 @@ class StreamConsumer:
         else:
             message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
             message.stop_reason = reason
+            source = self._fold.source
+            if source is not None:  # what the producer learnt after ``start``
+                for name in _PRODUCER_METADATA:
+                    value = getattr(source, name)
+                    if value is not None:
+                        setattr(message, name, value)
         message.error_message = text
         self._time(message)
         return message
