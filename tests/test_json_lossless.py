@@ -33,6 +33,7 @@ from pi_trio.ai import (
     messages_to_json,
     to_json,
 )
+from pi_trio.ai._jsnum import js_number_text
 
 from .test_json_model import TS_TRANSCRIPT, messages
 
@@ -299,3 +300,17 @@ def test_unknown_fields_anywhere_survive_a_round_trip_in_place(
         out = messages_to_json(decoded)
         assert _pairs(out) == _pairs(future)  # every key kept, in place
         assert _without_future(_pairs(out)) == _pairs(wire)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=8))
+def test_any_float_spelled_as_javascript_spells_it_comes_back_the_same(
+    numbers: list[float],
+) -> None:
+    details = "[" + ",".join(js_number_text(n) for n in numbers) + "]"
+    wire = (
+        '{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"details":'
+        + details
+        + ',"isError":false,"timestamp":1}'
+    ).encode()
+    assert to_json(from_json(wire, exact=True)) == wire
