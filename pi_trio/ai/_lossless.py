@@ -198,39 +198,41 @@ class _Node:
 def decode_keeping_layout(data: bytes, type_: Any, decode: Callable[[bytes], Any]) -> Any:
     """Decode ``data`` as ``type_`` keeping unknown fields and the key order of every
     object; ``decode`` is the strict decoder of ``type_``."""
-    stripped, node = _split(msgspec.Raw(data), plan_for(type_))
+    # numbers to keep in JavaScript's spelling are looked for only where the document has some
+    spelled = any(spelling in data for spelling in _JS_SPELLINGS)
+    stripped, node = _split(msgspec.Raw(data), plan_for(type_), spelled)
     value = decode(msgspec.json.encode(stripped))
     return _attach(value, node)
 
 
-def _split(raw: msgspec.Raw, plan: Any) -> tuple[Any, Any]:
+def _split(raw: msgspec.Raw, plan: Any, spelled: bool) -> tuple[Any, Any]:
     """``raw`` without the fields no struct knows, and the layout tree of its structs."""
     if plan is None:
         return raw, None
     head = memoryview(raw)[:1].tobytes()
     if isinstance(plan, UnionPlan):
         if head == b"[":
-            return _split(raw, plan.array)
+            return _split(raw, plan.array, spelled)
         if head != b"{":
             return raw, None
         if plan.single is not None:
-            return _split_struct(raw, plan.single)
+            return _split_struct(raw, plan.single, spelled)
         if plan.by_tag:
             members = _RAW_OBJECT.decode(raw)
             tag = members.get(plan.tag_field or "")
             chosen = None if tag is None else plan.by_tag.get(_scalar(tag))
             if chosen is None:
                 return raw, None  # the strict decoder names the bad tag
-            return _split_struct(raw, chosen, members)
-        return _split(raw, plan.dict_plan)
+            return _split_struct(raw, chosen, spelled, members)
+        return _split(raw, plan.dict_plan, spelled)
     if isinstance(plan, StructPlan):
-        return _split_struct(raw, plan) if head == b"{" else (raw, None)
+        return _split_struct(raw, plan, spelled) if head == b"{" else (raw, None)
     if isinstance(plan, ListPlan):
         if head != b"[":
             return raw, None
         items, nodes = [], []
         for item in _RAW_ARRAY.decode(raw):
-            stripped, node = _split(item, plan.item)
+            stripped, node = _split(item, plan.item, spelled)
             items.append(stripped)
             nodes.append(node)
         return items, (nodes if any(n is not None for n in nodes) else None)
@@ -239,7 +241,7 @@ def _split(raw: msgspec.Raw, plan: Any) -> tuple[Any, Any]:
             return raw, None
         out, children = {}, {}
         for key, item in _RAW_OBJECT.decode(raw).items():
-            out[key], node = _split(item, plan.value)
+            out[key], node = _split(item, plan.value, spelled)
             if node is not None:
                 children[key] = node
         return out, (_Node(None, children) if children else None)
@@ -254,7 +256,10 @@ def _scalar(raw: msgspec.Raw) -> Any:
 
 
 def _split_struct(
-    raw: msgspec.Raw, plan: StructPlan, members: dict[str, msgspec.Raw] | None = None
+    raw: msgspec.Raw,
+    plan: StructPlan,
+    spelled: bool,
+    members: dict[str, msgspec.Raw] | None = None,
 ) -> tuple[Any, Any]:
     if members is None:
         members = _RAW_OBJECT.decode(raw)
@@ -280,10 +285,10 @@ def _split_struct(
         name, sub = plan.fields[key]
         if sub is None:
             known[key] = item
-            if key in plan.numeric and _js_spelled(item):
+            if spelled and key in plan.numeric and _js_spelled(item):
                 js_numbers.add(key)
         else:
-            known[key], node = _split(item, sub)
+            known[key], node = _split(item, sub, spelled)
             if node is not None:
                 children[name] = node
         if key in plan.nullable and bytes(item) == b"null":
