@@ -364,6 +364,154 @@ async function nestedCalls() {
 	});
 }
 
+async function toolResultFields() {
+	const usage = (input, output) => ({
+		input,
+		output,
+		cacheRead: 0,
+		cacheWrite: 0,
+		totalTokens: input + output,
+		cost: { input: 0.001, output: 0.002, cacheRead: 0, cacheWrite: 0, total: 0.003 },
+	});
+	const result = (text, extra) => async () => ({ content: [{ type: "text", text }], details: { text }, ...extra });
+	const empty = { type: "object", properties: {} };
+	const tools = [
+		tool("refuse", "Reports a failure without throwing", result("refused", { isError: true }), empty),
+		tool("measure", "Structured result with usage", result("42 cm", { structuredContent: { cm: 42 }, usage: usage(5, 7) }), empty),
+		tool("rewrite", "Structured result whose content the hook replaces", result("raw", { structuredContent: { raw: true } }), empty),
+		tool("annotate", "Structured result whose details the hook replaces", result("kept", { structuredContent: { kept: true } }), empty),
+	];
+	const setup = faux([
+		() => ai.fauxAssistantMessage(
+			["refuse", "measure", "rewrite", "annotate"].map((name, i) => ai.fauxToolCall(name, {}, { id: `call_${i + 1}` })),
+			{ stopReason: "toolUse" },
+		),
+		() => ai.fauxAssistantMessage("Noted."),
+	]);
+	const agent = newAgent(
+		setup,
+		{ tools },
+		{
+			toolExecution: "sequential",
+			afterToolCall: async ({ toolCall }) => {
+				if (toolCall.name === "rewrite") return { content: [{ type: "text", text: "rewritten" }] };
+				if (toolCall.name === "annotate") return { details: { note: "hook" }, usage: usage(1, 1) };
+				return undefined;
+			},
+		},
+	);
+	const events = record(agent);
+	await agent.prompt("Use the tools.");
+	save("tool_result_fields", "isError, structuredContent and usage of tool results; afterToolCall replacing content or details", {
+		agent,
+		events,
+	});
+}
+
+async function everyField() {
+	// Every field a 1.6 message can carry, and at several depths a field no line knows yet
+	// (with numbers that JavaScript and msgspec spell differently); the 1.6 agent keeps
+	// them all through a run.
+	const future = (name) => ({ [`future_${name}`]: { deep: [1, { at: name }], small: 3e-6, big: 1e21 } });
+	const usage = {
+		input: 10,
+		output: 20,
+		cacheRead: 3,
+		cacheWrite: 4,
+		cacheWrite1h: 2,
+		reasoning: 5,
+		totalTokens: 37,
+		cost: { input: 0.00003, output: 0.0003, cacheRead: 9e-7, cacheWrite: 0.000015, total: 0.000345, totalFromProvider: true, ...future("cost") },
+		...future("usage"),
+	};
+	const declared = {
+		name: "add",
+		description: "Add",
+		parameters: { type: "object", properties: { a: { type: "number", minimum: 0.000001 } } },
+		constrainedSampling: { type: "json_schema", strict: "prefer" },
+		...future("tool"),
+	};
+	const messages = [
+		{
+			role: "system",
+			content: [{ type: "text", text: "sys", textSignature: "ts0", ...future("system_text") }],
+			sections: { intro: "hi", gone: null },
+			toolsAdded: [declared],
+			toolsRemoved: [{ name: "mul", ...future("tool_reference") }],
+			timestamp: 1,
+			...future("system"),
+		},
+		{
+			role: "user",
+			content: [{ type: "text", text: "hi", ...future("text") }, { type: "image", data: "AA==", mimeType: "image/png", ...future("image") }],
+			timestamp: 2,
+			...future("user"),
+		},
+		{
+			role: "assistant",
+			content: [
+				{ type: "thinking", thinking: "t", thinkingSignature: "sig", redacted: true, ...future("thinking") },
+				{ type: "text", text: "x", textSignature: '{"v":1,"id":"msg_1","phase":"final_answer"}' },
+				{
+					type: "toolCall",
+					id: "c1",
+					name: "add",
+					arguments: { a: 1.5, nested: { b: [null, true, 3e-6, -9.5e-6, 1e21, 1.5e300, 0.1] } },
+					thoughtSignature: "th",
+					namespace: "ns",
+					argumentsError: "bad",
+					...future("tool_call"),
+				},
+			],
+			api: "anthropic-messages",
+			provider: "anthropic",
+			model: "claude",
+			responseModel: "claude-x",
+			responseId: "r1",
+			providerThinkingLevel: "high",
+			thinkingLevel: "xhigh",
+			diagnostics: [{ type: "retry", timestamp: 5, error: { name: "E", message: "m", code: 42 }, details: { k: 1e-6 } }],
+			usage,
+			stopReason: "deferred",
+			deferred: { provider: "anthropic", modelId: "claude", api: "anthropic-messages", id: "b1", expiresAt: 9, pollAfterMs: 100, data: { any: [1] }, ...future("deferred") },
+			errorMessage: "e",
+			rawStopReason: "pause_turn",
+			endTurn: false,
+			timestamp: 4,
+			durationMs: 12,
+			...future("assistant"),
+		},
+		{
+			role: "toolResult",
+			toolCallId: "c1",
+			toolName: "add",
+			content: [{ type: "text", text: "ok" }],
+			details: null,
+			usage,
+			nestedCalls: {
+				calls: [
+					{ id: "n1", name: "add", arguments: { a: 0.000005 }, status: "ok", durationMs: 1, ...future("nested_call") },
+					{ id: "n2", name: "big", argumentsBytes: 99999, status: "unfinished", error: "cut" },
+				],
+				complete: false,
+				...future("nested_calls"),
+			},
+			isError: false,
+			timestamp: 5,
+			durationMs: 7,
+			...future("tool_result"),
+		},
+	];
+	const setup = faux([() => ai.fauxAssistantMessage("Done.")]);
+	const agent = newAgent(setup, { messages });
+	const events = record(agent);
+	await agent.prompt("Next.");
+	save("every_field", "a transcript with every 1.6 field and fields no line knows yet, through one more run", {
+		agent,
+		events,
+	});
+}
+
 async function systemToolChanges() {
 	const setup = faux([() => ai.fauxAssistantMessage("First."), () => ai.fauxAssistantMessage("Second.")]);
 	const agent = newAgent(setup, { systemPrompt: "You do arithmetic.", tools: [add] });
@@ -1208,6 +1356,9 @@ if (line === "1.6") {
 	argumentsCorpus();
 	validationCorpus();
 	costCorpus();
+	// recorded last, so the scenarios above keep their virtual timestamps
+	await toolResultFields();
+	await everyField();
 }
 const index = {
 	recordedWith: {

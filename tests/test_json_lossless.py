@@ -33,6 +33,7 @@ from pi_trio.ai import (
     messages_to_json,
     to_json,
 )
+from pi_trio.ai._jsnum import js_number_text
 
 from .test_json_model import TS_TRANSCRIPT, messages
 
@@ -212,6 +213,36 @@ def test_exact_mode_gives_plain_structs_for_json_in_pi_trios_own_order() -> None
     assert [type(m) for m in transcript] == [type(m) for m in messages_from_json(TS_TRANSCRIPT)]
 
 
+def test_exact_mode_keeps_javascripts_spelling_of_numbers_in_free_form_values() -> None:
+    arguments = (
+        b'{"small":0.000003,"neg":-0.0000095,"big":1e+21,"huge":-1.5e+300,"plain":0.1,'
+        b'"tiny":1e-7,"s":"0.000003 e+ \\" 3e-6","n":[0.00001,2]}'
+    )
+    wire = (
+        b'{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"t","arguments":'
+        + arguments
+        + b'}],"api":"a","provider":"p","model":"m","usage":'
+        + USAGE.encode()
+        + b',"stopReason":"toolUse","timestamp":1}'
+    )
+    message = from_json(wire, exact=True)
+    assert to_json(message) == wire
+    assert isinstance(message, AssistantMessage)
+    call = message.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments["small"] == 3e-6
+    # a value changed or added since decoding is written in the same spelling
+    call.arguments["added"] = 2e-6
+    assert to_json(message) == wire.replace(b"2]}}]", b'2],"added":0.000002}}]')
+    for clone in (copy.deepcopy, lambda value: pickle.loads(pickle.dumps(value))):
+        assert to_json(clone(message)) == to_json(message)
+    # without exact=True: the same JSON, msgspec's spelling
+    plain = to_json(from_json(wire))
+    assert b'"small":3e-6' in plain
+    assert b'"big":1e21' in plain
+    assert json.loads(plain) == json.loads(wire)
+
+
 def test_strict_mode_refuses_what_the_default_keeps() -> None:
     with pytest.raises(
         msgspec.ValidationError, match=r"unknown field `label` - at `\$\[0\]\.toolsAdded\[0\]`"
@@ -269,3 +300,17 @@ def test_unknown_fields_anywhere_survive_a_round_trip_in_place(
         out = messages_to_json(decoded)
         assert _pairs(out) == _pairs(future)  # every key kept, in place
         assert _without_future(_pairs(out)) == _pairs(wire)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=8))
+def test_any_float_spelled_as_javascript_spells_it_comes_back_the_same(
+    numbers: list[float],
+) -> None:
+    details = "[" + ",".join(js_number_text(n) for n in numbers) + "]"
+    wire = (
+        '{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"details":'
+        + details
+        + ',"isError":false,"timestamp":1}'
+    ).encode()
+    assert to_json(from_json(wire, exact=True)) == wire

@@ -29,9 +29,11 @@ from pi_trio.ai import (
     Model,
     ModelCost,
     StreamingJsonParser,
+    SystemMessage,
     Tool,
     ToolArgumentsError,
     ToolCall,
+    ToolResultMessage,
     Usage,
     UserMessage,
     calculate_cost,
@@ -113,8 +115,8 @@ def recorded(name: str) -> Any:
 def test_the_fixtures_were_recorded_from_the_versions_they_claim() -> None:
     assert json.loads((PI16 / "index.json").read_text())["recordedWith"]["pi-ai"] == "1.6.0"
     assert json.loads((PI073 / "index.json").read_text())["recordedWith"]["pi-ai"] == "0.73.1"
-    assert len(TRANSCRIPTS) == 14
-    assert len(EVENT_LOGS) == 17 + len(API_SCENARIOS) + len(PI_MESSAGES_SCENARIOS)
+    assert len(TRANSCRIPTS) == 16
+    assert len(EVENT_LOGS) == 19 + len(API_SCENARIOS) + len(PI_MESSAGES_SCENARIOS)
     assert len(PI_MESSAGES_SCENARIOS) == len(PUSHED_LOGS) == 6
 
 
@@ -171,6 +173,61 @@ def test_the_1_6_transcripts_carry_the_new_fields_typed() -> None:
     assert call.arguments == {}
     assert call.arguments_error is not None
     assert call.arguments_error.startswith("Unexpected end of JSON input")
+
+
+def test_every_1_6_field_reads_typed_and_fields_no_line_knows_stay_in_place() -> None:
+    data = (PI16 / "every_field.transcript.json").read_bytes()
+    system, user, assistant, result, *_ = messages_from_json(data)
+    assert isinstance(system, SystemMessage)
+    assert system.sections == {"intro": "hi", "gone": None}
+    assert system.tools_added is not None
+    assert system.tools_removed is not None
+    assert system.tools_added[0].constrained_sampling == {"type": "json_schema", "strict": "prefer"}
+    assert system.tools_removed[0].name == "mul"
+    assert isinstance(assistant, AssistantMessage)
+    assert (
+        assistant.response_model,
+        assistant.provider_thinking_level,
+        assistant.thinking_level,
+        assistant.stop_reason,
+        assistant.raw_stop_reason,
+        assistant.end_turn,
+        assistant.duration_ms,
+    ) == ("claude-x", "high", "xhigh", "deferred", "pause_turn", False, 12)
+    assert assistant.deferred is not None
+    assert assistant.deferred.poll_after_ms == 100
+    assert assistant.diagnostics is not None
+    assert assistant.diagnostics[0]["type"] == "retry"
+    usage = assistant.usage
+    assert (usage.cache_write_1h, usage.reasoning, usage.cost.total_from_provider) == (2, 5, True)
+    call = assistant.content[2]
+    assert isinstance(call, ToolCall)
+    assert (call.namespace, call.arguments_error, call.thought_signature) == ("ns", "bad", "th")
+    assert isinstance(result, ToolResultMessage)
+    assert result.details is None
+    assert result.usage == usage
+    assert result.nested_calls is not None
+    assert not result.nested_calls.complete
+    assert result.nested_calls.calls[1].arguments_bytes == 99999
+    future = {"deep": [1, {"at": "assistant"}], "small": 3e-6, "big": 1e21}
+    assert extra_fields(assistant) == {"future_assistant": future}
+    for value, name in [
+        (system, "system"),
+        (system.tools_added[0], "tool"),
+        (system.tools_removed[0], "tool_reference"),
+        (user, "user"),
+        (assistant.content[0], "thinking"),
+        (call, "tool_call"),
+        (assistant.deferred, "deferred"),
+        (usage, "usage"),
+        (usage.cost, "cost"),
+        (result, "tool_result"),
+        (result.nested_calls, "nested_calls"),
+        (result.nested_calls.calls[0], "nested_call"),
+    ]:
+        assert list(extra_fields(value)) == [f"future_{name}"], name
+    with pytest.raises(msgspec.ValidationError, match="unknown field `future_system_text`"):
+        messages_from_json(data, strict=True)
 
 
 # --------------------------------------------------------------------------- providers

@@ -17,12 +17,14 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, run_tool_call
+from pi_trio.agent import AfterToolCallResult, Agent, AgentTool, AgentToolResult, run_tool_call
 from pi_trio.ai import (
+    Cost,
     NestedToolCallRecord,
     NestedToolCalls,
     TextContent,
     ToolCall,
+    Usage,
     parse_tool_call_arguments,
     to_json,
 )
@@ -335,6 +337,75 @@ async def test_changing_the_tools_declares_them_in_a_system_message() -> None:
     await agent.prompt("Two.")
     extra = check("system_tool_changes", agent, events)
     assert agent.state.system_prompt == extra["systemPrompt"]
+
+
+async def test_tool_results_carry_is_error_structured_content_and_usage_as_1_6_does() -> None:
+    def cost(input: int, output: int) -> Usage:
+        return Usage(
+            input=input,
+            output=output,
+            total_tokens=input + output,
+            cost=Cost(input=0.001, output=0.002, total=0.003),
+        )
+
+    def result(text: str, **fields: Any) -> Any:
+        async def execute(tool_call_id: str, params: Any) -> AgentToolResult:
+            return AgentToolResult(
+                content=[TextContent(text=text)], details={"text": text}, **fields
+            )
+
+        return execute
+
+    empty = {"type": "object", "properties": {}}
+    tools = [
+        tool(
+            "refuse", "Reports a failure without throwing", result("refused", is_error=True), empty
+        ),
+        tool(
+            "measure",
+            "Structured result with usage",
+            result("42 cm", structured_content={"cm": 42}, usage=cost(5, 7)),
+            empty,
+        ),
+        tool(
+            "rewrite",
+            "Structured result whose content the hook replaces",
+            result("raw", structured_content={"raw": True}),
+            empty,
+        ),
+        tool(
+            "annotate",
+            "Structured result whose details the hook replaces",
+            result("kept", structured_content={"kept": True}),
+            empty,
+        ),
+    ]
+
+    def after(context: Any) -> AfterToolCallResult | None:
+        if context.tool_call.name == "rewrite":
+            return AfterToolCallResult(content=[TextContent(text="rewritten")])
+        if context.tool_call.name == "annotate":
+            return AfterToolCallResult(details={"note": "hook"}, usage=cost(1, 1))
+        return None
+
+    names = ["refuse", "measure", "rewrite", "annotate"]
+    provider = faux(
+        lambda: faux_assistant_message(
+            [faux_tool_call(name, {}, id=f"call_{i}") for i, name in enumerate(names, 1)],
+            stop_reason="toolUse",
+        ),
+        lambda: faux_assistant_message("Noted."),
+    )
+    agent = Agent(
+        model=provider.get_model(),
+        stream_fn=provider,
+        tools=tools,
+        tool_execution="sequential",
+        after_tool_call=after,
+    )
+    events = recording(agent)
+    await agent.prompt("Use the tools.")
+    check("tool_result_fields", agent, events)
 
 
 @pytest.mark.parametrize("name", ["abort_streaming"])

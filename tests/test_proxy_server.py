@@ -615,3 +615,48 @@ async def test_the_original_typescript_client_talks_to_the_server(
     assert result["stopReason"] == "toolUse"
     assert result["content"] == msgspec.to_builtins(content)
     assert result["usage"]["output"] > 0
+
+
+NODE_CLIENT_16 = """
+import { pathToFileURL } from "node:url";
+const [core, url, token, model] = [process.argv[2], process.argv[3], process.argv[4], JSON.parse(process.argv[5])];
+const { streamProxy } = await import(pathToFileURL(core).href);
+const context = { messages: [{ role: "user", content: "hello", timestamp: 1 }] };
+const stream = streamProxy(model, context, { proxyUrl: url, authToken: token });
+for await (const event of stream) {}
+console.log(JSON.stringify(await stream.result()));
+"""
+
+
+@pytest.mark.node
+async def test_the_1_6_typescript_client_keeps_the_signatures_and_ignores_redacted(
+    nursery: trio.Nursery, upstream: Upstream, tmp_path: Path
+) -> None:
+    """What pi_trio's server adds (``redacted`` on ``thinking_end``) is ignored by the
+    original 1.6 client, and the Gemini ``thoughtSignature`` reaches it in the tool call.
+    Needs node and PI16_DIR (a folder with @earendil-works/pi-agent-core 1.6 installed)."""
+    directory = os.environ.get("PI16_DIR")
+    core = Path(directory or ".") / "node_modules/@earendil-works/pi-agent-core/dist/index.js"
+    if shutil.which("node") is None or not directory or not core.exists():
+        pytest.skip("set PI16_DIR to a folder with @earendil-works/pi-agent-core 1.6 and node")
+    upstream.registry.register(ApiProvider(api="scripted", stream=scripted, stream_simple=scripted))
+    url, _ = await start(nursery, upstream)
+    model = msgspec.structs.replace(upstream.model, api="scripted")
+    script = tmp_path / "client16.mjs"
+    script.write_text(NODE_CLIENT_16)
+    with trio.fail_after(60):
+        done = await trio.run_process(
+            ["node", str(script), str(core), url, TOKEN, msgspec.json.encode(model).decode()],
+            capture_stdout=True, capture_stderr=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["stopReason"] == "toolUse"
+    thinking, text, call, redacted = result["content"]
+    assert thinking == {"type": "thinking", "thinking": "hmm", "thinkingSignature": "th-sig"}
+    assert text == {"type": "text", "text": "Looking", "textSignature": "tx-sig"}
+    assert call == SIGNED_CALL
+    # the original's client has no place for the flag: an ordinary thinking block
+    assert redacted == {
+        "type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "encrypted"
+    }  # fmt: skip

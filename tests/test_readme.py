@@ -401,17 +401,19 @@ def client_closed_after() -> Iterator[None]:
 
 
 def test_json_bytes_differ_only_where_the_readme_says():
-    """ "The same bytes" with ``exact=True``, except: whitespace, a lone surrogate escape,
-    and the spelling of a float outside the costs in [1e-6, 1e-5) or from 1e21 up."""
+    """ "The same bytes" with ``exact=True``, except: whitespace and a lone surrogate
+    escape; without it, a float outside the costs in [1e-6, 1e-5) or from 1e21 up takes
+    msgspec's spelling."""
     from pi_trio.ai import from_json, to_json
 
     claim = " ".join(README.split())
     assert "re-encodes byte for byte" in claim
     assert (
         "whitespace is not kept (the output is compact); a lone UTF-16 surrogate escape "
-        '(`"\\ud83d"`) reads as U+FFFD; a float outside the costs (tool arguments, details) '
-        "in [1e-6, 1e-5) or from 1e21 up is written in msgspec's spelling (`3e-6`), not "
-        "JavaScript's (`0.000003`); costs are always written as JavaScript writes them."
+        '(`"\\ud83d"`) reads as U+FFFD. Numbers keep JavaScript\'s spelling (`0.000003`, '
+        "`1e+21`) with `exact=True`, and in costs always; otherwise a float in free-form JSON "
+        "(tool arguments, details, schemas) in [1e-6, 1e-5) or from 1e21 up is written in "
+        "msgspec's spelling (`3e-6`, `1e21`): the same number."
     ) in claim
 
     def message(details: str, text: str = "ok", cost: str = "0.000003") -> bytes:
@@ -432,9 +434,9 @@ def test_json_bytes_differ_only_where_the_readme_says():
     # the listed differences, and nothing else
     assert round_trip(message("{}").replace(b",", b", ")) == message("{}")
     assert round_trip(message("{}", text="\\ud83d!")) == message("{}", text="\ufffd!")
-    assert round_trip(message('{"a":0.000003,"b":1e+21,"c":0.1}')) == message(
-        '{"a":3e-6,"b":1e21,"c":0.1}'
-    )
+    spelled = message('{"a":0.000003,"b":1e+21,"c":0.1}')
+    assert round_trip(spelled) == spelled
+    assert to_json(from_json(spelled)) == message('{"a":3e-6,"b":1e21,"c":0.1}')
     usage = (
         b'{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":'
         b'{"input":0.000003,"output":0.000006,"cacheRead":0,"cacheWrite":0,"total":0.000009}}'

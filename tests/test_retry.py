@@ -192,3 +192,41 @@ async def test_an_abort_during_the_backoff_ends_the_run_at_once(backend: str) ->
     ends = [e for e in events if isinstance(e, AutoRetryEndEvent)]
     assert [(e.success, e.final_error) for e in ends] == [(False, "503 unavailable")]
     assert [e.type for e in events][-2:] == ["turn_end", "agent_end"]
+
+
+async def test_an_abort_in_the_middle_of_the_backoff_ends_the_run_at_once(
+    autojump_clock: Any,
+) -> None:
+    import anyio
+
+    agent, events = agent_with(
+        failed("503 unavailable"),
+        faux_assistant_message("never"),
+        policy=RetryPolicy(max_retries=3, base_delay_ms=60_000),
+    )
+    seen: list[str] = []
+    agent.subscribe(lambda e: seen.append(e.type))
+
+    async def abort_during_the_wait() -> None:
+        await anyio.sleep(10)  # well inside the 60 s backoff
+        assert seen[-1] == "auto_retry_start"
+        agent.abort()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(abort_during_the_wait)
+        start = anyio.current_time()
+        result = await agent.prompt("hi")
+        elapsed = anyio.current_time() - start
+    assert 10 <= elapsed < 11
+    assert result.final is not None
+    assert result.final.stop_reason == "aborted"
+    assert [m.role for m in agent.state.messages] == ["user", "assistant"]
+    ends = [e for e in events if isinstance(e, AutoRetryEndEvent)]
+    assert [(e.success, e.attempt, e.final_error) for e in ends] == [(False, 1, "503 unavailable")]
+    assert [e.type for e in events][-5:] == [
+        "message_start",
+        "message_end",
+        "auto_retry_end",
+        "turn_end",
+        "agent_end",
+    ]

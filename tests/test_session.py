@@ -20,6 +20,7 @@ from pi_trio.ai import (
     MessageDecodeError,
     MessageValidationError,
     PiError,
+    RetryPolicy,
     UserMessage,
     extra_fields,
     from_json,
@@ -117,6 +118,30 @@ async def test_an_aborted_answer_is_saved_and_the_next_run_resumes_from_the_file
     assert roles(saved) == ["user", "assistant", "user", "assistant"]
     assert saved[1].stop_reason == "aborted"
     assert to_json(saved) == to_json(resumed.state.messages)
+
+
+@pytest.mark.parametrize("retries", [1, 0])
+async def test_a_response_withdrawn_for_a_retry_is_not_saved_a_lasting_failure_is(
+    tmp_path: Path, autojump_clock: Any, retries: int
+) -> None:
+    path = tmp_path / "chat.jsonl"
+    store = FileSessionStore(path)
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message("", stop_reason="error", error_message="503 unavailable"),
+            faux_assistant_message("Fine."),
+        ]
+    )
+    policy = RetryPolicy(max_retries=retries, base_delay_ms=1000)
+    agent = Agent(model=faux.get_model(), stream_fn=faux, retry=policy)
+    record_session(agent, store)
+    await agent.prompt("Hi.")
+    saved = load_messages(path)
+    assert to_json(saved) == to_json(agent.state.messages)
+    assert [m.stop_reason for m in saved if m.role == "assistant"] == (
+        ["stop"] if retries else ["error"]
+    )
 
 
 def test_a_process_killed_mid_run_keeps_every_finished_message_and_resumes(

@@ -56,6 +56,17 @@ ABORTED_TEXT = "Request was aborted"
 
 # the classes ``apply`` reads by their exact type
 _EVENT_CLASSES: Final = frozenset({*get_args(AssistantMessageEvent), BuilderStartEvent})
+# the block events whose partial a producer that is no builder may have updated
+_PARTIAL_BLOCK_EVENTS: Final = frozenset(
+    {
+        TextStartEvent,
+        ThinkingStartEvent,
+        ToolCallStartEvent,
+        TextEndEvent,
+        ThinkingEndEvent,
+        ToolCallEndEvent,
+    }
+)
 
 # the open block each delta event extends
 _DELTA_BLOCK: dict[str, type] = {
@@ -64,6 +75,8 @@ _DELTA_BLOCK: dict[str, type] = {
     "thinking_delta": LiveThinking,
 }
 _STARTS = frozenset({"text_start", "thinking_start", "toolcall_start"})
+# what a producer may set on its partial while it streams, kept in an outcome written here
+_PRODUCER_METADATA = ("response_id", "response_model", "provider_thinking_level", "usage")
 
 
 class MessageFold:
@@ -74,12 +87,15 @@ class MessageFold:
     for events that break the protocol.
     """
 
-    __slots__ = ("_builder", "message", "result")
+    __slots__ = ("_builder", "message", "result", "source")
 
     def __init__(self) -> None:
         self.message: AssistantMessage | None = None
         self.result: AssistantMessage | None = None
         self._builder: MessageBuilder | None = None
+        # another producer's partial, as of its latest event other than a delta: where
+        # the metadata it set after ``start`` (``response_id``…) is read for an outcome
+        self.source: AssistantMessage | None = None
 
     def apply(self, event: AssistantMessageEvent) -> None:
         if self.result is not None:
@@ -107,6 +123,8 @@ class MessageFold:
         # of an ``isinstance`` on a msgspec Struct); block events first, as most frequent
         if message is not None:
             content = message.content
+            if self._builder is None and type(event) in _PARTIAL_BLOCK_EVENTS:
+                self.source = event.partial  # type: ignore[union-attr]
             if (
                 type(event) is TextStartEvent
                 or type(event) is ThinkingStartEvent
@@ -161,6 +179,7 @@ class MessageFold:
             # A producer of its own may be ahead of this event (its partial is live), so
             # only the metadata is taken; content arrives as events.
             self.message = msgspec.structs.replace(event.partial, content=[])
+            self.source = event.partial
         elif type(event) is DoneEvent:
             self._finish(event.message)
         elif type(event) is ErrorEvent:
@@ -323,6 +342,12 @@ class StreamConsumer:
         else:
             message = seal_message(msgspec.structs.replace(partial, content=list(partial.content)))
             message.stop_reason = reason
+            source = self._fold.source
+            if source is not None:  # what the producer learnt after ``start``
+                for name in _PRODUCER_METADATA:
+                    value = getattr(source, name)
+                    if value is not None:
+                        setattr(message, name, value)
         message.error_message = text
         self._time(message)
         return message

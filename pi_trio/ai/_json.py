@@ -19,10 +19,11 @@ type declarations; the original's providers add some fields later (``responseId`
 carried unknown fields keeps its source key order, and ``exact=True`` keeps the key order
 of every object (at the price of one extra encode while decoding), so compact JSON as the
 original writes it re-encodes byte for byte. Numbers are written as JavaScript writes them
-in costs (``0.000003``, not msgspec's ``3e-6``); a float elsewhere (tool arguments,
-details) is written in msgspec's spelling, which differs from JavaScript's only for
-magnitudes in [1e-6, 1e-5) and from 1e21 up (same value, other bytes). Whitespace is not
-kept: the output is compact.
+in costs (``0.000003``, not msgspec's ``3e-6``), and with ``exact=True`` (or in an object
+that carried unknown fields) also in the free-form values that held such a spelling (tool
+arguments, details, schemas), also after a change; otherwise a float there is written in
+msgspec's spelling, which differs from JavaScript's only for magnitudes in [1e-6, 1e-5)
+and from 1e21 up (same value, other bytes). Whitespace is not kept: the output is compact.
 
 Unpaired UTF-16 surrogates: the TypeScript runtime writes a lone surrogate in a string as
 an escape (``"\\ud83d"``); decoding turns each such escape into U+FFFD, as a UTF-16

@@ -5,26 +5,31 @@ document made only of known fields costs nothing extra. When that path meets an 
 field, `decode_keeping_layout` reads the document again: guided by the target type, it
 splits every object that maps to a struct into its known fields and its extras, decodes the
 known part with the same strict decoder (so wrong types still fail with their path), and
-gives each struct whose source object had extras, or its keys in another order, a *layout*:
-the source key order, the extras as raw JSON, and the known keys that were an explicit
-``null``. Such a struct becomes an instance of a private subclass of its type (equal to the
-plain struct with the same fields) that carries the layout.
+gives each struct whose source object had extras, or its keys in another order, or a
+number in JavaScript's spelling where msgspec spells it otherwise (``0.000003``, ``1e+21``)
+in a free-form field, a *layout*: the source key order, the extras as raw JSON, the known
+keys that were an explicit ``null``, and the known keys whose numbers are to be written in
+JavaScript's spelling. Such a struct becomes an instance of a private subclass of its type
+(equal to the plain struct with the same fields) that carries the layout.
 
 `apply_layouts` runs before encoding while any layout is alive: it writes each laid-out
 struct as an object with its keys in the source order, the extras unchanged in their place,
 and the known fields with their current values (a field set since decoding takes its
-canonical place among its neighbours). Copies made with ``copy``, ``pickle`` or
+canonical place among its neighbours; the numbers of a field noted for its spelling are
+written as JavaScript writes them). Copies made with ``copy``, ``pickle`` or
 ``copy.deepcopy`` keep the layout; ``msgspec.structs.replace`` gives a plain copy.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 
+from ._jsnum import js_number_text, needs_js_spelling
 from ._wire_plans import (
     DictPlan,
     ListPlan,
@@ -48,18 +53,34 @@ _RAW_ARRAY: Final = msgspec.json.Decoder(list[msgspec.Raw])
 _RAW_SCALAR: Final = msgspec.json.Decoder()
 _NULL: Final = msgspec.Raw(b"null")
 _CONTAINERS: Final = (msgspec.Struct, list, tuple)
+# how JavaScript writes the numbers msgspec respells: [1e-6, 1e-5) in fixed notation, and
+# from 1e21 up with an explicit "+" in the exponent (checked on raw bytes: a hit inside a
+# string only costs a respelling pass that changes nothing)
+_JS_SPELLINGS: Final = (b"0.00000", b"e+")
+# a JSON string (skipped) or a float as msgspec writes it (fraction or exponent)
+_STRING_OR_FLOAT: Final = re.compile(
+    rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]+(?:\.[0-9]+)?e[-+]?[0-9]+|-?[0-9]+\.[0-9]+'
+)
 
 
 class _Layout:
     """How one source object was written: its keys in order, the raw JSON of the keys
-    pi_trio does not know, and the known keys that were an explicit ``null``."""
+    pi_trio does not know, the known keys that were an explicit ``null``, and the known
+    keys whose numbers are to be written in JavaScript's spelling."""
 
-    __slots__ = ("__weakref__", "extras", "keys", "nulls")
+    __slots__ = ("__weakref__", "extras", "js_numbers", "keys", "nulls")
 
-    def __init__(self, keys: tuple[str, ...], extras: dict[str, bytes], nulls: frozenset[str]):
+    def __init__(
+        self,
+        keys: tuple[str, ...],
+        extras: dict[str, bytes],
+        nulls: frozenset[str],
+        js_numbers: frozenset[str] = frozenset(),
+    ):
         self.keys = keys
         self.extras = extras
         self.nulls = nulls
+        self.js_numbers = js_numbers
         _ALIVE.add(self)
 
 
@@ -149,14 +170,14 @@ def _laid_copy(self: msgspec.Struct) -> Any:
 
 def _laid_reduce(self: msgspec.Struct) -> tuple[Any, ...]:
     layout: _Layout = self.__dict__[_LAYOUT_KEY]
-    state = (layout.keys, layout.extras, layout.nulls)
+    state = (layout.keys, layout.extras, layout.nulls, layout.js_numbers)
     return (_restore, (_BASE_OF[type(self)], _fields(self), state))
 
 
 def _restore(
     cls: type[msgspec.Struct],
     fields: dict[str, Any],
-    state: tuple[tuple[str, ...], dict[str, bytes], frozenset[str]],
+    state: tuple[tuple[str, ...], dict[str, bytes], frozenset[str], frozenset[str]],
 ) -> Any:
     return _with_layout(cls, fields, _Layout(*state))
 
@@ -177,39 +198,41 @@ class _Node:
 def decode_keeping_layout(data: bytes, type_: Any, decode: Callable[[bytes], Any]) -> Any:
     """Decode ``data`` as ``type_`` keeping unknown fields and the key order of every
     object; ``decode`` is the strict decoder of ``type_``."""
-    stripped, node = _split(msgspec.Raw(data), plan_for(type_))
+    # numbers to keep in JavaScript's spelling are looked for only where the document has some
+    spelled = any(spelling in data for spelling in _JS_SPELLINGS)
+    stripped, node = _split(msgspec.Raw(data), plan_for(type_), spelled)
     value = decode(msgspec.json.encode(stripped))
     return _attach(value, node)
 
 
-def _split(raw: msgspec.Raw, plan: Any) -> tuple[Any, Any]:
+def _split(raw: msgspec.Raw, plan: Any, spelled: bool) -> tuple[Any, Any]:
     """``raw`` without the fields no struct knows, and the layout tree of its structs."""
     if plan is None:
         return raw, None
     head = memoryview(raw)[:1].tobytes()
     if isinstance(plan, UnionPlan):
         if head == b"[":
-            return _split(raw, plan.array)
+            return _split(raw, plan.array, spelled)
         if head != b"{":
             return raw, None
         if plan.single is not None:
-            return _split_struct(raw, plan.single)
+            return _split_struct(raw, plan.single, spelled)
         if plan.by_tag:
             members = _RAW_OBJECT.decode(raw)
             tag = members.get(plan.tag_field or "")
             chosen = None if tag is None else plan.by_tag.get(_scalar(tag))
             if chosen is None:
                 return raw, None  # the strict decoder names the bad tag
-            return _split_struct(raw, chosen, members)
-        return _split(raw, plan.dict_plan)
+            return _split_struct(raw, chosen, spelled, members)
+        return _split(raw, plan.dict_plan, spelled)
     if isinstance(plan, StructPlan):
-        return _split_struct(raw, plan) if head == b"{" else (raw, None)
+        return _split_struct(raw, plan, spelled) if head == b"{" else (raw, None)
     if isinstance(plan, ListPlan):
         if head != b"[":
             return raw, None
         items, nodes = [], []
         for item in _RAW_ARRAY.decode(raw):
-            stripped, node = _split(item, plan.item)
+            stripped, node = _split(item, plan.item, spelled)
             items.append(stripped)
             nodes.append(node)
         return items, (nodes if any(n is not None for n in nodes) else None)
@@ -218,7 +241,7 @@ def _split(raw: msgspec.Raw, plan: Any) -> tuple[Any, Any]:
             return raw, None
         out, children = {}, {}
         for key, item in _RAW_OBJECT.decode(raw).items():
-            out[key], node = _split(item, plan.value)
+            out[key], node = _split(item, plan.value, spelled)
             if node is not None:
                 children[key] = node
         return out, (_Node(None, children) if children else None)
@@ -233,13 +256,17 @@ def _scalar(raw: msgspec.Raw) -> Any:
 
 
 def _split_struct(
-    raw: msgspec.Raw, plan: StructPlan, members: dict[str, msgspec.Raw] | None = None
+    raw: msgspec.Raw,
+    plan: StructPlan,
+    spelled: bool,
+    members: dict[str, msgspec.Raw] | None = None,
 ) -> tuple[Any, Any]:
     if members is None:
         members = _RAW_OBJECT.decode(raw)
     known: dict[str, Any] = {}
     extras: dict[str, bytes] = {}
     nulls: set[str] = set()
+    js_numbers: set[str] = set()
     children: dict[str, Any] = {}
     order = plan.order
     last = -1
@@ -258,17 +285,25 @@ def _split_struct(
         name, sub = plan.fields[key]
         if sub is None:
             known[key] = item
+            if spelled and key in plan.numeric and _js_spelled(item):
+                js_numbers.add(key)
         else:
-            known[key], node = _split(item, sub)
+            known[key], node = _split(item, sub, spelled)
             if node is not None:
                 children[name] = node
         if key in plan.nullable and bytes(item) == b"null":
             nulls.add(key)
     layout = None
-    if extras or nulls or reordered:
-        layout = _Layout(tuple(members), extras, frozenset(nulls))
+    if extras or nulls or reordered or js_numbers:
+        layout = _Layout(tuple(members), extras, frozenset(nulls), frozenset(js_numbers))
     node = _Node(layout, children) if layout is not None or children else None
     return known, node
+
+
+def _js_spelled(raw: msgspec.Raw) -> bool:
+    """Whether ``raw`` may hold a number that JavaScript spells otherwise than msgspec."""
+    data = bytes(raw)
+    return any(spelling in data for spelling in _JS_SPELLINGS)
 
 
 def _attach(value: Any, node: Any) -> Any:
@@ -333,6 +368,9 @@ def apply_layouts(value: Any, encode: Callable[[Any], bytes]) -> Any:
 
 def _render(value: msgspec.Struct, layout: _Layout, encode: Callable[[Any], bytes]) -> Any:
     current = _RAW_OBJECT.decode(encode(value))  # the canonical keys and values, in order
+    for key in layout.js_numbers:
+        if key in current:
+            current[key] = msgspec.Raw(_STRING_OR_FLOAT.sub(_js_float, bytes(current[key])))
     names = dict(zip(value.__struct_encode_fields__, value.__struct_fields__, strict=True))
     out: list[tuple[str, msgspec.Raw]] = []
     for key in layout.keys:
@@ -356,3 +394,12 @@ def _render(value: msgspec.Struct, layout: _Layout, encode: Callable[[Any], byte
         out.insert(position, (key, current[key]))
         placed.add(key)
     return dict(out)
+
+
+def _js_float(match: re.Match[bytes]) -> bytes:
+    """A float token of msgspec's output in JavaScript's spelling (strings unchanged)."""
+    token = match.group()
+    if token[:1] == b'"':
+        return token
+    number = float(token)
+    return js_number_text(number).encode() if needs_js_spelling(number) else token

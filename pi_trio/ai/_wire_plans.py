@@ -16,7 +16,7 @@ __all__ = ["DictPlan", "ListPlan", "StructPlan", "UnionPlan", "plan_for", "struc
 
 
 class StructPlan:
-    __slots__ = ("canonical", "cls", "fields", "nullable", "order", "tag_field")
+    __slots__ = ("canonical", "cls", "fields", "nullable", "numeric", "order", "tag_field")
 
     def __init__(self, info: mi.StructType) -> None:
         self.cls = info.cls
@@ -24,6 +24,10 @@ class StructPlan:
         # encode name -> (attribute name, plan of the value or None when it holds no struct)
         self.fields: dict[str, tuple[str, Any]] = {}
         self.nullable: set[str] = set()
+        # fields that can hold a float outside a struct (free-form JSON, a typed float)
+        self.numeric = frozenset(
+            field.encode_name for field in info.fields if _may_hold_float(field.type, 0)
+        )
         names = [] if info.tag_field is None else [info.tag_field]
         for field in info.fields:
             names.append(field.encode_name)
@@ -135,4 +139,19 @@ def _may_hold_struct(info: Any, depth: int) -> bool:
         return _may_hold_struct(info.item_type, depth + 1)
     if isinstance(info, mi.TupleType):
         return any(_may_hold_struct(item, depth + 1) for item in info.item_types)
+    return False
+
+
+def _may_hold_float(info: Any, depth: int) -> bool:
+    """Whether a float can occur in ``info`` outside any struct it holds."""
+    if depth > 8 or isinstance(info, mi.FloatType | mi.AnyType | mi.CustomType):
+        return True
+    if isinstance(info, mi.UnionType):
+        return any(_may_hold_float(member, depth + 1) for member in info.types)
+    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        return _may_hold_float(info.item_type, depth + 1)
+    if isinstance(info, mi.DictType):
+        return _may_hold_float(info.value_type, depth + 1)
+    if isinstance(info, mi.TupleType):
+        return any(_may_hold_float(item, depth + 1) for item in info.item_types)
     return False

@@ -118,7 +118,9 @@ class FileSessionStore:
 def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     """Save ``agent``'s conversation in ``store`` as it happens: every message is
     appended when its ``message_end`` arrives (a listener; abort never interrupts
-    listeners, so an aborted answer is saved too). Returns the function that stops.
+    listeners, so an aborted answer is saved too), a failed response with the next event,
+    unless that is the ``auto_retry_start`` that withdraws it. Returns the function that
+    stops.
 
     The store must hold the start of the agent's transcript: none of it (a new session:
     the agent's messages so far, such as its system prompt, are appended first) or all
@@ -141,9 +143,21 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
         )
     for message in held[len(saved) :]:
         store.append(message)
+    # A failed response is saved once the next event shows it stays: with a retry policy
+    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead.
+    failed: list[AgentMessage] = []
 
     def save(event: Any) -> None:
+        if failed:
+            message = failed.pop()
+            if event.type == "auto_retry_start":
+                return
+            store.append(message)
         if event.type == "message_end":
-            store.append(event.message)
+            message = event.message
+            if getattr(message, "role", None) == "assistant" and message.stop_reason == "error":
+                failed.append(message)
+            else:
+                store.append(message)
 
     return agent.subscribe(save)
