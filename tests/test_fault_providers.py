@@ -49,6 +49,15 @@ class Provider(NamedTuple):
     auth_prefix: str
     text_marker: bytes  # in the first event of the recorded body that carries text
 
+    def status_text(self, status: int, text: str, *, json_message: bool = False) -> str:
+        """How a failed status starts: ``<status> <text>``, or, for OpenAI Responses, as
+        the OpenAI SDK and pi 1.6 word it (the JSON of an ``error`` object)."""
+        if self.api != "openai-responses":
+            return f"{status} {text}"
+        if json_message:
+            return f'OpenAI API error ({status}): {{"message":"{text}'
+        return f"OpenAI API error ({status}): {status} {text}"
+
 
 def _provider(
     api: str, provider: str, model_id: str, fixture: str, header: str, marker: bytes
@@ -206,7 +215,7 @@ async def test_a_key_echoed_back_in_every_form_is_redacted(provider: Provider) -
     body = json.dumps({"error": {"message": f"invalid key: {echoed}"}}).encode()
     async with serve_faults(reply(401, body, {"content-type": "application/json"})) as server:
         outcome = await stream(provider, server.url, key=secret)
-    text = failed(outcome, "401 invalid key: [redacted]")
+    text = failed(outcome, provider.status_text(401, "invalid key: [redacted]", json_message=True))
     assert text.count("[redacted]") == 5
     assert "sk-fault" not in text
 
@@ -230,7 +239,7 @@ async def test_a_huge_error_body_is_read_only_a_few_kb_and_its_connection_closed
                 await server.wait_until(lambda s: s.client_closed == 1)
         finally:
             await registry.aclose()
-    text = failed(outcome, "500 xxxx")
+    text = failed(outcome, provider.status_text(500, "xxxx"))
     assert text.endswith("... [truncated 4192+ chars]")
     assert transport.bytes_pulled <= ERROR_BODY_READ_LIMIT + NETWORK_READ
     assert server.bytes_sent < HUGE
@@ -245,7 +254,7 @@ async def test_a_gzip_bomb_error_body_is_inflated_only_a_few_kb(provider: Provid
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-    text = failed(outcome, "503 xxxx")
+    text = failed(outcome, provider.status_text(503, "xxxx"))
     assert len(text) < 4200
     assert peak < HUGE // 4  # inflating it all would hold 32 MiB
 

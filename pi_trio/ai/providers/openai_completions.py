@@ -79,7 +79,8 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
         if compat.session_affinity_format == "openrouter":
             defaults["x-session-id"] = session_id
         else:
-            defaults["session_id"] = session_id
+            if compat.session_affinity_format == "openai":
+                defaults["session_id"] = session_id
             defaults["x-client-request-id"] = session_id
             defaults["x-session-affinity"] = session_id
     url = f"{model.base_url.rstrip('/')}/chat/completions"
