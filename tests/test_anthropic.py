@@ -43,7 +43,7 @@ from pi_trio.ai.providers._anthropic_request import (
 )
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers._strict_limits import forget_strict_tool_limits
-from pi_trio.ai.providers.anthropic import anthropic_simple_options
+from pi_trio.ai.providers.anthropic import anthropic_error_text, anthropic_simple_options
 from pi_trio.testing._replay import (
     ReplayResponse,
     ReplayTransport,
@@ -1200,7 +1200,11 @@ async def test_http_error_status_becomes_an_error_with_the_provider_message():
     )
     assert [e.type for e in events] == ["error"]
     message = events[0].error
-    assert message.error_message == "400 prompt is too long: 210000 tokens > 200000 maximum"
+    # as the Anthropic SDK words it and pi 1.6 shows it: the body as compact JSON
+    assert message.error_message == (
+        '400 {"type":"error","error":{"type":"invalid_request_error",'
+        '"message":"prompt is too long: 210000 tokens > 200000 maximum"}}'
+    )
     assert is_context_overflow(message)
 
 
@@ -1210,6 +1214,9 @@ def _refused(message: str, kind: str = "invalid_request_error", status: int = 40
 
 
 TOO_MANY = "Too many strict tools (21). The maximum is 20."
+REFUSAL_JSON = (
+    f'{{"type":"error","error":{{"type":"invalid_request_error","message":"{TOO_MANY}"}}}}'
+)
 
 
 async def test_a_refusal_for_the_strict_tool_limits_is_sent_again_without_strict_tools():
@@ -1230,7 +1237,7 @@ async def test_a_refusal_for_the_strict_tool_limits_is_sent_again_without_strict
         assert sent == [PREFER_STRICT, PREFER_PLAIN]
         [diagnostic] = message.diagnostics
         assert diagnostic["type"] == "anthropic_strict_tools_fallback"
-        assert diagnostic["error"] == {"message": f"400 {TOO_MANY}"}
+        assert diagnostic["error"] == {"message": f"400 {REFUSAL_JSON}"}
         assert diagnostic["details"] == {"reason": "strict_tool_limits_exceeded"}
         _, transport = await replay(
             SONNET,
@@ -1269,8 +1276,27 @@ async def test_a_second_refusal_after_the_fallback_ends_the_request():
     )
     assert len(transport.requests) == 2
     message = events[-1].error
-    assert message.error_message == f"400 {TOO_MANY}"
+    assert message.error_message == f"400 {REFUSAL_JSON}"
     assert [d["type"] for d in message.diagnostics] == ["anthropic_strict_tools_fallback"]
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ('{"message":"m","type":"x"}', "400 m"),
+        (
+            '{"type":"error","error":{"type":"api_error"}}',
+            '400 {"type":"error","error":{"type":"api_error"}}',
+        ),
+        ("{}", "400 {}"),
+        ('"plain"', '400 "plain"'),
+        ("null", "400 null"),
+        ("<html>bad gateway</html>", "400 <html>bad gateway</html>"),
+        ("", "400 status code (no body)"),
+    ],
+)
+def test_failures_read_as_the_anthropic_sdk_words_them(body, text):
+    assert anthropic_error_text(400, body) == text
 
 
 @pytest.mark.parametrize("name", ["text.sse", "thinking_tools.sse", "refusal.sse"])
@@ -1382,7 +1408,10 @@ async def test_end_to_end_http_error_never_shows_the_key():
     async with serve_sse([SSEReply(error.encode(), status=401)]) as server:
         message = await local_complete(local(SONNET, server.url), ctx(UserMessage(content="hi")))
     assert message.stop_reason == "error"
-    assert message.error_message == "401 invalid x-api-key [redacted]"
+    assert message.error_message == (
+        '401 {"type":"error","error":{"type":"authentication_error",'
+        '"message":"invalid x-api-key [redacted]"}}'
+    )
 
 
 async def test_end_to_end_connection_reset_mid_stream():

@@ -50,8 +50,13 @@ class Provider(NamedTuple):
     text_marker: bytes  # in the first event of the recorded body that carries text
 
     def status_text(self, status: int, text: str, *, json_message: bool = False) -> str:
-        """How a failed status starts: ``<status> <text>``, or, for OpenAI Responses, as
-        the OpenAI SDK and pi 1.6 word it (the JSON of an ``error`` object)."""
+        """How a failed status starts: ``<status> <text>``, or as the vendor SDK and pi 1.6
+        word it: the whole JSON body for Anthropic, the JSON of the ``error`` object for
+        Chat Completions, with a prefix for OpenAI Responses."""
+        if self.api == "anthropic-messages" and json_message:
+            return f'{status} {{"error":{{"message":"{text}'
+        if self.api == "openai-completions" and json_message:
+            return f'{status}: {{"message":"{text}'
         if self.api != "openai-responses":
             return f"{status} {text}"
         if json_message:

@@ -443,7 +443,11 @@ async def test_http_error_status_is_an_error_event_without_start() -> None:
     body = b'{"error":{"message":"This model\'s maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}'
     events, message, _ = await replay(body, status=400)
     assert shape(events) == [("error", "error")]
-    assert message.error_message == "400 This model's maximum context length is 128000 tokens."
+    # as the OpenAI SDK words it and pi 1.6 shows it: the error object as compact JSON
+    assert message.error_message == (
+        '400: {"message":"This model\'s maximum context length is 128000 tokens.",'
+        '"type":"invalid_request_error","code":"context_length_exceeded"}'
+    )
     from pi_trio.ai import is_context_overflow
 
     assert is_context_overflow(message)
@@ -1380,7 +1384,9 @@ async def test_loopback_400_error_body_is_the_error_message() -> None:
             make_model(base_url=server.url), CONTEXT, api_key="k", registry=registry, max_retries=3
         )
         assert message.stop_reason == "error"
-        assert message.error_message == "400 Invalid value for 'model'"
+        assert message.error_message == (
+            '400: {"message":"Invalid value for \'model\'","type":"invalid_request_error"}'
+        )
         assert len(server.requests) == 1
         await registry.aclose()
 

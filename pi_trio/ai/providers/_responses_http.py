@@ -8,13 +8,11 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
-import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
 from .._options import StreamOptions
 from .._types import Model
-from ._http_errors import shown_error_text
+from ._http_errors import openai_sdk_error_text
 from ._http_send import DescribeError
 
 __all__ = [
@@ -132,7 +130,7 @@ def azure_error_text(status: int, headers: httpx2.Headers, body: str, more: bool
     ``error`` object when it has one, else ``<status> <body>``, or ``<status> status code
     (no body)`` for an empty body or JSON without an ``error``; prefixed
     ``Azure OpenAI API error (<status>): ``."""
-    return _sdk_error_text("Azure OpenAI", status, body, more)
+    return openai_sdk_error_text(status, body, more, "Azure OpenAI")
 
 
 def openai_error_text(model: Model) -> DescribeError:
@@ -141,7 +139,7 @@ def openai_error_text(model: Model) -> DescribeError:
     name = "OpenAI" if model.provider == "openai" else model.provider
 
     def describe(status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
-        return _sdk_error_text(name, status, body, more)
+        return openai_sdk_error_text(status, body, more, name)
 
     return describe
 
@@ -153,23 +151,6 @@ def with_usage_hint(text: str) -> str:
     if "subscription_sharing_workplace_individual_usage_limit_exceeded" in text:
         return f"{text}\n{CHATGPT_WORKSPACE_HINT}"
     return text
-
-
-def _sdk_error_text(name: str, status: int, body: str, more: bool) -> str:
-    try:
-        data = decode_checked(msgspec.json.decode, body)
-    except msgspec.DecodeError:
-        text = f"{status} {shown_error_text(body, None, more)}" if body.strip() else ""
-    else:
-        error = data.get("error") if isinstance(data, dict) else None
-        if isinstance(error, dict) and error:
-            text = shown_error_text(msgspec.json.encode(error).decode(), None, False)
-        elif error is not None and error not in ("", 0):  # JavaScript's truthiness
-            message = error.get("message") if isinstance(error, dict) else None
-            text = f"{status} {message or msgspec.json.encode(error).decode()}"
-        else:
-            text = ""
-    return f"{name} API error ({status}): {text or f'{status} status code (no body)'}"
 
 
 def azure_deployment_name(model: Model, options: StreamOptions) -> str:

@@ -22,6 +22,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json_depth import decode_checked
 from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
@@ -101,8 +102,35 @@ def _headers(
     return run.headers(headers)
 
 
+def _js_truthy(value: Any) -> bool:
+    if isinstance(value, dict | list):
+        return True
+    return value is not None and value is not False and value != 0 and value != ""
+
+
+def anthropic_error_text(status: int, body: str, more: bool = False) -> str:
+    """A failed status as the Anthropic SDK words it and pi 1.6 shows it: ``<status>``
+    and the JSON body's top-level ``message``, else the whole body as compact JSON (an
+    Anthropic error object: ``{"type":"error","error":{...}}``); a body that is no JSON
+    as it is; ``<status> status code (no body)`` without one. Cut at
+    ``ERROR_BODY_LIMIT`` characters."""
+    try:
+        data = decode_checked(msgspec.json.decode, body)
+    except msgspec.DecodeError:
+        data = None
+    if not _js_truthy(data):
+        return format_http_error(status, body, None, more=more)
+    message = data.get("message") if isinstance(data, dict) else None
+    if _js_truthy(message):
+        shown = message if isinstance(message, str) else msgspec.json.encode(message).decode()
+    else:
+        shown = msgspec.json.encode(data).decode()
+    return format_http_error(status, shown)
+
+
 class _Refusal:
-    """Words a failed status as usual, noting whether it refused the strict tools."""
+    """Words a failed status (``anthropic_error_text``), noting whether it refused the
+    strict tools."""
 
     __slots__ = ("strict_limits", "text")
 
@@ -112,7 +140,7 @@ class _Refusal:
 
     def describe(self, status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
         message = provider_error_message(body)
-        self.text = format_http_error(status, body, message, more=more)
+        self.text = anthropic_error_text(status, body, more)
         self.strict_limits = (
             status == 400
             and _error_type(body) == "invalid_request_error"
