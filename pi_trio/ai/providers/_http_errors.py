@@ -3,7 +3,8 @@
 Texts are worded as the original runtime's SDKs word them, because downstream classifiers
 (context overflow, retryable errors) match on them: ``"<status> <message or body>"``,
 ``"<status> status code (no body)"``, and transport failures that say ``Connection error``,
-``Network error`` or ``timed out``.
+``Network error`` or ``timed out``. ``openai_sdk_error_text`` words a failed status as the
+OpenAI SDK does and pi 1.6 shows it (Chat Completions, Responses and Azure).
 """
 
 from __future__ import annotations
