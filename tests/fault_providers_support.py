@@ -206,6 +206,7 @@ PROVIDERS = [
         "openai_responses/text.sse",
         "authorization",
         b'"response.output_text.delta"',
+        status_head=lambda status: f"OpenAI API error ({status}): {status} ",
     ),
     _sse_provider(
         "google-generative-ai",

@@ -42,7 +42,8 @@ from pi_trio.ai.providers._anthropic_request import (
     build_anthropic_request,
 )
 from pi_trio.ai.providers._sse import SSEParser
-from pi_trio.ai.providers.anthropic import anthropic_simple_options
+from pi_trio.ai.providers._strict_limits import forget_strict_tool_limits
+from pi_trio.ai.providers.anthropic import anthropic_error_text, anthropic_simple_options
 from pi_trio.testing._replay import (
     ReplayResponse,
     ReplayTransport,
@@ -249,20 +250,89 @@ def test_cache_control_lands_on_the_last_tool_result():
     assert last[1]["cache_control"] == {"type": "ephemeral"}
 
 
-def test_tool_schema_keeps_only_properties_and_required():
+def test_tool_schema_keeps_properties_required_and_the_root_keys_claude_reads():
     body = body_of(SONNET, ctx(UserMessage(content="hi"), tools=[WEATHER]), cache_retention="none")
     assert body["tools"] == [
         {
             "name": "get_weather",
             "description": "Weather of a city",
+            "eager_input_streaming": True,
             "input_schema": {
                 "type": "object",
                 "properties": {"city": {"type": "string"}},
                 "required": ["city"],
+                "additionalProperties": False,
+                "$defs": {"unused": {}},
             },
-            "eager_input_streaming": True,
         }
     ]
+    rooted = msgspec.structs.replace(
+        WEATHER, parameters={**WEATHER.parameters, "anyOf": [{"required": ["city"]}]}
+    )
+    schema = body_of(SONNET, ctx(UserMessage(content="hi"), tools=[rooted]))["tools"][0]
+    assert "anyOf" not in schema["input_schema"]
+
+
+PREFER = Tool(
+    name="pref",
+    description="w",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["city"],
+    },
+    constrained_sampling={"type": "json_schema", "strict": "prefer"},
+)
+# what pi 1.6 sends for PREFER to a model with strict tools
+PREFER_STRICT = {
+    "name": "pref",
+    "description": "w",
+    "eager_input_streaming": True,
+    "strict": True,
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["city", "n"],
+        "additionalProperties": False,
+    },
+}
+PREFER_PLAIN = {
+    "name": "pref",
+    "description": "w",
+    "eager_input_streaming": True,
+    "input_schema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["city"],
+    },
+}
+
+
+def test_tools_asking_for_constrained_sampling_go_strict_where_the_model_has_strict_tools():
+    assert (SONNET.compat or {}).get("supportsStrictTools") is True
+    request = build_anthropic_request(
+        SONNET,
+        normalize_context(ctx(UserMessage(content="hi"), tools=[PREFER])),
+        StreamOptions(cache_retention="none"),
+    )
+    assert request.body["tools"] == [PREFER_STRICT]
+    assert request.preferred_strict
+    plain = msgspec.structs.replace(SONNET, compat={})
+    context = ctx(UserMessage(content="hi"), tools=[PREFER])
+    assert body_of(plain, context, cache_retention="none")["tools"] == [PREFER_PLAIN]
+    require = msgspec.structs.replace(
+        PREFER, constrained_sampling={"type": "json_schema", "strict": "require"}
+    )
+    with pytest.raises(ProviderError, match='Tool "pref" requires JSON-schema constrained'):
+        body_of(plain, ctx(UserMessage(content="hi"), tools=[require]))
+    required = build_anthropic_request(
+        SONNET, normalize_context(ctx(UserMessage(content="hi"), tools=[require])), StreamOptions()
+    )
+    assert required.body["tools"][0]["strict"] is True
+    assert not required.preferred_strict
 
 
 def test_tool_schema_without_properties_gets_empty_ones():
@@ -1130,8 +1200,103 @@ async def test_http_error_status_becomes_an_error_with_the_provider_message():
     )
     assert [e.type for e in events] == ["error"]
     message = events[0].error
-    assert message.error_message == "400 prompt is too long: 210000 tokens > 200000 maximum"
+    # as the Anthropic SDK words it and pi 1.6 shows it: the body as compact JSON
+    assert message.error_message == (
+        '400 {"type":"error","error":{"type":"invalid_request_error",'
+        '"message":"prompt is too long: 210000 tokens > 200000 maximum"}}'
+    )
     assert is_context_overflow(message)
+
+
+def _refused(message: str, kind: str = "invalid_request_error", status: int = 400) -> Any:
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return ReplayResponse(msgspec.json.encode(body), status=status)
+
+
+TOO_MANY = "Too many strict tools (21). The maximum is 20."
+REFUSAL_JSON = (
+    f'{{"type":"error","error":{{"type":"invalid_request_error","message":"{TOO_MANY}"}}}}'
+)
+
+
+async def test_a_refusal_for_the_strict_tool_limits_is_sent_again_without_strict_tools():
+    forget_strict_tool_limits()
+    context = ctx(UserMessage(content="hi"), tools=[WEATHER, PREFER])
+    try:
+        events, transport = await replay(
+            SONNET,
+            context,
+            _refused(TOO_MANY),
+            ReplayResponse(fixture("text.sse")),
+            session_id="s-anthropic",
+            cache_retention="none",
+        )
+        message = events[-1].message
+        assert message.stop_reason == "stop"
+        sent = [request.json()["tools"][1] for request in transport.requests]
+        assert sent == [PREFER_STRICT, PREFER_PLAIN]
+        [diagnostic] = message.diagnostics
+        assert diagnostic["type"] == "anthropic_strict_tools_fallback"
+        assert diagnostic["error"] == {"message": f"400 {REFUSAL_JSON}"}
+        assert diagnostic["details"] == {"reason": "strict_tool_limits_exceeded"}
+        _, transport = await replay(
+            SONNET,
+            context,
+            ReplayResponse(fixture("text.sse")),
+            session_id="s-anthropic",
+            cache_retention="none",
+        )
+        assert transport.requests[0].json()["tools"][1] == PREFER_PLAIN
+    finally:
+        forget_strict_tool_limits()
+
+
+@pytest.mark.parametrize(
+    ("reply", "tools"),
+    [
+        (_refused("prompt is too long: 1 tokens > 0 maximum"), [PREFER]),
+        (_refused(TOO_MANY, kind="api_error"), [PREFER]),
+        (_refused(TOO_MANY, status=422), [PREFER]),
+        (_refused(TOO_MANY), [WEATHER]),
+    ],
+)
+async def test_other_refusals_are_not_sent_again(reply, tools):
+    events, transport = await replay(SONNET, ctx(UserMessage(content="hi"), tools=tools), reply)
+    assert [e.type for e in events] == ["error"]
+    assert len(transport.requests) == 1
+    assert events[0].error.diagnostics is None
+
+
+async def test_a_second_refusal_after_the_fallback_ends_the_request():
+    events, transport = await replay(
+        SONNET,
+        ctx(UserMessage(content="hi"), tools=[PREFER]),
+        _refused(TOO_MANY),
+        _refused(TOO_MANY),
+    )
+    assert len(transport.requests) == 2
+    message = events[-1].error
+    assert message.error_message == f"400 {REFUSAL_JSON}"
+    assert [d["type"] for d in message.diagnostics] == ["anthropic_strict_tools_fallback"]
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ('{"message":"m","type":"x"}', "400 m"),
+        (
+            '{"type":"error","error":{"type":"api_error"}}',
+            '400 {"type":"error","error":{"type":"api_error"}}',
+        ),
+        ("{}", "400 {}"),
+        ('"plain"', '400 "plain"'),
+        ("null", "400 null"),
+        ("<html>bad gateway</html>", "400 <html>bad gateway</html>"),
+        ("", "400 status code (no body)"),
+    ],
+)
+def test_failures_read_as_the_anthropic_sdk_words_them(body, text):
+    assert anthropic_error_text(400, body) == text
 
 
 @pytest.mark.parametrize("name", ["text.sse", "thinking_tools.sse", "refusal.sse"])
@@ -1243,7 +1408,10 @@ async def test_end_to_end_http_error_never_shows_the_key():
     async with serve_sse([SSEReply(error.encode(), status=401)]) as server:
         message = await local_complete(local(SONNET, server.url), ctx(UserMessage(content="hi")))
     assert message.stop_reason == "error"
-    assert message.error_message == "401 invalid x-api-key [redacted]"
+    assert message.error_message == (
+        '401 {"type":"error","error":{"type":"authentication_error",'
+        '"message":"invalid x-api-key [redacted]"}}'
+    )
 
 
 async def test_end_to_end_connection_reset_mid_stream():

@@ -26,6 +26,7 @@ from pi_trio.ai import (
     ImageContent,
     Model,
     OutputFormat,
+    ProviderError,
     ProviderRegistry,
     StreamOptions,
     TextContent,
@@ -45,6 +46,7 @@ from pi_trio.ai import (
     open_stream,
 )
 from pi_trio.ai.providers._bedrock_request import build_bedrock_body
+from pi_trio.ai.providers._strict_limits import forget_strict_tool_limits
 from pi_trio.ai.providers.bedrock import MISSING_EXTRA_TEXT, bedrock_simple_options
 from pi_trio.testing._replay import ReplayResponse, ReplayTransport, registry_with_transport
 from pi_trio.testing._sse_server import SSEReply, serve_sse
@@ -383,7 +385,7 @@ def test_tool_config_choices_and_strict_tools():
         prefer, constrained_sampling={"type": "json_schema", "strict": "require"}
     )
     with pytest.raises(
-        ValueError, match="requires JSON-schema constrained sampling, but strict tools"
+        ProviderError, match="requires JSON-schema constrained sampling, but strict tools"
     ):
         body_of(NOVA, ctx(tools=[require]))
 
@@ -781,6 +783,87 @@ async def test_throttling_is_retried_and_every_attempt_is_signed_anew(monkeypatc
         transport.requests[0].headers["authorization"]
         != transport.requests[1].headers["authorization"]
     )
+
+
+def _strict_limit_refusal(text: str = "Too many strict tools (21). The maximum is 20.") -> Any:
+    return ReplayResponse(
+        msgspec.json.encode({"message": text}),
+        status=400,
+        headers={"x-amzn-errortype": "ValidationException", "x-amzn-requestid": "req-s"},
+    )
+
+
+PREFER = msgspec.structs.replace(
+    WEATHER, name="pref", constrained_sampling={"type": "json_schema", "strict": "prefer"}
+)
+
+
+def _strict_flags(request: Any) -> list[bool]:
+    tools = request.json()["toolConfig"]["tools"]
+    return [tool["toolSpec"].get("strict", False) for tool in tools]
+
+
+async def test_a_refusal_for_the_strict_tool_limits_is_sent_again_without_strict_tools():
+    forget_strict_tool_limits()
+    try:
+        events, transport = await replay(
+            OPUS47,
+            _strict_limit_refusal(),
+            reply(TEXT_BODY),
+            reply(TEXT_BODY),
+            context=ctx(tools=[PREFER, WEATHER]),
+            session_id="s-strict",
+        )
+        message = final(events)
+        assert message.stop_reason == "stop"
+        assert [_strict_flags(r) for r in transport.requests] == [[True, False], [False, False]]
+        relaxed = transport.requests[1].json()["toolConfig"]["tools"][0]["toolSpec"]
+        assert relaxed["inputSchema"]["json"] == WEATHER.parameters
+        [diagnostic] = message.diagnostics
+        assert diagnostic["type"] == "bedrock_strict_tools_fallback"
+        assert diagnostic["error"] == {"message": "Too many strict tools (21). The maximum is 20."}
+        assert diagnostic["details"] == {"reason": "strict_tool_limits_exceeded"}
+        # the session's next request sends them non-strict at once
+        events, transport = await replay(
+            OPUS47, reply(TEXT_BODY), context=ctx(tools=[PREFER]), session_id="s-strict"
+        )
+        assert final(events).diagnostics is None
+        assert _strict_flags(transport.requests[0]) == [False]
+        # another session starts strict
+        _, transport = await replay(
+            OPUS47, reply(TEXT_BODY), context=ctx(tools=[PREFER]), session_id="s-other"
+        )
+        assert _strict_flags(transport.requests[0]) == [True]
+    finally:
+        forget_strict_tool_limits()
+
+
+async def test_other_refusals_and_required_strict_tools_are_not_sent_again():
+    other = _strict_limit_refusal("Input is too long for requested model.")
+    events, transport = await replay(OPUS47, other, context=ctx(tools=[PREFER]))
+    assert final(events).error_message == "Validation error: Input is too long for requested model."
+    assert len(transport.requests) == 1
+    require = msgspec.structs.replace(
+        WEATHER, constrained_sampling={"type": "json_schema", "strict": "require"}
+    )
+    events, transport = await replay(
+        OPUS47,
+        _strict_limit_refusal("The compiled grammar is too large"),
+        context=ctx(tools=[require]),
+    )
+    message = final(events)
+    assert message.error_message == "Validation error: The compiled grammar is too large"
+    assert len(transport.requests) == 1
+    assert [d["type"] for d in message.diagnostics] == ["bedrock_response_failure"]
+    # a second refusal after the fallback ends the request
+    events, transport = await replay(
+        OPUS47, _strict_limit_refusal(), _strict_limit_refusal(), context=ctx(tools=[PREFER])
+    )
+    assert len(transport.requests) == 2
+    assert [d["type"] for d in final(events).diagnostics] == [
+        "bedrock_strict_tools_fallback",
+        "bedrock_response_failure",
+    ]
 
 
 # =========================================================================== credentials, regions

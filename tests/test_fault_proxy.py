@@ -299,7 +299,10 @@ async def test_the_servers_key_never_reaches_a_client(
             await registry.aclose()
     assert upstream.requests[0].headers["x-api-key"] == SERVER_KEY
     assert result.stop_reason == "error"
-    assert result.error_message == ('401 bad key [redacted] "[redacted]" [redacted] [redacted]')
+    # the Anthropic SDK's wording, as pi 1.6 shows it: the whole JSON body
+    assert result.error_message == (
+        '401 {"error":{"message":"bad key [redacted] \\"[redacted]\\" [redacted] [redacted]"}}'
+    )
 
 
 async def test_a_catalog_model_under_another_api_is_refused(

@@ -214,6 +214,83 @@ def test_tools_and_tool_config_only_with_tools():
     assert body["toolConfig"]["functionCallingConfig"]["mode"] == "NONE"
 
 
+CONSTS = Tool(
+    name="t",
+    description="d",
+    parameters={
+        "type": "object",
+        "properties": {
+            "kind": {"const": "a"},
+            "n": {"const": 3},
+            "b": {"const": True},
+            "arr": {"type": "array", "items": {"const": "x"}},
+            "props": {"type": "object", "properties": {"const": {"const": "k"}}},
+            "e": {"const": "y", "enum": ["y"]},
+            "lit": {"type": "string", "default": {"const": "z"}},
+        },
+    },
+)
+STRICT_PREFERRED = Tool(
+    name="t",
+    description="d",
+    parameters={
+        "type": "object",
+        "properties": {"kind": {"type": "string", "const": "a"}, "n": {"type": "integer"}},
+        "required": ["kind"],
+    },
+    constrained_sampling={"type": "json_schema", "strict": "prefer"},
+)
+
+
+def test_string_and_number_consts_go_as_one_value_enums_as_in_pi_1_6():
+    declared = body_of(PLAIN, ctx(UserMessage(content="hi"), tools=[CONSTS]))["tools"]
+    assert declared[0]["functionDeclarations"][0]["parametersJsonSchema"] == {
+        "type": "object",
+        "properties": {
+            "kind": {"enum": ["a"]},
+            "n": {"enum": [3]},
+            "b": {"const": True},
+            "arr": {"type": "array", "items": {"enum": ["x"]}},
+            "props": {"type": "object", "properties": {"const": {"enum": ["k"]}}},
+            "e": {"const": "y", "enum": ["y"]},
+            "lit": {"type": "string", "default": {"const": "z"}},
+        },
+    }
+    assert CONSTS.parameters["properties"]["kind"] == {"const": "a"}
+
+
+@pytest.mark.parametrize(
+    ("choice", "mode"),
+    [(None, "VALIDATED"), ("auto", "VALIDATED"), ("none", "NONE"), ("any", "ANY")],
+)
+def test_gemini_3_declares_strict_tools_and_validates_their_calls(choice, mode):
+    body = body_of(
+        G3_FLASH, ctx(UserMessage(content="hi"), tools=[STRICT_PREFERRED]), tool_choice=choice
+    )
+    assert body["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"] == {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["a"]},
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["kind", "n"],
+        "additionalProperties": False,
+    }
+    assert body["toolConfig"] == {"functionCallingConfig": {"mode": mode}}
+
+
+def test_older_gemini_sends_strict_tools_as_they_are_and_refuses_required_ones():
+    body = body_of(FLASH, ctx(UserMessage(content="hi"), tools=[STRICT_PREFERRED]))
+    parameters = body["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]
+    assert parameters["required"] == ["kind"]
+    assert "toolConfig" not in body
+    required = msgspec.structs.replace(
+        STRICT_PREFERRED, constrained_sampling={"type": "json_schema", "strict": "require"}
+    )
+    with pytest.raises(ProviderError, match="but strict tools are unsupported"):
+        body_of(FLASH, ctx(UserMessage(content="hi"), tools=[required]))
+
+
 def test_an_unknown_tool_choice_is_refused_with_the_choices():
     with pytest.raises(ValueError, match=r"unknown Google tool_choice 'sometimes'"):
         body_of(PLAIN, ctx(UserMessage(content="hi"), tools=[WEATHER]), tool_choice="sometimes")

@@ -20,6 +20,7 @@ from pi_trio.ai import (
     MessageBuilder,
     Model,
     ModelCost,
+    ProviderError,
     ProviderRegistry,
     StreamOptions,
     SystemMessage,
@@ -442,7 +443,11 @@ async def test_http_error_status_is_an_error_event_without_start() -> None:
     body = b'{"error":{"message":"This model\'s maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}'
     events, message, _ = await replay(body, status=400)
     assert shape(events) == [("error", "error")]
-    assert message.error_message == "400 This model's maximum context length is 128000 tokens."
+    # as the OpenAI SDK words it and pi 1.6 shows it: the error object as compact JSON
+    assert message.error_message == (
+        '400: {"message":"This model\'s maximum context length is 128000 tokens.",'
+        '"type":"invalid_request_error","code":"context_length_exceeded"}'
+    )
     from pi_trio.ai import is_context_overflow
 
     assert is_context_overflow(message)
@@ -979,14 +984,41 @@ def test_tools_from_the_transcript_with_strict_flag_only_where_supported() -> No
             "function": {
                 "name": "s",
                 "description": "d",
-                "parameters": {"type": "object"},
+                # the strict subset, as pi 1.6 writes it
+                "parameters": {"type": "object", "required": [], "additionalProperties": False},
                 "strict": True,
             },
         },
     ]
     assert tools["tool_choice"] == "required"
     together = make_model(provider="together", base_url="https://api.together.xyz/v1")
-    assert "strict" not in body_for(together, messages)["tools"][0]["function"]
+    loose = [SystemMessage(content="", tools_added=[ECHO]), UserMessage(content="q")]
+    assert "strict" not in body_for(together, loose)["tools"][0]["function"]
+    with pytest.raises(ProviderError, match=r'Tool "s" requires .* strict tools are unsupported'):
+        body_for(together, messages)
+
+
+def test_tools_that_prefer_strict_sampling_go_strict_where_the_schema_fits() -> None:
+    fits = Tool(
+        name="f",
+        description="d",
+        parameters={"type": "object", "properties": {"a": {"type": "string"}}},
+        constrained_sampling={"type": "json_schema", "strict": "prefer"},
+    )
+    loose = msgspec.structs.replace(
+        fits, name="l", parameters={"type": "object", "properties": {"a": {"not": {}}}}
+    )
+    messages = [SystemMessage(content="", tools_added=[fits, loose]), UserMessage(content="q")]
+    functions = [t["function"] for t in body_for(make_model(), messages)["tools"]]
+    assert functions[0]["parameters"] == {
+        "type": "object",
+        "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    assert functions[0]["strict"] is True
+    assert functions[1]["parameters"] == loose.parameters
+    assert functions[1]["strict"] is False
 
 
 @pytest.mark.parametrize(
@@ -1230,6 +1262,21 @@ async def test_session_affinity_headers_for_openrouter() -> None:
     assert transport.requests[0].headers["x-session-id"] == "sess-1"
 
 
+@pytest.mark.parametrize(
+    ("form", "expected"),
+    [
+        ("openai", {"session_id", "x-client-request-id", "x-session-affinity"}),
+        ("openai-nosession", {"x-client-request-id", "x-session-affinity"}),
+    ],
+)
+async def test_session_affinity_headers_in_the_openai_forms(form: str, expected: set[str]) -> None:
+    model = make_model(compat={"sendSessionAffinityHeaders": True, "sessionAffinityFormat": form})
+    _, _, transport = await replay(fixture("text.sse"), model=model, session_id="sess-1")
+    headers = transport.requests[0].headers
+    names = {"session_id", "x-session-id", "x-client-request-id", "x-session-affinity"}
+    assert {name for name in names if name in headers} == expected
+
+
 # --------------------------------------------------------------------------- simple options
 
 
@@ -1337,7 +1384,9 @@ async def test_loopback_400_error_body_is_the_error_message() -> None:
             make_model(base_url=server.url), CONTEXT, api_key="k", registry=registry, max_retries=3
         )
         assert message.stop_reason == "error"
-        assert message.error_message == "400 Invalid value for 'model'"
+        assert message.error_message == (
+            '400: {"message":"Invalid value for \'model\'","type":"invalid_request_error"}'
+        )
         assert len(server.requests) == 1
         await registry.aclose()
 

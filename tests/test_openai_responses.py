@@ -46,7 +46,10 @@ from pi_trio.ai.providers.openai_responses import (
     azure_error_text,
     azure_responses_url,
     build_responses_body,
+    is_chatgpt_sign_in,
+    openai_error_text,
     responses_simple_options,
+    with_usage_hint,
 )
 from pi_trio.testing._replay import (
     ReplayResponse,
@@ -311,6 +314,167 @@ def test_thinking_off_uses_the_models_off_value_or_sends_nothing():
     copilot = msgspec.structs.replace(GPT54, provider="github-copilot")
     assert "reasoning" not in body_of(copilot, ctx(UserMessage(content="hi")))
     assert "include" not in body_of(GPT54, ctx(UserMessage(content="hi")))
+
+
+@pytest.mark.parametrize(
+    ("compat", "retention", "expected"),
+    [
+        ({}, "short", {"prompt_cache_key": "s1"}),
+        ({}, "long", {"prompt_cache_key": "s1", "prompt_cache_retention": "24h"}),
+        ({"supportsLongCacheRetention": False}, "long", {"prompt_cache_key": "s1"}),
+        ({}, "none", {}),
+        ({"promptCacheKeyMode": "disabled"}, "short", {}),
+        ({"supportsExplicitPromptCacheMode": True}, "short", {"prompt_cache_key": "s1"}),
+        (
+            {"supportsExplicitPromptCacheMode": True},
+            "long",
+            {"prompt_cache_key": "s1", "prompt_cache_options": {"ttl": "30m"}},
+        ),
+        (
+            {"supportsExplicitPromptCacheMode": True},
+            "none",
+            {"prompt_cache_options": {"mode": "explicit"}},
+        ),
+        (
+            {"supportsExplicitPromptCacheMode": True, "supportsLongCacheRetention": False},
+            "long",
+            {"prompt_cache_key": "s1"},
+        ),
+    ],
+)
+def test_prompt_cache_fields_follow_the_retention_and_the_explicit_cache_mode(
+    compat, retention, expected
+):
+    model = msgspec.structs.replace(GPT54, compat=compat)
+    body = body_of(
+        model, ctx(UserMessage(content="hi")), session_id="s1", cache_retention=retention
+    )
+    fields = ("prompt_cache_key", "prompt_cache_retention", "prompt_cache_options")
+    assert {name: body[name] for name in fields if name in body} == expected
+
+
+def test_a_chatgpt_token_leaves_out_the_fields_such_requests_are_refused_for():
+    assert is_chatgpt_sign_in(GPT54, "eyJhbGciOi.token")
+    assert not is_chatgpt_sign_in(GPT54, KEY)
+    assert not is_chatgpt_sign_in(msgspec.structs.replace(GPT54, base_url="http://x/v1"), "t")
+    model = msgspec.structs.replace(
+        GPT54, compat={"supportsExplicitPromptCacheMode": True, "supportsMidConvoEffort": True}
+    )
+    options: dict[str, Any] = {
+        "session_id": "s1",
+        "cache_retention": "long",
+        "max_tokens": 500,
+        "temperature": 0.3,
+        "extra": {"reasoning_effort": "high"},
+    }
+    signed = build_responses_body(
+        model,
+        normalize_context(ctx(UserMessage(content="hi"))),
+        StreamOptions(**options),
+        sign_in=True,
+    )
+    assert signed["prompt_cache_key"] == "s1"
+    for name in ("prompt_cache_options", "max_output_tokens", "temperature"):
+        assert name not in signed
+    assert signed["reasoning"] == {"effort": "high", "summary": "auto"}
+    assert all(item.get("type") != "configuration_update" for item in signed["input"])
+    plain = body_of(model, ctx(UserMessage(content="hi")), **options)
+    assert plain["max_output_tokens"] == 500
+    assert plain["temperature"] == 0.3
+    assert plain["prompt_cache_options"] == {"ttl": "30m"}
+
+
+async def test_a_chatgpt_token_is_detected_from_the_key_the_request_carries():
+    token = "eyJhbGciOi.payload.signature"
+    _, transport = await replay(
+        GPT54,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        ReplayResponse(fixture("text.sse")),
+        api_key=token,
+        max_tokens=100,
+    )
+    assert "max_output_tokens" not in transport.requests[0].json()
+    _, transport = await replay(
+        GPT54, ctx(UserMessage(content="hi")), ReplayResponse(fixture("text.sse")), max_tokens=100
+    )
+    assert transport.requests[0].json()["max_output_tokens"] == 100
+
+
+def test_models_without_max_output_tokens_never_get_it():
+    model = msgspec.structs.replace(GPT54, compat={"supportsMaxOutputTokens": False})
+    assert "max_output_tokens" not in body_of(model, ctx(UserMessage(content="hi")), max_tokens=99)
+
+
+async def test_mid_conversation_effort_travels_in_configuration_update_items():
+    model = msgspec.structs.replace(
+        GPT54,
+        compat={"supportsMidConvoEffort": True},
+        thinking_level_map={"off": "none", "high": "xhigh"},
+    )
+    events, transport = await replay(
+        model,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        extra={"reasoning_effort": "high"},
+    )
+    sent = transport.requests[0].json()
+    assert sent["reasoning"] == {"effort": "medium", "summary": "auto"}
+    assert sent["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "xhigh"}}
+    assert events[-1].message.provider_thinking_level == "xhigh"
+    _, transport = await replay(
+        GPT54,
+        ctx(UserMessage(content="hi")),
+        ReplayResponse(fixture("text.sse")),
+        extra={"reasoning_effort": "high"},
+    )
+    sent = transport.requests[0].json()
+    assert sent["reasoning"] == {"effort": "high", "summary": "auto"}
+    assert all(item.get("type") != "configuration_update" for item in sent["input"])
+
+
+def test_xai_reasoning_models_always_ask_for_encrypted_reasoning():
+    model = msgspec.structs.replace(GPT54, provider="xai")
+    body = body_of(model, ctx(UserMessage(content="hi")))
+    assert body["reasoning"] == {"effort": "none"}
+    assert body["include"] == ["reasoning.encrypted_content"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "status", "body", "text"),
+    [
+        (
+            "openai",
+            400,
+            '{"error":{"message":"Bad thing","type":"invalid_request_error","code":"x"}}',
+            'OpenAI API error (400): {"message":"Bad thing","type":"invalid_request_error",'
+            '"code":"x"}',
+        ),
+        (
+            "opencode",
+            429,
+            '{"error":{"message":"slow down"}}',
+            ('opencode API error (429): {"message":"slow down"}'),
+        ),
+        ("openai", 500, "oops", "OpenAI API error (500): 500 oops"),
+    ],
+)
+def test_failures_read_as_1_6_words_them(provider, status, body, text):
+    model = msgspec.structs.replace(GPT54, provider=provider)
+    assert openai_error_text(model)(status, httpx2.Headers(), body, False) == text
+
+
+async def test_a_chatgpt_usage_limit_says_where_to_check_it():
+    body = b'{"error":{"message":"x","code":"subscription_sharing_usage_limit_exceeded"}}'
+    events, _ = await replay(
+        GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body, status=429), max_retries=0
+    )
+    assert events[-1].error.error_message == (
+        'OpenAI API error (429): {"message":"x","code":"subscription_sharing_usage_limit_exceeded"}'
+        "\nCheck your ChatGPT usage: https://chatgpt.com/settings/usage"
+    )
+    workspace = with_usage_hint("subscription_sharing_workplace_individual_usage_limit_exceeded")
+    assert workspace.endswith("Workspace → Usage limits.")
 
 
 # --------------------------------------------------------------------------- replayed items
@@ -836,7 +1000,8 @@ async def test_replayed_request_goes_to_responses_with_bearer_and_session_header
     request = transport.requests[0]
     assert request.url == "https://api.openai.com/v1/responses"
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert request.headers["session_id"] == "sess-1"
+    assert request.headers["session-id"] == "sess-1"
+    assert "session_id" not in request.headers
     assert request.headers["x-client-request-id"] == "sess-1"
     assert request.json()["prompt_cache_key"] == "sess-1"
     assert [e.type for e in events][:2] == ["start", "text_start"]
@@ -844,26 +1009,35 @@ async def test_replayed_request_goes_to_responses_with_bearer_and_session_header
     assert transport.closed_responses == 1
 
 
-async def test_session_id_header_can_be_switched_off():
-    model = msgspec.structs.replace(GPT54, compat={"sendSessionIdHeader": False})
+@pytest.mark.parametrize(
+    ("provider", "compat", "expected"),
+    [
+        ("openai", {"sessionAffinityFormat": "openai-nosession"}, {"x-client-request-id"}),
+        ("openai", {"sessionAffinityFormat": "openrouter"}, {"x-session-id"}),
+        ("openrouter", None, {"x-session-id"}),
+        ("opencode", None, {"session-id", "x-client-request-id"}),
+    ],
+)
+async def test_session_headers_follow_the_session_affinity_format(provider, compat, expected):
+    model = msgspec.structs.replace(GPT54, provider=provider, compat=compat)
     _, transport = await replay(
         model,
         ctx(UserMessage(content="hi")),
         ReplayResponse(fixture("text.sse")),
         session_id="sess-1",
     )
-    assert "session_id" not in transport.requests[0].headers
-    assert transport.requests[0].headers["x-client-request-id"] == "sess-1"
+    headers = transport.requests[0].headers
+    names = {"session-id", "session_id", "x-session-id", "x-client-request-id"}
+    assert {name for name in names if name in headers} == expected
+    assert all(headers[name] == "sess-1" for name in expected)
+    assert transport.requests[0].json()["prompt_cache_key"] == "sess-1"
 
 
-async def test_missing_key_names_the_variable(monkeypatch):
+async def test_missing_key_names_the_provider(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     events, transport = await replay(GPT54, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == (
-        "OpenAI API key is required. Set OPENAI_API_KEY environment variable or pass it as "
-        "an argument."
-    )
+    assert events[0].error.error_message == "No API key for provider: openai"
     assert transport.requests == []
 
 
@@ -1025,7 +1199,10 @@ async def test_http_error_status_becomes_an_error_with_the_provider_message():
         GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body, status=429)
     )
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "429 Rate limit reached for gpt-5.4"
+    assert events[0].error.error_message == (
+        'OpenAI API error (429): {"message":"Rate limit reached for gpt-5.4","type":"requests",'
+        '"code":"rate_limit_exceeded"}'
+    )
 
 
 @pytest.mark.parametrize("name", ["text.sse", "reasoning_tools.sse", "error.sse"])
@@ -1119,7 +1296,9 @@ async def test_end_to_end_http_error():
     async with serve_sse([SSEReply(error, status=503)]) as server:
         message = await local_complete(local(GPT54, server.url), ctx(UserMessage(content="hi")))
     assert message.stop_reason == "error"
-    assert message.error_message == "503 The server is overloaded"
+    assert message.error_message == (
+        'OpenAI API error (503): {"message":"The server is overloaded","type":"server_error"}'
+    )
 
 
 async def test_end_to_end_connection_reset_mid_stream():

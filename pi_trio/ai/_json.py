@@ -236,7 +236,8 @@ def _decode_value(data: bytes | str, type_: Any, *, strict: bool, exact: bool) -
 
 
 def _decode_keeping_layout(data: bytes | str, type_: Any, decoder: Any) -> Any:
-    raw = data.encode() if isinstance(data, str) else data
+    # ``bytes`` of a ``msgspec.Raw`` or a ``memoryview``: the layout pass searches bytes
+    raw = data.encode() if isinstance(data, str) else bytes(data)
 
     def decode(stripped: bytes) -> Any:
         return _strict_decode(decoder, stripped)

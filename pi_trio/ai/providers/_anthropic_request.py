@@ -5,7 +5,8 @@ headers) and §6.2 (thinking). Provider-native options come from ``options.extra
 ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
 ``interleaved_thinking`` and ``tool_choice`` (the unified ``options.tool_choice`` is used
 when ``extra`` has none). ``options.output_format`` becomes ``output_config.format``
-(Anthropic's structured outputs; the schema in its strict subset where it fits).
+(Anthropic's structured outputs; the schema in its strict subset where it fits). Tool
+declarations, strict ones included, come from ``_anthropic_tools``.
 """
 
 from __future__ import annotations
@@ -33,10 +34,14 @@ from .._types import (
     SystemMessage,
     TextContent,
     ThinkingContent,
-    Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+)
+from ._anthropic_tools import (
+    canonical_tool_name,
+    convert_anthropic_tools,
+    sends_preferred_strict_tools,
 )
 from ._common import cache_retention, replace_unsafe_id_chars
 from ._output import anthropic_strict_unsupported, fit_output_schema
@@ -60,37 +65,16 @@ BETAS_OAUTH: Final = ("claude-code-20250219", "oauth-2025-04-20")
 SEE_ATTACHED_IMAGE: Final = "(see attached image)"
 DEFAULT_BUDGET_TOKENS: Final = 1024
 
-# Claude Code's own tool names; OAuth requests spell matching tools exactly like this.
-_CLAUDE_CODE_TOOLS: Final = {
-    name.lower(): name
-    for name in (
-        "Read",
-        "Write",
-        "Edit",
-        "Bash",
-        "Grep",
-        "Glob",
-        "AskUserQuestion",
-        "EnterPlanMode",
-        "ExitPlanMode",
-        "KillShell",
-        "NotebookEdit",
-        "Skill",
-        "Task",
-        "TaskOutput",
-        "TodoWrite",
-        "WebFetch",
-        "WebSearch",
-    )
-}
 _EMPTY_ID_PLACEHOLDER: Final = "tool_call"
 
 
 class AnthropicRequest(msgspec.Struct, kw_only=True):
-    """The JSON body and the ``anthropic-beta`` flags of one request."""
+    """The JSON body and the ``anthropic-beta`` flags of one request;
+    ``preferred_strict``: a tool that only prefers strict sampling is sent strict."""
 
     body: dict[str, Any]
     betas: list[str]
+    preferred_strict: bool = False
 
 
 # --------------------------------------------------------------------------- helpers
@@ -107,11 +91,6 @@ def _extra(options: StreamOptions, key: str) -> Any:
 def is_oauth_token(api_key: str | None) -> bool:
     """Anthropic OAuth access tokens (``sk-ant-oat…``) authenticate as a bearer token."""
     return api_key is not None and "sk-ant-oat" in api_key
-
-
-def canonical_tool_name(name: str) -> str:
-    """The Claude Code spelling of ``name`` when it names one of its tools (any case)."""
-    return _CLAUDE_CODE_TOOLS.get(name.lower(), name)
 
 
 def normalize_anthropic_tool_call_id(tool_call_id: str, model: Model, source: Any) -> str:
@@ -274,34 +253,6 @@ def _mark_last_user_block(wire: list[dict[str, Any]], control: dict[str, Any]) -
 # --------------------------------------------------------------------------- tools
 
 
-def convert_anthropic_tools(
-    tools: Sequence[Tool],
-    *,
-    eager_input_streaming: bool,
-    cache_control: dict[str, Any] | None,
-    oauth: bool = False,
-) -> list[dict[str, Any]]:
-    """Tool declarations; the input schema keeps only ``properties`` and ``required``."""
-    converted: list[dict[str, Any]] = []
-    for tool in tools:
-        schema = tool.parameters
-        entry: dict[str, Any] = {
-            "name": canonical_tool_name(tool.name) if oauth else tool.name,
-            "description": tool.description,
-            "input_schema": {
-                "type": "object",
-                "properties": schema.get("properties") or {},
-                "required": schema.get("required") or [],
-            },
-        }
-        if eager_input_streaming:
-            entry["eager_input_streaming"] = True
-        converted.append(entry)
-    if converted and cache_control is not None:
-        converted[-1]["cache_control"] = cache_control
-    return converted
-
-
 def _tool_choice(value: Any) -> Any:
     if value is None:
         return None
@@ -346,9 +297,15 @@ def _thinking(model: Model, options: StreamOptions) -> tuple[dict[str, Any] | No
 
 
 def build_anthropic_request(
-    model: Model, context: Context, options: StreamOptions, *, oauth: bool = False
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    *,
+    oauth: bool = False,
+    relax_preferred_strict: bool = False,
 ) -> AnthropicRequest:
-    """The body and beta flags for ``context`` (already normalized: messages only)."""
+    """The body and beta flags for ``context`` (already normalized: messages only);
+    ``relax_preferred_strict`` as in ``_anthropic_tools``."""
     messages = context.messages
     control = _cache_control(model, options)
     prompt, wire = convert_anthropic_messages(messages, model, oauth=oauth)
@@ -387,7 +344,12 @@ def build_anthropic_request(
             control if _compat(model, "supportsCacheControlOnTools", True) is not False else None
         )
         body["tools"] = convert_anthropic_tools(
-            tools, eager_input_streaming=eager, cache_control=tool_control, oauth=oauth
+            tools,
+            model,
+            eager_input_streaming=eager,
+            cache_control=tool_control,
+            oauth=oauth,
+            relax_preferred_strict=relax_preferred_strict,
         )
     if thinking is not None:
         body["thinking"] = thinking
@@ -420,4 +382,9 @@ def build_anthropic_request(
         and _extra(options, "interleaved_thinking") is not False
     ):
         betas.append(BETA_INTERLEAVED_THINKING)
-    return AnthropicRequest(body=body, betas=betas)
+    preferred = bool(tools) and not relax_preferred_strict
+    return AnthropicRequest(
+        body=body,
+        betas=betas,
+        preferred_strict=preferred and sends_preferred_strict_tools(model, tools),
+    )

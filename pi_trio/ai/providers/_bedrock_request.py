@@ -14,7 +14,8 @@ Provider-native options (``options.extra``): ``tool_choice`` (``auto``, ``any``,
 absent), ``thinking_display``, ``interleaved_thinking``, ``request_metadata``.
 ``options.reasoning`` and ``options.thinking_budgets`` are read here too, as the original
 reads them. ``options.output_format`` becomes ``outputConfig.textFormat`` (a JSON schema,
-in the strict subset where it fits).
+in the strict subset where it fits). With ``relax_preferred_strict`` tools that only
+prefer strict sampling are sent without it (``_strict_limits``).
 """
 
 from __future__ import annotations
@@ -45,13 +46,15 @@ from .._types import (
 )
 from ._bedrock_models import is_claude, supports_prompt_caching, thinking_fields
 from ._common import cache_retention, replace_unsafe_id_chars
-from ._output import StrictSchemaError, fit_output_schema, make_strict_schema
+from ._constrained import prefers_strict_sampling, strict_tool_schema
+from ._output import fit_output_schema
 
 __all__ = [
     "EMPTY_TEXT",
     "ERROR_TOOL_IMAGE_TEXT",
     "build_bedrock_body",
     "convert_bedrock_messages",
+    "sends_preferred_strict_tools",
 ]
 
 EMPTY_TEXT: Final = "<empty>"
@@ -257,23 +260,9 @@ def convert_bedrock_messages(
 
 
 def _strict_parameters(tool: Tool, strict_mode: bool) -> tuple[dict[str, Any], bool]:
-    """``(inputSchema.json, strict)`` of a tool, strict for tools that ask for
-    JSON-schema constrained sampling when the model has a strict mode and the schema
-    fits; a tool that requires it and cannot have it is refused."""
-    sampling = tool.constrained_sampling
-    if not isinstance(sampling, Mapping) or sampling.get("type") != "json_schema":
-        return tool.parameters, False
-    required = sampling.get("strict") == "require"
-    try:
-        if not strict_mode:
-            raise StrictSchemaError("strict tools are unsupported by this model")
-        return make_strict_schema(tool.parameters), True
-    except StrictSchemaError as exc:
-        if required:
-            raise ValueError(
-                f"Tool {tool.name!r} requires JSON-schema constrained sampling, but {exc}"
-            ) from exc
-        return tool.parameters, False
+    """``(inputSchema.json, strict)`` of a tool (``_constrained``)."""
+    strict = strict_tool_schema(tool, strict_mode)
+    return (tool.parameters, False) if strict is None else (strict, True)
 
 
 def _tool_choice(choice: Any) -> dict[str, Any] | None:
@@ -289,13 +278,35 @@ def _tool_choice(choice: Any) -> dict[str, Any] | None:
     )
 
 
-def _tool_config(model: Model, tools: Sequence[Tool], choice: Any) -> dict[str, Any] | None:
+def _tool_choice_of(options: StreamOptions) -> Any:
+    choice = (options.extra or {}).get("tool_choice")
+    return options.tool_choice if choice is None else choice
+
+
+def sends_preferred_strict_tools(model: Model, context: Context, options: StreamOptions) -> bool:
+    """Whether the body (without ``relax_preferred_strict``) sends a tool strict that only
+    prefers it: such a request may be sent again without strict tools."""
+    tools = get_current_tools(context.messages)
+    if not tools or _tool_choice_of(options) == "none":
+        return False
+    strict_mode = (model.compat or {}).get("supportsStrictMode") is True
+    return any(
+        prefers_strict_sampling(tool) and _strict_parameters(tool, strict_mode)[1] for tool in tools
+    )
+
+
+def _tool_config(
+    model: Model, tools: Sequence[Tool], choice: Any, relax_preferred: bool
+) -> dict[str, Any] | None:
     if not tools or choice == "none":
         return None
     strict_mode = (model.compat or {}).get("supportsStrictMode") is True
     specs = []
     for tool in tools:
-        schema, strict = _strict_parameters(tool, strict_mode)
+        if relax_preferred and prefers_strict_sampling(tool):
+            schema, strict = tool.parameters, False
+        else:
+            schema, strict = _strict_parameters(tool, strict_mode)
         spec: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,
@@ -314,7 +325,9 @@ def _tool_config(model: Model, tools: Sequence[Tool], choice: Any) -> dict[str, 
 # --------------------------------------------------------------------------- the body
 
 
-def build_bedrock_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_bedrock_body(
+    model: Model, context: Context, options: StreamOptions, *, relax_preferred_strict: bool = False
+) -> dict[str, Any]:
     """The ``converse-stream`` body for ``context`` (already normalized)."""
     extra = options.extra or {}
     prompt, messages = convert_bedrock_messages(context.messages, model, options)
@@ -335,12 +348,12 @@ def build_bedrock_body(model: Model, context: Context, options: StreamOptions) -
     if options.temperature is not None:
         inference["temperature"] = options.temperature
     body["inferenceConfig"] = inference
-    choice = extra.get("tool_choice")
-    if choice is None:
-        choice = options.tool_choice
+    choice = _tool_choice_of(options)
     if choice is not None and not isinstance(choice, Mapping) and choice not in _TOOL_CHOICES:
         _tool_choice(choice)  # raises, naming the choices
-    tool_config = _tool_config(model, get_current_tools(context.messages), choice)
+    tool_config = _tool_config(
+        model, get_current_tools(context.messages), choice, relax_preferred_strict
+    )
     if tool_config is not None:
         body["toolConfig"] = tool_config
     fields = thinking_fields(model, options)

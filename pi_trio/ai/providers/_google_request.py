@@ -5,7 +5,8 @@ Reference behaviour: reference/ai.md §7.5 (contents, tools, tool config) and §
 ``thinking_budget_tokens``, ``thinking_level`` (``MINIMAL``/``LOW``/``MEDIUM``/``HIGH``)
 and ``tool_choice`` (``auto``/``none``/``any``; the unified ``options.tool_choice`` is
 used when ``extra`` has none). ``options.output_format`` becomes
-``responseMimeType: application/json`` with the schema as ``responseJsonSchema``.
+``responseMimeType: application/json`` with the schema as ``responseJsonSchema``. Tool
+declarations and the function-calling mode come from ``_google_tools``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .._types import (
     UserMessage,
 )
 from ._common import replace_unsafe_id_chars
+from ._google_tools import google_calling_mode, google_function_declarations
 
 __all__ = [
     "build_google_body",
@@ -55,7 +57,6 @@ _GEMINI_MAJOR: Final = re.compile(r"gemini-(\d+)")
 _FLASH_ALIASES: Final = frozenset({"gemini-flash-latest", "gemini-flash-lite-latest"})
 _GEMMA4: Final = re.compile(r"gemma-?4")
 _BASE64: Final = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_TOOL_CHOICE: Final = {"auto": "AUTO", "none": "NONE", "any": "ANY", "required": "ANY"}
 
 # Thinking budgets per level by model family (ids containing the key; first match wins).
 _BUDGETS: Final = (
@@ -291,23 +292,13 @@ def build_google_body(model: Model, context: Context, options: StreamOptions) ->
         body["systemInstruction"] = {"parts": [{"text": sanitize_surrogates(prompt)}]}
     tools = get_current_tools(messages)
     if tools:
-        body["tools"] = [
-            {
-                "functionDeclarations": [
-                    {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parametersJsonSchema": tool.parameters,
-                    }
-                    for tool in tools
-                ]
-            }
-        ]
+        body["tools"] = [{"functionDeclarations": google_function_declarations(model, tools)}]
         choice = (options.extra or {}).get("tool_choice")
         if choice is None:
             choice = options.tool_choice
-        if choice is not None:
-            body["toolConfig"] = {"functionCallingConfig": {"mode": _tool_choice_mode(choice)}}
+        mode = google_calling_mode(model, tools, choice)
+        if mode is not None:
+            body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
     generation: dict[str, Any] = {}
     if options.temperature is not None:
         generation["temperature"] = options.temperature
@@ -322,13 +313,3 @@ def build_google_body(model: Model, context: Context, options: StreamOptions) ->
     if generation:
         body["generationConfig"] = generation
     return body
-
-
-def _tool_choice_mode(choice: Any) -> str:
-    mode = _TOOL_CHOICE.get(choice.lower()) if isinstance(choice, str) else None
-    if mode is None:
-        raise ValueError(
-            f"unknown Google tool_choice {choice!r}; expected one of "
-            f"{', '.join(repr(c) for c in _TOOL_CHOICE)}"
-        )
-    return mode

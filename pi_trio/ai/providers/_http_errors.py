@@ -3,7 +3,8 @@
 Texts are worded as the original runtime's SDKs word them, because downstream classifiers
 (context overflow, retryable errors) match on them: ``"<status> <message or body>"``,
 ``"<status> status code (no body)"``, and transport failures that say ``Connection error``,
-``Network error`` or ``timed out``.
+``Network error`` or ``timed out``. ``openai_sdk_error_text`` words a failed status as the
+OpenAI SDK does and pi 1.6 shows it (Chat Completions, Responses and Azure).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "backoff_delay_s",
     "format_http_error",
     "no_events_text",
+    "openai_sdk_error_text",
     "provider_error_message",
     "redact",
     "redirect_text",
@@ -99,6 +101,30 @@ def format_http_error(
     if not text:
         return f"{status} status code (no body)"
     return f"{status} {text}"
+
+
+def openai_sdk_error_text(status: int, body: str, more: bool, name: str | None = None) -> str:
+    """A failed status as the OpenAI SDK words it and pi 1.6 shows it. A JSON body with a
+    non-empty ``error`` object shows that object as compact JSON: ``<status>: <JSON>``,
+    or ``<name> API error (<status>): <JSON>`` with a ``name``; any other body is the SDK's
+    message, ``<status> <error or body>`` or ``<status> status code (no body)`` (for an
+    empty body, or JSON without an ``error``), after ``<name> API error (<status>): ``
+    with a ``name``."""
+    try:
+        data = decode_checked(msgspec.json.decode, body)
+    except msgspec.DecodeError:
+        message = format_http_error(status, body, None, more=more)
+    else:
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and error:
+            shown = shown_error_text(msgspec.json.encode(error).decode(), None, False)
+            return f"{name} API error ({status}): {shown}" if name else f"{status}: {shown}"
+        if error is not None and error is not False and error != 0 and error != "":
+            inner = error.get("message") if isinstance(error, dict) else None
+            message = f"{status} {inner or msgspec.json.encode(error).decode()}"
+        else:
+            message = f"{status} status code (no body)"
+    return f"{name} API error ({status}): {message}" if name else message
 
 
 def redirect_text(status: int, location: str | None) -> str:

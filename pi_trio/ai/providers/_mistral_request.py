@@ -19,7 +19,6 @@ from typing import Any, Final
 
 import msgspec
 
-from .._errors import ProviderError
 from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
 from .._transcript import get_current_tools, get_system_message_text, render_system_message_update
@@ -40,12 +39,8 @@ from .._types import (
     UserMessage,
 )
 from ._common import short_hash
-from ._output import (
-    StrictSchemaError,
-    fit_output_schema,
-    make_strict_schema,
-    openai_strict_unsupported,
-)
+from ._constrained import strict_tool_schema
+from ._output import fit_output_schema, openai_strict_unsupported
 
 __all__ = [
     "MISTRAL_TOOL_CALL_ID_LENGTH",
@@ -224,25 +219,9 @@ def convert_mistral_messages(messages: Sequence[Message], model: Model) -> list[
 def _tool_parameters(tool: Tool, strict_mode: bool) -> tuple[Any, bool]:
     """``(parameters, strict)`` of ``tool``: the strict subset for a tool that asks for
     JSON-schema constrained sampling when the model takes strict tools and the schema
-    fits; a tool that requires it and cannot have it is an error."""
-    sampling = tool.constrained_sampling
-    if not isinstance(sampling, dict) or sampling.get("type") != "json_schema":
-        return tool.parameters, False
-    required = sampling.get("strict") == "require"
-    if strict_mode:
-        try:
-            return make_strict_schema(tool.parameters), True
-        except StrictSchemaError as exc:
-            if not required:
-                return tool.parameters, False
-            reason = str(exc)
-    elif required:
-        reason = "strict tools are off for this model (compat supportsStrictMode)"
-    else:
-        return tool.parameters, False
-    raise ProviderError(
-        f'Tool "{tool.name}" requires JSON-schema constrained sampling, but {reason}.'
-    )
+    fits (``_constrained``); a tool that requires it and cannot have it is an error."""
+    strict = strict_tool_schema(tool, strict_mode)
+    return (tool.parameters, False) if strict is None else (strict, True)
 
 
 def mistral_tools(tools: Sequence[Tool], strict_mode: bool) -> list[dict[str, Any]]:

@@ -78,7 +78,7 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     supports_strict_mode: bool = True
     cache_control_format: Literal["anthropic"] | None = None
     send_session_affinity_headers: bool = False
-    session_affinity_format: Literal["openai", "openrouter"] = "openai"
+    session_affinity_format: Literal["openai", "openai-nosession", "openrouter"] = "openai"
     supports_long_cache_retention: bool = True
     supports_prompt_cache_key: bool | None = None
     supports_mid_convo_system_messages: bool = False

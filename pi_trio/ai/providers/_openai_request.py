@@ -31,6 +31,7 @@ from .._types import (
     UserMessage,
 )
 from ._common import cache_retention
+from ._constrained import strict_tool_schema
 from ._openai_compat import CompletionsCompat, tool_call_id_normalizer
 from ._openai_reasoning import apply_reasoning
 from ._output import fit_output_schema, openai_strict_unsupported
@@ -247,21 +248,18 @@ def convert_messages(
 
 def convert_tools(tools: Sequence[Tool], compat: CompletionsCompat) -> list[dict[str, Any]]:
     """Function tools; ``strict`` is sent only where the server accepts it, and is true
-    only for tools that require JSON-schema constrained sampling."""
+    for tools that ask for JSON-schema constrained sampling and whose schema fits the
+    strict subset (sent in it); a tool that requires it and cannot have it is refused."""
     converted = []
     for tool in tools:
+        strict = strict_tool_schema(tool, compat.supports_strict_mode)
         function: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": tool.parameters if strict is None else strict,
         }
         if compat.supports_strict_mode:
-            sampling = tool.constrained_sampling
-            function["strict"] = (
-                isinstance(sampling, dict)
-                and sampling.get("type") == "json_schema"
-                and sampling.get("strict") == "require"
-            )
+            function["strict"] = strict is not None
         converted.append({"type": "function", "function": function})
     return converted
 

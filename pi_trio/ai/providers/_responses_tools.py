@@ -7,16 +7,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-from .._errors import ProviderError
 from .._options import OutputFormat
 from .._transcript_history import resolve_transcript_tools
 from .._types import Message, Model, SystemMessage, Tool
-from ._output import (
-    StrictSchemaError,
-    fit_output_schema,
-    make_strict_schema,
-    openai_strict_unsupported,
-)
+from ._constrained import strict_tool_schema
+from ._output import fit_output_schema, openai_strict_unsupported
 
 __all__ = [
     "ToolChanges",
@@ -104,49 +99,22 @@ def convert_responses_tools(
 ) -> list[dict[str, Any]]:
     """Function tools. A tool asking for JSON-schema constrained sampling is sent in the
     strict subset with ``strict: true`` when the model has a strict mode (``strict_mode``)
-    and the schema fits (one that requires it and cannot have it is an error); the others
-    carry ``strict`` (the Codex backend takes ``null``), and no ``strict`` key at all
-    without a strict mode."""
+    and the schema fits (``_constrained``; one that requires it and cannot have it is an
+    error); the others carry ``strict`` (the Codex backend takes ``null``), and no
+    ``strict`` key at all without a strict mode."""
     out = []
     for tool in tools:
-        tool_strict = strict
-        parameters = tool.parameters
-        if _constrained(tool, strict_mode):
-            tool_strict = True
-            parameters = make_strict_schema(tool.parameters)
+        strict_schema = strict_tool_schema(tool, strict_mode)
         item: dict[str, Any] = {
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": parameters,
+            "parameters": tool.parameters if strict_schema is None else strict_schema,
         }
         if strict_mode:
-            item["strict"] = tool_strict
+            item["strict"] = strict if strict_schema is None else True
         out.append(item)
     return out
-
-
-def _constrained(tool: Tool, strict_mode: bool) -> bool:
-    """Whether ``tool`` is sent in strict mode because it asks for constrained sampling."""
-    sampling = tool.constrained_sampling
-    if not isinstance(sampling, dict) or sampling.get("type") != "json_schema":
-        return False
-    required = sampling.get("strict") == "require"
-    if strict_mode:
-        try:
-            make_strict_schema(tool.parameters)
-            return True
-        except StrictSchemaError as exc:
-            if not required:
-                return False
-            reason = str(exc)
-    elif required:
-        reason = "strict tools are unsupported"
-    else:
-        return False
-    raise ProviderError(
-        f'Tool "{tool.name}" requires JSON-schema constrained sampling, but {reason}.'
-    )
 
 
 def responses_text_format(model: Model, output: OutputFormat) -> dict[str, Any]:

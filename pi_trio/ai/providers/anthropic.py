@@ -3,21 +3,31 @@
 Request building lives in ``_anthropic_request`` and the wire-event mapping in
 ``_anthropic_events`` (both sans-IO); this module adds the HTTP shell, the headers and
 the ``*_simple`` reasoning mapping (reference/ai.md §6.2, §7.2).
+
+A 400 ``invalid_request_error`` saying that the request's strict tools exceed Claude's
+limits, for a request that sent tools strict which only prefer it, is answered by sending
+the request again with those tools non-strict; the message keeps an
+``anthropic_strict_tools_fallback`` diagnostic and the session sends them non-strict from
+then on (``_strict_limits``).
 """
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from typing import Any, Final
 
 import anyio.abc
+import httpx2
 import msgspec
 
+from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json_depth import decode_checked
 from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
 from .._transcript import get_current_tools, normalize_context
-from .._types import Context, Model
+from .._types import Context, Model, now_ms
 from ._anthropic_events import AnthropicEventMapper
 from ._anthropic_request import (
     build_anthropic_request,
@@ -26,11 +36,17 @@ from ._anthropic_request import (
 )
 from ._anthropic_wire import EVENT_TYPES
 from ._http import ProviderRun, run_provider
+from ._http_errors import format_http_error, provider_error_message
 from ._simple import (
     MIN_ANSWER_TOKENS,
     adjust_max_tokens_for_thinking,
     build_base_options,
     clamp_max_tokens_to_context,
+)
+from ._strict_limits import (
+    has_exceeded_strict_tool_limits,
+    is_strict_tool_limit_message,
+    mark_strict_tool_limits_exceeded,
 )
 
 __all__ = [
@@ -86,19 +102,104 @@ def _headers(
     return run.headers(headers)
 
 
+def _js_truthy(value: Any) -> bool:
+    if isinstance(value, dict | list):
+        return True
+    return value is not None and value is not False and value != 0 and value != ""
+
+
+def anthropic_error_text(status: int, body: str, more: bool = False) -> str:
+    """A failed status as the Anthropic SDK words it and pi 1.6 shows it: ``<status>``
+    and the JSON body's top-level ``message``, else the whole body as compact JSON (an
+    Anthropic error object: ``{"type":"error","error":{...}}``); a body that is no JSON
+    as it is; ``<status> status code (no body)`` without one. Cut at
+    ``ERROR_BODY_LIMIT`` characters."""
+    try:
+        data = decode_checked(msgspec.json.decode, body)
+    except msgspec.DecodeError:
+        data = None
+    if not _js_truthy(data):
+        return format_http_error(status, body, None, more=more)
+    message = data.get("message") if isinstance(data, dict) else None
+    if _js_truthy(message):
+        shown = message if isinstance(message, str) else msgspec.json.encode(message).decode()
+    else:
+        shown = msgspec.json.encode(data).decode()
+    return format_http_error(status, shown)
+
+
+class _Refusal:
+    """Words a failed status (``anthropic_error_text``), noting whether it refused the
+    strict tools."""
+
+    __slots__ = ("strict_limits", "text")
+
+    def __init__(self) -> None:
+        self.strict_limits = False
+        self.text = ""
+
+    def describe(self, status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
+        message = provider_error_message(body)
+        self.text = anthropic_error_text(status, body, more)
+        self.strict_limits = (
+            status == 400
+            and _error_type(body) == "invalid_request_error"
+            and is_strict_tool_limit_message(message or "")
+        )
+        return self.text
+
+
+def _error_type(body: str) -> Any:
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    return error.get("type") if isinstance(error, dict) else None
+
+
 async def _stream(run: ProviderRun, context: Context) -> None:
     model, options = run.model, run.options
     api_key = run.api_key()
     oauth = is_oauth_token(api_key)
     context = normalize_context(context)
-    request = build_anthropic_request(model, context, options, oauth=oauth)
-    payload: Any = await run.on_payload(request.body)
-    if isinstance(payload, dict) and payload.get("stream") is not True:
-        payload = {**payload, "stream": True}
     tool_names = [tool.name for tool in get_current_tools(context.messages)] if oauth else []
     mapper = AnthropicEventMapper(run.builder, model, tool_names=tool_names)
-    headers = _headers(run, api_key, oauth, request.betas)
-    async with run.open_sse(anthropic_url(model), headers, payload, observed=EVENT_TYPES) as sse:
+    relax = has_exceeded_strict_tool_limits(options.session_id)
+    async with AsyncExitStack() as stack:
+        while True:
+            request = build_anthropic_request(
+                model, context, options, oauth=oauth, relax_preferred_strict=relax
+            )
+            payload: Any = await run.on_payload(request.body)
+            if isinstance(payload, dict) and payload.get("stream") is not True:
+                payload = {**payload, "stream": True}
+            headers = _headers(run, api_key, oauth, request.betas)
+            refusal = _Refusal()
+            opened = run.open_sse(
+                anthropic_url(model),
+                headers,
+                payload,
+                observed=EVENT_TYPES,
+                describe=refusal.describe,
+            )
+            try:
+                sse = await stack.enter_async_context(opened)
+            except ProviderError as exc:
+                if relax or not request.preferred_strict or not refusal.strict_limits:
+                    raise
+                relax = True
+                mark_strict_tool_limits_exceeded(options.session_id)
+                message = run.builder.message
+                diagnostic = {
+                    "type": "anthropic_strict_tools_fallback",
+                    "timestamp": now_ms(),
+                    "error": {"message": str(exc)},
+                    "details": {"reason": "strict_tool_limits_exceeded"},
+                }
+                message.diagnostics = [*(message.diagnostics or []), diagnostic]
+                continue
+            break
         await run.emit(run.builder.start())
         async for batch in sse:
             for event in batch:

@@ -16,12 +16,19 @@ id, else ``extra["region"]`` / ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else tha
 standard endpoint in ``base_url``, else ``us-east-1`` (or the ambient ``AWS_PROFILE``'s).
 A ``base_url`` that is not a standard Bedrock endpoint (a proxy, a VPC endpoint) is always
 used; a standard one only while no region or ambient profile is configured.
+
+A ``ValidationException`` saying that the request's strict tools exceed Claude's limits,
+for a request that sent tools strict which only prefer it, is answered by sending the
+request again with those tools non-strict (Bedrock checks the tools before it streams,
+so nothing was shown yet); the message keeps a ``bedrock_strict_tools_fallback``
+diagnostic and the session sends them non-strict from then on (``_strict_limits``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from contextlib import AsyncExitStack
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -40,7 +47,7 @@ from .._transcript import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
 from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
-from ._bedrock_request import build_bedrock_body
+from ._bedrock_request import build_bedrock_body, sends_preferred_strict_tools
 from ._http import (
     ProviderRun,
     format_http_error,
@@ -57,6 +64,11 @@ from ._simple import (
     clamp_max_tokens_to_context,
 )
 from ._sse_stream import Observer
+from ._strict_limits import (
+    has_exceeded_strict_tool_limits,
+    is_strict_tool_limit_message,
+    mark_strict_tool_limits_exceeded,
+)
 
 __all__ = [
     "API_PROVIDER",
@@ -158,12 +170,13 @@ def _aws_message(body: str) -> str | None:
 class _Failure:
     """What the diagnostic of a failed response records."""
 
-    __slots__ = ("code", "request_id", "status")
+    __slots__ = ("code", "message", "request_id", "status")
 
     def __init__(self) -> None:
         self.status: int | None = None
         self.code: str | None = None
         self.request_id: str | None = None
+        self.message: str | None = None
 
     def describe(self, status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
         self.status = status
@@ -171,6 +184,7 @@ class _Failure:
         code = (headers.get("x-amzn-errortype") or "").partition(":")[0].strip()
         message = _aws_message(body)
         self.code = code or None
+        self.message = message
         if code:
             return bedrock_error_text(code, shown_error_text(body, message, more))
         return format_http_error(status, body, message, more=more)
@@ -186,6 +200,20 @@ class _Failure:
         if not details:
             return None
         return {"type": "bedrock_response_failure", "timestamp": now_ms(), "details": details}
+
+    def refused_strict_tools(self) -> bool:
+        """Whether the failure says the strict tools exceed Claude's limits."""
+        return self.code == "ValidationException" and is_strict_tool_limit_message(
+            self.message or ""
+        )
+
+    def fallback_diagnostic(self) -> dict[str, Any]:
+        return {
+            "type": "bedrock_strict_tools_fallback",
+            "timestamp": now_ms(),
+            "error": {"message": self.message},
+            "details": {"reason": "strict_tool_limits_exceeded"},
+        }
 
 
 # --------------------------------------------------------------------------- the stream
@@ -213,7 +241,6 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         raise ProviderError(MISSING_EXTRA_TEXT) from exc
     model, options = run.model, run.options
     context = normalize_context(context)
-    payload = await run.on_payload(build_bedrock_body(model, context, options))
     ambient = bool(os.environ.get("AWS_PROFILE"))
     region, endpoint = bedrock_target(model, options, ambient_profile=ambient)
     skip_auth = _env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
@@ -248,15 +275,35 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     url = f"{base}/model/{quote(model.id, safe='')}/converse-stream"
     mapper = BedrockEventMapper(run.builder, model)
     failure = _Failure()
+    relax = has_exceeded_strict_tool_limits(options.session_id)
+    may_relax = sends_preferred_strict_tools(model, context, options)
     try:
-        async with run.open_response(
-            url,
-            headers,
-            payload,
-            accept=EVENTSTREAM_CONTENT_TYPE,
-            prepare=signer,
-            describe=failure.describe,
-        ) as response:
+        async with AsyncExitStack() as stack:
+            while True:
+                body = build_bedrock_body(model, context, options, relax_preferred_strict=relax)
+                payload = await run.on_payload(body)
+                try:
+                    response = await stack.enter_async_context(
+                        run.open_response(
+                            url,
+                            headers,
+                            payload,
+                            accept=EVENTSTREAM_CONTENT_TYPE,
+                            prepare=signer,
+                            describe=failure.describe,
+                        )
+                    )
+                except ProviderError:
+                    if relax or not may_relax or not failure.refused_strict_tools():
+                        raise
+                    relax = True
+                    mark_strict_tool_limits_exceeded(options.session_id)
+                    message = run.builder.message
+                    diagnostics = [*(message.diagnostics or []), failure.fallback_diagnostic()]
+                    message.diagnostics = diagnostics
+                    failure = _Failure()
+                    continue
+                break
             failure.request_id = response.headers.get("x-amzn-requestid")
             await run.emit(run.builder.start())
             reader = EventStreamReader(response, "Bedrock")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio.abc
+import httpx2
 import msgspec
 
 from .._events import AssistantMessageEvent
@@ -21,6 +22,7 @@ from .._types import Context, Model
 from ._completions_events import CompletionsStreamMapper as CompletionsStreamMapper
 from ._completions_events import map_finish_reason as map_finish_reason
 from ._http import ProviderRun, run_provider
+from ._http_errors import openai_sdk_error_text
 from ._openai_compat import resolve_compat
 from ._openai_request import build_body
 from ._openai_usage import apply_openrouter_cost as apply_openrouter_cost
@@ -79,12 +81,15 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
         if compat.session_affinity_format == "openrouter":
             defaults["x-session-id"] = session_id
         else:
-            defaults["session_id"] = session_id
+            if compat.session_affinity_format == "openai":
+                defaults["session_id"] = session_id
             defaults["x-client-request-id"] = session_id
             defaults["x-session-affinity"] = session_id
     url = f"{model.base_url.rstrip('/')}/chat/completions"
     mapper = CompletionsStreamMapper(run.builder, model, compat)
-    async with run.open_sse(url, run.headers(defaults), payload) as sse:
+    async with run.open_sse(
+        url, run.headers(defaults), payload, describe=_completions_error_text
+    ) as sse:
         await run.emit(run.builder.start())
         async for batch in sse:
             for event in batch:
@@ -92,6 +97,11 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
                 if events:
                     await run.emit_all(events)
     await run.emit_all(mapper.finish())
+
+
+def _completions_error_text(status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
+    """A failed status as pi 1.6 shows it (``openai_sdk_error_text``, no prefix)."""
+    return openai_sdk_error_text(status, body, more)
 
 
 async def stream_openai_completions(
