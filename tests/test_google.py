@@ -570,6 +570,7 @@ def test_text_chunks_map_to_one_text_block_with_usage():
     assert message.raw_stop_reason == "STOP"
     usage = message.usage
     assert (usage.input, usage.cache_read, usage.output, usage.total_tokens) == (8, 100, 5, 113)
+    assert usage.reasoning == 0  # no thought tokens reported: 0, as pi 1.6 writes it
     assert usage.cost.total == pytest.approx((8 * 0.3 + 100 * 0.03 + 5 * 2.5) / 1e6)
 
 

@@ -168,6 +168,6 @@ class GoogleEventMapper:
             prompt=usage.prompt_token_count or 0,
             output=(usage.candidates_token_count or 0) + (thoughts or 0),
             cache_read=usage.cached_content_token_count or 0,
-            reasoning=thoughts,
+            reasoning=thoughts or 0,  # 0 without thought tokens, as pi 1.6 writes it
             total=usage.total_token_count or 0,
         )
