@@ -19,7 +19,7 @@ parser says so instead of growing without bound.
 
 Why not ``httpx2.EventSource``: measured on W5 (one agent, 20 000 streamed chunks over
 loopback HTTP), paired runs in alternation, 12 rounds, medians, on a shared 2-core machine
-(2026-12-02): 0.383 s with this parser against 0.493 s with ``EventSource`` behind the same
+(2026-12-01): 0.383 s with this parser against 0.493 s with ``EventSource`` behind the same
 interface, a median per-round ratio of 1.27 (CPU 0.42 s against 0.53 s). ``EventSource``
 yields one event per step of an async generator and decodes the body to text before
 splitting it; this parser hands ``SSEStream`` every event of a network read at once, from
