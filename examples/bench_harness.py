@@ -4,7 +4,8 @@ already recorded (a half-written last line from a crash is dropped and redone).
 
 Workers take task ids from a channel; one writer task owns the output file and the
 progress bar, so results are appended whole, in completion order, as soon as they exist.
-Ctrl-C stops the run (exit status 130); everything finished so far is on disk.
+Ctrl-C stops the run (exit status 130); everything finished so far is on disk. A results
+file that stops taking writes (a full disk) ends the run with one line (exit status 1).
 
     python examples/bench_harness.py --faux --tasks 200 --concurrency 16 --out runs.jsonl
     python examples/bench_harness.py --model groq/openai/gpt-oss-20b --tasks 20
@@ -66,10 +67,18 @@ def faux_model(tokens_per_second: float | None) -> tuple[Any, FauxProvider]:
 # --------------------------------------------------------------------------- results file
 
 
+class ResultsNotWritten(Exception):
+    """The results file stopped taking writes (a full disk, a file size limit)."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(f"cannot write results to {str(path)!r}: {error.strerror or error}")
+
+
 def load_done(path: Path) -> set[int]:
     """The task ids already in ``path``. A last line without its newline (the process died
-    while writing it) is cut off the file, so appending starts on a fresh line."""
-    if not path.exists():
+    while writing it) is cut off the file, so appending starts on a fresh line. Only a
+    regular file is read: a device or a pipe given as --out (/dev/null) is written only."""
+    if not path.is_file():
         return set()
     data = path.read_bytes()
     complete = data[: data.rfind(b"\n") + 1]
@@ -157,7 +166,10 @@ async def worker(
 ) -> None:
     async with ids, results:
         async for task in ids:
-            await results.send(await run_task(task, model, stream_fn, deadline))
+            try:
+                await results.send(await run_task(task, model, stream_fn, deadline))
+            except anyio.BrokenResourceError:
+                return  # the writer failed; its error ends the run
 
 
 async def feed(todo: list[int], ids: ObjectSendStream[int]) -> None:
@@ -170,12 +182,16 @@ async def write_results(
     results: ObjectReceiveStream[dict[str, Any]], path: Path, progress: Progress
 ) -> dict[str, int]:
     counts: dict[str, int] = {}
-    async with results, await anyio.open_file(path, "a", encoding="utf-8") as out:
-        async for record in results:
-            await out.write(json.dumps(record) + "\n")
-            await out.flush()
-            counts[record["status"]] = counts.get(record["status"], 0) + 1
-            progress.advance(record["status"] == "stop")
+    async with results:
+        try:
+            async with await anyio.open_file(path, "a", encoding="utf-8") as out:
+                async for record in results:
+                    await out.write(json.dumps(record) + "\n")
+                    await out.flush()
+                    counts[record["status"]] = counts.get(record["status"], 0) + 1
+                    progress.advance(record["status"] == "stop")
+        except OSError as exc:  # the disk is full: say so once instead of a traceback
+            raise ResultsNotWritten(path, exc) from None
     return counts
 
 
@@ -229,20 +245,22 @@ async def main(
 
     ids_send, ids_receive = anyio.create_memory_object_stream[int](0)
     results_send, results_receive = anyio.create_memory_object_stream[dict[str, Any]](0)
-    async with anyio.create_task_group() as group:
-        group.start_soon(feed, todo, ids_send)
-        group.start_soon(collect, results_receive)
-        with ids_receive, results_send:
-            for _ in range(min(args.concurrency, max(len(todo), 1))):
-                group.start_soon(
-                    worker,
-                    ids_receive.clone(),
-                    results_send.clone(),
-                    model,
-                    stream_fn,
-                    args.deadline,
-                )
-    progress.close()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(feed, todo, ids_send)
+            group.start_soon(collect, results_receive)
+            with ids_receive, results_send:
+                for _ in range(min(args.concurrency, max(len(todo), 1))):
+                    group.start_soon(
+                        worker,
+                        ids_receive.clone(),
+                        results_send.clone(),
+                        model,
+                        stream_fn,
+                        args.deadline,
+                    )
+    finally:
+        progress.close()
     summary = {"ran": len(todo), "skipped": len(done & set(range(args.tasks))), "statuses": counts}
     print(json.dumps(summary))
     return summary
@@ -253,18 +271,27 @@ async def main_until_interrupted(argv: Sequence[str] | None = None) -> int:
     every finished result is already on disk, and the exit status is 130."""
     parse_args(argv)  # a usage error exits here, before anything runs
     interrupted = False
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        async with anyio.create_task_group() as group:
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async with anyio.create_task_group() as group:
 
-            async def stop_on_ctrl_c() -> None:
-                nonlocal interrupted
-                async for _ in signals:
-                    interrupted = True
-                    group.cancel_scope.cancel()
+                async def stop_on_ctrl_c() -> None:
+                    nonlocal interrupted
+                    async for _ in signals:
+                        interrupted = True
+                        group.cancel_scope.cancel()
 
-            group.start_soon(stop_on_ctrl_c)
-            await main(argv)
-            group.cancel_scope.cancel()
+                group.start_soon(stop_on_ctrl_c)
+                await main(argv)
+                group.cancel_scope.cancel()
+    except ExceptionGroup as errors:
+        failed, others = errors.split(ResultsNotWritten)
+        if failed is None or others is not None:
+            raise
+        while isinstance(failed, ExceptionGroup):  # task groups nest the one error
+            failed = failed.exceptions[0]
+        print(f"bench_harness: {failed}", file=sys.stderr)
+        return 1
     if interrupted:
         print("\ninterrupted; finished tasks are saved, run again to resume", file=sys.stderr)
         return 130

@@ -24,7 +24,7 @@ import anyio
 from dbos import DBOS
 
 from pi_trio.agent import Agent, AgentTool
-from pi_trio.ai import get_model
+from pi_trio.ai import UnknownModelError, resolve_model
 from pi_trio.durable import DurableAgent, DurableEventInfo
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
@@ -62,11 +62,7 @@ def build_agent() -> Agent:
         faux = FauxProvider(api="faux-example")
         faux.set_responses([faux_reply] * 4)
         return Agent(model=faux.get_model(), tools=[FETCH], stream_fn=faux)
-    provider, _, model_id = SETTINGS["model"].partition("/")
-    model = get_model(provider, model_id)
-    if model is None:
-        sys.exit(f"unknown model {SETTINGS['model']!r}; `pi-trio models` lists them")
-    return Agent(model=model, tools=[FETCH])
+    return Agent(model=resolve_model(SETTINGS["model"]), tools=[FETCH])
 
 
 AGENT = DurableAgent("status-checker", build_agent)
@@ -94,6 +90,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if not args.faux:
+        try:  # a misspelt model is refused now, with the closest names
+            resolve_model(args.model)
+        except UnknownModelError as exc:
+            parser.error(f"--model: {exc}")
     return args
 
 
@@ -117,11 +118,17 @@ async def main(argv: Sequence[str] | None = None) -> str:
         result = await run.result(poll_interval=0.1)
     finally:
         DBOS.destroy()
-    answer = result.messages[-1]
+    answer = next(m for m in reversed(result.messages) if m.role == "assistant")
+    if answer.stop_reason in ("error", "aborted"):  # no key, a network error: say why
+        sys.exit(f"durable_agent: the run failed: {answer.error_message}")
     text = "".join(b.text for b in answer.content if b.type == "text")
     print(f"answer: {text}", flush=True)
     return text
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:  # the run stays in the database; the same command resumes it
+        print("durable_agent: interrupted; run the same command again to resume", file=sys.stderr)
+        sys.exit(130)

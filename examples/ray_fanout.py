@@ -7,7 +7,9 @@ finished job on stdout, a progress line on stderr, the transcripts in a JSONL fi
 Ctrl-C (or ``--deadline``) aborts the agents still running: their transcripts, cut off
 consistently by the abort contract, are written like the others, and the run ends with a
 summary. A second Ctrl-C exits at once. ``--block-every N`` makes every Nth faux job wait
-in a tool until it is aborted, to see that happen. Needs ``pip install 'pi-trio[ray]'``.
+in a tool until it is aborted, to see that happen. A job that fails (no key, a network
+error) says why on its line, and the exit status is then 1. Needs
+``pip install 'pi-trio[ray]'``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import anyio
 import ray
 
 from pi_trio.agent import Agent, AgentTool
-from pi_trio.ai import get_model
+from pi_trio.ai import UnknownModelError, resolve_model
 from pi_trio.fanout import AgentJob, Harness
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
@@ -60,11 +62,7 @@ def faux_agent(job: int, block: bool) -> Agent:
 
 
 def model_agent(model_name: str) -> Agent:
-    provider, _, model_id = model_name.partition("/")
-    model = get_model(provider, model_id)
-    if model is None:
-        raise ValueError(f"unknown model {model_name!r}; `pi-trio models` lists them")
-    return Agent(model=model, tools=[lookup_tool(False)])
+    return Agent(model=resolve_model(model_name), tools=[lookup_tool(False)])
 
 
 def make_jobs(args: argparse.Namespace) -> list[AgentJob]:
@@ -96,6 +94,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if not args.faux:
+        try:  # a misspelt model is refused now, not in every job
+            resolve_model(args.model)
+        except UnknownModelError as exc:
+            parser.error(f"--model: {exc}")
     return args
 
 
@@ -129,5 +132,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
-    sys.exit(0)
+    counts = main()["counts"]
+    failed = counts.get("error", 0) + counts.get("failed", 0)
+    if failed:  # each job's line above says why
+        sys.exit(f"ray_fanout: {failed} of {sum(counts.values())} jobs failed")

@@ -4,7 +4,8 @@ flight (an anyio.CapacityLimiter), each with its own deadline (anyio.move_on_aft
 A run that misses its deadline is cancelled from outside; the agent still settles (its
 closing events are delivered, the partial answer is kept, marked aborted) and the next
 job starts. Nothing outlives the service's task group. A job whose run fails prints the
-reason, and the service then exits with status 1.
+reason, and the service then exits with status 1. Ctrl-C stops the service: the runs in
+flight are aborted (each agent settles) and the exit status is 130.
 
     python examples/trio_service.py --faux                 # offline, scripted model
     python examples/trio_service.py --model anthropic/claude-haiku-4-5 --jobs 5
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -130,6 +132,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     else:
         model, stream_fn = args.model, None
     service = Service(model, stream_fn, args.concurrency, args.deadline)
+    print(f"{args.jobs} jobs, at most {args.concurrency} at once (Ctrl-C stops)", flush=True)
     async with anyio.create_task_group() as group:
         for job in range(args.jobs):
             words = 20 + (job * 53) % 400  # some answers are too long for the deadline
@@ -145,6 +148,24 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return {"results": results, "peak_in_flight": service.peak_in_flight, "counts": counts}
 
 
+async def serve_until_interrupted() -> int:
+    """``main`` that Ctrl-C stops: the runs in flight are cancelled from outside (each
+    agent settles first) and the exit status is 130; otherwise 1 when a run failed."""
+    parse_args(None)  # a usage error exits here, before anything runs
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_ctrl_c() -> None:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+
+            group.start_soon(stop_on_ctrl_c)
+            summary = await main()
+            group.cancel_scope.cancel()
+            return 1 if summary["counts"].get("error") else 0
+    print("interrupted; the runs in flight were aborted", file=sys.stderr)
+    return 130
+
+
 if __name__ == "__main__":
-    summary = trio.run(main)
-    sys.exit(1 if summary["counts"].get("error") else 0)
+    sys.exit(trio.run(serve_until_interrupted))

@@ -356,3 +356,128 @@ async def test_sqlite_session_exits_1_with_the_reason_when_the_run_fails(tmp_pat
     assert caught.value.code == (
         "sqlite_session: the run failed: No API key for provider: anthropic"
     )
+
+
+def limit_file_size(limit: int) -> Any:
+    """A ``preexec_fn``: files the child writes stop growing at ``limit`` bytes, with the
+    write failing (``EFBIG``) as on a full disk instead of killing the child."""
+
+    def apply() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_bench_harness_stops_with_one_line_when_its_results_stop_fitting(tmp_path):
+    out = tmp_path / "runs.jsonl"
+    process = example_process(
+        "bench_harness", "--faux", "--tasks", "40", "--out", str(out),
+        preexec_fn=limit_file_size(600),
+    )  # fmt: skip
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        f"bench_harness: cannot write results to {str(out)!r}: File too large"
+    )
+    # what was written whole is kept; a cut-off last line is dropped when it resumes
+    harness = load("bench_harness")
+    assert 0 < len(harness.load_done(out)) < 40
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_bench_harness_on_a_device_writes_without_reading_it():
+    # /dev/full reads as endless zeros and takes no writes: one line, not a hang
+    process = example_process("bench_harness", "--faux", "--tasks", "5", "--out", "/dev/full")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.splitlines()[-1] == (
+        "bench_harness: cannot write results to '/dev/full': No space left on device"
+    )
+    process = example_process("bench_harness", "--faux", "--tasks", "5", "--out", os.devnull)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert json.loads(out)["ran"] == 5
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_trio_service_stops_on_ctrl_c_with_one_line_and_exit_130():
+    process = example_process(
+        "trio_service", "--faux", "--jobs", "50", "--tokens-per-second", "20",
+        "--deadline", "60",
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline() == "50 jobs, at most 4 at once (Ctrl-C stops)\n"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert err == "interrupted; the runs in flight were aborted\n"
+
+
+@pytest.mark.parametrize("name", ["durable_agent", "ray_fanout"])
+def test_the_engine_examples_explain_themselves_and_refuse_a_misspelt_model(name):
+    pytest.importorskip("dbos" if name == "durable_agent" else "ray")
+    helping = example_process(name, "--help")  # both at once: each imports its engine
+    process = example_process(name, "--model", "anthropic/claude-hiku-4-5")
+    out, _ = helping.communicate(timeout=60)
+    assert helping.returncode == 0
+    assert out.startswith("usage: ")
+    assert "`" not in out
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert err.splitlines()[-1] == (
+        f"{name}.py: error: --model: unknown model 'claude-hiku-4-5' for provider "
+        "'anthropic'; did you mean 'claude-haiku-4-5', 'claude-haiku-5-5' or "
+        "'claude-opus-4-5'?"
+    )
+
+
+def test_the_durable_example_says_why_its_run_failed_and_exits_1(tmp_path):
+    pytest.importorskip("dbos")
+    process = example_process(
+        "durable_agent", "--model", "anthropic/claude-haiku-4-5",
+        f"--db={tmp_path / 'failed.sqlite'}",
+    )  # fmt: skip
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "answer:" not in out
+    assert err.splitlines()[-1] == (
+        "durable_agent: the run failed: No API key for provider: anthropic"
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_the_durable_example_stops_on_ctrl_c_with_one_line(tmp_path):
+    pytest.importorskip("dbos")
+    process = example_process(
+        "durable_agent", "--faux", "--tool-seconds=600", f"--db={tmp_path / 'c.sqlite'}"
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
+    assert process.stdout.readline() == "  fetch status.example started\n"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        "durable_agent: interrupted; run the same command again to resume"
+    )
+
+
+def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = example_process("asyncio_sse_app", "--faux", "--port", str(port))
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.startswith("asyncio_sse_app: cannot serve: ")
+    assert err.endswith("address already in use\n")
+    assert err.count("\n") == 1

@@ -333,3 +333,29 @@ def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_
         assert_consistent(JobResult(row["id"], row["status"], messages_to_json(messages).decode()))
         if row["status"] == "aborted":
             assert messages[-1].content[0].text == "Operation aborted"
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_OAUTH_TOKEN")),
+    reason="the shards run with this process's environment: without an Anthropic key",
+)
+def test_the_example_says_why_jobs_failed_and_exits_1(cluster):
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "ray_fanout.py"),
+            "--model=anthropic/claude-haiku-4-5",
+            "--jobs=2",
+            "--shards=1",
+            f"--address={cluster}",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line.get("error") for line in lines[:-1]] == ["No API key for provider: anthropic"] * 2
+    assert done.stderr.splitlines()[-1] == "ray_fanout: 2 of 2 jobs failed"
