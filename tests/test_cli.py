@@ -167,7 +167,8 @@ def test_run_without_a_key_prints_one_line_naming_the_variable_and_exits_2(
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
-        ("claude", "--model takes provider/model-id"),
+        ("claude", "--model 'claude' names no provider: write 'provider/model-id'"),
+        ("gpt-5-mini", "e.g. 'azure/gpt-5-mini', 'cloudflare-ai-gateway/gpt-5-mini', 'openai/"),
         ("nope/x", "unknown provider 'nope' in 'nope/x'"),
         ("antropic/claude-haiku-4-5", "did you mean 'anthropic'?"),
         ("anthropic/claude-hiku-4-5", "did you mean 'claude-haiku-4-5'"),

@@ -256,3 +256,20 @@ def test_the_cli_runs_without_rich():
     )
     assert done.returncode == 0, done.stderr
     assert "You said: hi" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "plain"),
+    [
+        (["run", "hi", "--model", "faux/faux-1", "--plain"], True),
+        (["--plain", "run", "hi", "--model", "faux/faux-1"], True),
+        (["run", "hi", "--model", "faux/faux-1"], False),
+        (["models", "haiku", "--plain"], True),
+        (["chat", "--model", "faux/faux-1", "--plain"], True),
+        (["demo", "--plain"], True),
+    ],
+)
+def test_plain_is_taken_before_or_after_the_command(argv, plain):
+    from pi_trio.cli import build_parser
+
+    assert build_parser().parse_args(argv).plain is plain

@@ -89,6 +89,9 @@ def _rate(text: str) -> float:
     return rate
 
 
+PLAIN_HELP = "plain text output even on a terminal"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-trio",
@@ -97,14 +100,21 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pi-trio {__version__}")
-    parser.add_argument("--plain", action="store_true", help="plain text output even on a terminal")
+    parser.add_argument("--plain", action="store_true", help=PLAIN_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    def plain_option(sub: argparse.ArgumentParser) -> None:
+        # also after the command (`pi-trio run ... --plain`); absent there, the value
+        # given before the command stands
+        sub.add_argument("--plain", action="store_true", default=argparse.SUPPRESS, help=PLAIN_HELP)
+
     demo = commands.add_parser("demo", help="an offline tour of the runtime on the faux provider")
+    plain_option(demo)
     demo.add_argument("--fast", action="store_true", help="no real-time pacing (for tests)")
     demo.add_argument("--tokens-per-second", type=float, default=None, help=argparse.SUPPRESS)
 
     def model_options(sub: argparse.ArgumentParser) -> None:
+        plain_option(sub)
         sub.add_argument(
             "--model", "-m", required=True, metavar="PROVIDER/MODEL-ID", help=MODEL_HELP
         )
@@ -173,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--provider", "-p", default=None, help="only this provider's models")
     models.add_argument("--reasoning", action="store_true", help="only models that can think")
     models.add_argument("--images", action="store_true", help="only models that accept images")
+    plain_option(models)
 
     proxy = commands.add_parser(
         "proxy",

@@ -154,10 +154,10 @@ def resolve(
     model's URL."""
     provider, slash, model_id = spec.partition("/")
     if not slash or not provider or not model_id:
-        raise CliError(
-            f"--model takes provider/model-id (e.g. anthropic/claude-sonnet-4-5), got {spec!r}; "
-            f"{OFFLINE_HINT}"
-        )
+        try:  # refused, with the providers that have such a model id
+            resolve_model(spec)
+        except UnknownModelError as exc:
+            raise CliError(f"--model {exc}; {OFFLINE_HINT}") from None
     if provider == FAUX_PROVIDER_NAME:
         faux = offline_provider(tokens_per_second)
         model = faux.get_model(model_id)
