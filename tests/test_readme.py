@@ -446,6 +446,50 @@ def test_json_bytes_differ_only_where_the_readme_says():
     assert to_json(from_json(usage, Usage, exact=True)) == usage
 
 
+def test_the_leading_system_message_is_not_announced_and_a_tool_change_is():
+    """What "Transcripts and JSON" says the transcript holds: the leading ``system``
+    message comes from ``Agent(...)`` without ``message_start`` and outside every run's
+    ``messages``; a tool change is a ``system`` message the next run adds and announces."""
+    from pi_trio.agent import Agent, tool
+    from pi_trio.testing import FauxProvider, faux_assistant_message
+
+    claim = " ".join(README.split())
+    assert "so no `message_start` announces it and no run's `messages` include it" in claim
+
+    @tool
+    async def first(x: int) -> str:
+        """The first tool."""
+        return "1"
+
+    @tool
+    async def second(x: int) -> str:
+        """The second tool."""
+        return "2"
+
+    faux = FauxProvider()
+    faux.set_responses([faux_assistant_message("one"), faux_assistant_message("two")])
+    agent = Agent(model=faux.get_model(), stream_fn=faux, system_prompt="Be brief.", tools=[first])
+    head = agent.state.messages[0]
+    assert (head.role, head.content, [t.name for t in head.tools_added]) == (
+        "system", "Be brief.", ["first"],
+    )  # fmt: skip
+    started: list[str] = []
+    agent.subscribe(
+        lambda event: started.append(event.message.role) if event.type == "message_start" else None
+    )
+    result = trio.run(agent.prompt, "hi")
+    assert started == ["user", "assistant"]
+    assert [m.role for m in result.messages] == ["user", "assistant"]
+
+    agent.state.tools = [first, second]
+    started.clear()
+    result = trio.run(agent.prompt, "again")
+    assert started == ["system", "user", "assistant"]
+    assert [m.role for m in result.messages] == ["system", "user", "assistant"]
+    assert [t.name for t in result.messages[0].tools_added] == ["second"]
+    assert agent.state.messages[0] is head
+
+
 # --------------------------------------------------------------------------- beyond one process
 
 # Names the two sketches leave to the reader, defined offline (a faux provider, two tools).
