@@ -402,8 +402,8 @@ def client_closed_after() -> Iterator[None]:
 
 def test_json_bytes_differ_only_where_the_readme_says():
     """ "The same bytes" with ``exact=True``, except: whitespace and a lone surrogate
-    escape; without it, a float outside the costs in [1e-6, 1e-5) or from 1e21 up takes
-    msgspec's spelling."""
+    escape; without it, a float outside the costs whose magnitude is in [1e-6, 1e-5) or
+    from 1e21 up takes msgspec's spelling."""
     from pi_trio.ai import from_json, to_json
 
     claim = " ".join(README.split())
@@ -412,8 +412,8 @@ def test_json_bytes_differ_only_where_the_readme_says():
         "whitespace is not kept (the output is compact); a lone UTF-16 surrogate escape "
         '(`"\\ud83d"`) reads as U+FFFD. Numbers keep JavaScript\'s spelling (`0.000003`, '
         "`1e+21`) with `exact=True`, and in costs always; otherwise a float in free-form JSON "
-        "(tool arguments, details, schemas) in [1e-6, 1e-5) or from 1e21 up is written in "
-        "msgspec's spelling (`3e-6`, `1e21`): the same number."
+        "(tool arguments, details, schemas) whose magnitude is in [1e-6, 1e-5) or from 1e21 "
+        "up is written in msgspec's spelling (`3e-6`, `-1e21`): the same number."
     ) in claim
 
     def message(details: str, text: str = "ok", cost: str = "0.000003") -> bytes:
@@ -437,6 +437,9 @@ def test_json_bytes_differ_only_where_the_readme_says():
     spelled = message('{"a":0.000003,"b":1e+21,"c":0.1}')
     assert round_trip(spelled) == spelled
     assert to_json(from_json(spelled)) == message('{"a":3e-6,"b":1e21,"c":0.1}')
+    negative = message('{"a":-0.000003,"b":-1e+21,"c":-0.00001}')
+    assert round_trip(negative) == negative
+    assert to_json(from_json(negative)) == message('{"a":-3e-6,"b":-1e21,"c":-0.00001}')
     usage = (
         b'{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":'
         b'{"input":0.000003,"output":0.000006,"cacheRead":0,"cacheWrite":0,"total":0.000009}}'
