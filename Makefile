@@ -10,6 +10,8 @@ PI_AI_DIR ?= $(PI_AI_PREFIX)/node_modules/@earendil-works/pi-ai
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the demo needs only the cli extra: a first `make demo` does not wait for the test tools
+DEMO_STAMP := $(VENV)/.installed-cli
 
 .PHONY: test lint demo bench catalog clean
 
@@ -29,7 +31,13 @@ test: $(STAMP)
 	$(BIN)/mypy pi_trio
 	$(BIN)/python -m pytest -q
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[cli]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m pi_trio demo
 
 bench: $(STAMP)

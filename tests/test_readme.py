@@ -319,6 +319,12 @@ def test_the_make_targets_exist():
         target = shlex.split(line, comments=True)[1]
         assert re.search(rf"^{target}:", makefile, re.M), target
     assert "-m pi_trio demo" in makefile
+    # the demo installs what it runs on, not the test tools and every engine
+    stamp = re.search(r"^demo: (\S+)$", makefile, re.M)
+    assert stamp is not None
+    recipe = re.search(rf"^{re.escape(stamp.group(1))}: .*?\n\n", makefile, re.M | re.S)
+    assert recipe is not None
+    assert "pip install --quiet -e '.[cli]'" in recipe.group(0)
 
 
 def test_every_command_line_parses_and_the_offline_one_runs(capsys):
