@@ -4,8 +4,10 @@ already recorded (a half-written last line from a crash is dropped and redone).
 
 Workers take task ids from a channel; one writer task owns the output file and the
 progress bar, so results are appended whole, in completion order, as soon as they exist.
-Ctrl-C stops the run (exit status 130); everything finished so far is on disk. A results
-file that stops taking writes (a full disk) ends the run with one line (exit status 1).
+Failed tasks are results too: the first one's reason is printed at the end, and the exit
+status is 1 only when no task succeeded (a missing key, a wrong URL). Ctrl-C stops the run
+(exit status 130); everything finished so far is on disk. A results file that stops
+taking writes (a full disk) ends the run with one line (exit status 1).
 
     python examples/bench_harness.py --faux --tasks 200 --concurrency 16 --out runs.jsonl
     python examples/bench_harness.py --model groq/openai/gpt-oss-20b --tasks 20
@@ -105,16 +107,19 @@ class Progress:
         self.done = done
         self.ok = 0
         self.failed = 0
+        self.first_error: str | None = None  # why the first failed task failed
         self.stream = stream
         self.tty = stream.isatty()
         self._last_tenth = -1
 
-    def advance(self, ok: bool) -> None:
+    def advance(self, error: str | None) -> None:
+        """One more task finished; ``error`` says why it failed, ``None`` if it did not."""
         self.done += 1
-        if ok:
+        if error is None:
             self.ok += 1
         else:
             self.failed += 1
+            self.first_error = self.first_error or error
         self.draw()
 
     def draw(self) -> None:
@@ -189,7 +194,8 @@ async def write_results(
                     await out.write(json.dumps(record) + "\n")
                     await out.flush()
                     counts[record["status"]] = counts.get(record["status"], 0) + 1
-                    progress.advance(record["status"] == "stop")
+                    ok = record["status"] == "stop"
+                    progress.advance(None if ok else record["error"] or record["status"])
         except OSError as exc:  # the disk is full: say so once instead of a traceback
             raise ResultsNotWritten(path, exc) from None
     return counts
@@ -261,6 +267,12 @@ async def main(
                     )
     finally:
         progress.close()
+    if progress.first_error is not None:  # the reason on the terminal, not only in the file
+        print(
+            f"bench_harness: {progress.failed} of {len(todo)} tasks failed; the first: "
+            f"{progress.first_error}",
+            file=progress.stream,
+        )
     summary = {"ran": len(todo), "skipped": len(done & set(range(args.tasks))), "statuses": counts}
     print(json.dumps(summary))
     return summary
@@ -271,6 +283,7 @@ async def main_until_interrupted(argv: Sequence[str] | None = None) -> int:
     every finished result is already on disk, and the exit status is 130."""
     parse_args(argv)  # a usage error exits here, before anything runs
     interrupted = False
+    summary: dict[str, Any] = {"statuses": {}}
     try:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async with anyio.create_task_group() as group:
@@ -282,7 +295,7 @@ async def main_until_interrupted(argv: Sequence[str] | None = None) -> int:
                         group.cancel_scope.cancel()
 
                 group.start_soon(stop_on_ctrl_c)
-                await main(argv)
+                summary = await main(argv)
                 group.cancel_scope.cancel()
     except ExceptionGroup as errors:
         failed, others = errors.split(ResultsNotWritten)
@@ -295,7 +308,8 @@ async def main_until_interrupted(argv: Sequence[str] | None = None) -> int:
     if interrupted:
         print("\ninterrupted; finished tasks are saved, run again to resume", file=sys.stderr)
         return 130
-    return 0
+    statuses = summary["statuses"]
+    return 1 if statuses and "stop" not in statuses else 0  # nothing succeeded: a failure
 
 
 if __name__ == "__main__":

@@ -167,6 +167,9 @@ async def test_bench_harness_writes_one_json_line_per_task_and_resumes(
     assert next(r for r in rows if r["task"] == 3)["error"] == "429 rate limited (scripted)"
     assert next(r for r in rows if r["task"] == 5)["requests"] == 2  # fetch, then answer
     assert "[##############################] 12/12" in progress.getvalue()
+    assert progress.getvalue().endswith(
+        "bench_harness: 2 of 12 tasks failed; the first: 429 rate limited (scripted)\n"
+    )
 
     second = await harness.main(argv, progress_to=io.StringIO())
     assert second["ran"] == 0
@@ -481,3 +484,16 @@ def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
     assert err.startswith("asyncio_sse_app: cannot serve: ")
     assert err.endswith("address already in use\n")
     assert err.count("\n") == 1
+
+
+def test_bench_harness_where_every_task_fails_says_why_and_exits_1(tmp_path):
+    process = example_process(
+        "bench_harness", "--model", "anthropic/claude-haiku-4-5", "--tasks", "3",
+        "--out", str(tmp_path / "runs.jsonl"),
+    )  # fmt: skip
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.splitlines()[-1] == (
+        "bench_harness: 3 of 3 tasks failed; the first: No API key for provider: anthropic"
+    )
+    assert json.loads(out)["statuses"] == {"error": 3}
