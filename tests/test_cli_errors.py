@@ -179,6 +179,14 @@ def test_a_tokens_file_that_cannot_be_read_is_one_line(capsys, tmp_path):
         f"pi-trio: cannot read --tokens-file {str(tmp_path / 'missing')!r}: "
         "No such file or directory\n"
     )
+    binary = tmp_path / "tokens.bin"
+    binary.write_bytes(b"token1\n\xff\xfe\n")
+    code, _, err = cli(capsys, "proxy", "--tokens-file", str(binary))
+    assert code == 2
+    assert err == (
+        f"pi-trio: --tokens-file {str(binary)!r} is not UTF-8 text (byte 0xff at offset 7); "
+        "write one token per line\n"
+    )
 
 
 # --------------------------------------------------------------------------- output

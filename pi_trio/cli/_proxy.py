@@ -87,6 +87,12 @@ def proxy_command(
     except OSError as exc:
         err.write(f"pi-trio: cannot read --tokens-file {tokens_file!r}: {exc.strerror or exc}\n")
         return EXIT_USAGE
+    except UnicodeDecodeError as exc:  # only the file is decoded: the environment is text
+        err.write(
+            f"pi-trio: --tokens-file {tokens_file!r} is not UTF-8 text (byte "
+            f"0x{exc.object[exc.start]:02x} at offset {exc.start}); write one token per line\n"
+        )
+        return EXIT_USAGE
     except (PiError, ValueError) as exc:
         err.write(f"pi-trio: {exc}\n")
         return EXIT_USAGE
