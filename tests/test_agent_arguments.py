@@ -1,5 +1,6 @@
-"""Mistakes in ``Agent(...)``, ``subscribe`` and ``agent.state`` are caught where they are
-made: one line naming the argument, the value and what to give instead."""
+"""Mistakes in ``Agent(...)``, ``subscribe``, ``agent.state`` and what a run is given
+(``prompt``, ``steer``, ``follow_up``) are caught where they are made: one line naming the
+argument, the value and what to give instead."""
 
 from __future__ import annotations
 
@@ -95,6 +96,12 @@ def test_the_command_lines_offline_model_points_to_the_faux_provider() -> None:
         ),
         ({"system_prompt": 3}, TypeError, "Agent(system_prompt=...) takes a str, got 3"),
         (
+            {"messages": ["hello"]},
+            TypeError,
+            "Agent(messages=...): item 0 is 'hello', not a message (an object with a role, "
+            "such as a UserMessage)",
+        ),
+        (
             {"tools": [print]},
             TypeError,
             "Agent(tools=...): tools[0] is <built-in function print>; expected an AgentTool (e.g. "
@@ -135,3 +142,46 @@ def test_state_assignments_are_checked_like_the_constructor() -> None:
     assert agent.state.model.id == "gpt-5-mini"
     agent.state.thinking_level = "high"
     assert agent.state.thinking_level == "high"
+
+
+MESSAGE = "a message (an object with a role, such as a UserMessage)"
+
+
+@pytest.mark.parametrize(
+    ("call", "text"),
+    [
+        (lambda agent: agent.steer(42), f"Agent.steer() takes a str or {MESSAGE}, got 42"),
+        (
+            lambda agent: agent.follow_up(None),
+            f"Agent.follow_up() takes a str or {MESSAGE}, got None",
+        ),
+    ],
+)
+def test_steering_and_follow_up_messages_are_checked_when_queued(call: Any, text: str) -> None:
+    agent = Agent(model=MOCK_MODEL)
+    with pytest.raises(TypeError) as caught:
+        call(agent)
+    assert one_line(caught.value) == text
+
+
+@pytest.mark.parametrize(
+    ("prompt", "text"),
+    [
+        (42, f"Agent.prompt() takes a str or {MESSAGE}, got 42"),
+        (
+            ["hi"],
+            f"Agent.prompt([...]): item 0 is 'hi', not {MESSAGE}; give a str alone, not in a list",
+        ),
+    ],
+)
+async def test_a_prompt_that_is_not_a_message_is_refused_before_the_run(
+    prompt: Any, text: str
+) -> None:
+    faux = FauxProvider()
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    with pytest.raises(TypeError) as caught:
+        await agent.prompt(prompt)
+    assert one_line(caught.value) == text
+    assert faux.state.call_count == 0
+    assert agent.state.messages == []  # nothing reached the transcript
+    assert not agent.state.is_streaming

@@ -33,7 +33,7 @@ from ..ai import (
     now_ms,
     to_tool_declaration,
 )
-from ._checks import check_run_settings, check_tools
+from ._checks import check_message, check_messages, check_run_settings, check_tools
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet, deliver_directly
@@ -76,8 +76,11 @@ def _user_message(text: str, images: Sequence[ImageContent] | None = None) -> Us
     return UserMessage(content=content, timestamp=now_ms())
 
 
-def _as_message(message: Any) -> Any:
-    return _user_message(message) if isinstance(message, str) else message
+def _as_message(message: Any, where: str) -> Any:
+    if isinstance(message, str):
+        return _user_message(message)
+    check_message(message, where)
+    return message
 
 
 class _ActiveRun:
@@ -263,11 +266,11 @@ class Agent:
     def steer(self, message: Any) -> None:
         """Queue a message for the running turn's next request (a ``str`` is a user
         message). Safe from any thread; when idle it waits for the next run."""
-        self._steering.enqueue(_as_message(message))
+        self._steering.enqueue(_as_message(message, "Agent.steer()"))
 
     def follow_up(self, message: Any) -> None:
         """Queue a message for when the agent would otherwise stop."""
-        self._follow_up.enqueue(_as_message(message))
+        self._follow_up.enqueue(_as_message(message, "Agent.follow_up()"))
 
     def clear_steering_queue(self) -> None:
         self._steering.clear()
@@ -330,7 +333,9 @@ class Agent:
             prompts = [_user_message(message, images)]
         elif isinstance(message, (list, tuple)):
             prompts = list(message)
+            check_messages(prompts, "Agent.prompt([...])", "; give a str alone, not in a list")
         else:
+            check_message(message, "Agent.prompt()")
             prompts = [message]
         return await self._run(prompts, output_type=output_type)
 

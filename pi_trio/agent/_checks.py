@@ -17,6 +17,8 @@ from ..ai._models import THINKING_LEVELS
 __all__ = [
     "MODEL_HINT",
     "check_callable",
+    "check_message",
+    "check_messages",
     "check_model",
     "check_run_settings",
     "check_thinking_level",
@@ -69,6 +71,25 @@ def check_callable(value: object, where: str, shape: str) -> None:
         raise TypeError(f"{where} takes a function called as {shape}, got {value!r}")
 
 
+_MESSAGE: Final = "a message (an object with a role, such as a UserMessage)"
+
+
+def check_message(message: object, where: str) -> None:
+    """A message for the transcript is any object with a ``role`` (a ``UserMessage``, an
+    assistant, tool-result or system message, or a message of your own)."""
+    if not isinstance(getattr(message, "role", None), str):
+        raise TypeError(f"{where} takes a str or {_MESSAGE}, got {message!r}")
+
+
+def check_messages(messages: Sequence[object], where: str, str_hint: str = "") -> None:
+    """Each item of a list given as messages is a message; ``str_hint`` is added when an
+    item is a ``str``."""
+    for index, message in enumerate(messages):
+        if not isinstance(getattr(message, "role", None), str):
+            hint = str_hint if isinstance(message, str) else ""
+            raise TypeError(f"{where}: item {index} is {message!r}, not {_MESSAGE}{hint}")
+
+
 def check_tools(tools: object) -> list[Any]:
     if tools is None:
         return []
@@ -99,6 +120,7 @@ def check_run_settings(
         raise TypeError(
             f"Agent(messages=...) takes a list of messages (the transcript), got {messages!r}"
         )
+    check_messages(messages or (), "Agent(messages=...)")
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise TypeError(f"Agent(system_prompt=...) takes a str, got {system_prompt!r}")
     if tool_execution not in ("sequential", "parallel"):
