@@ -351,6 +351,27 @@ def test_queueing_something_that_is_not_a_response_is_refused() -> None:
         faux.append_responses([3])  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize(
+    ("steps", "shown"),
+    [
+        (faux_assistant_message("hi"), "AssistantMessage("),
+        ("hello", "'hello'"),
+        (lambda *args: faux_assistant_message("hi"), "<function "),
+    ],
+)
+def test_one_response_without_its_list_is_refused_with_the_fix(steps: Any, shown: str) -> None:
+    faux = FauxProvider()
+    for method in ("set_responses", "append_responses"):
+        with pytest.raises(TypeError) as caught:
+            getattr(faux, method)(steps)
+        text = str(caught.value)
+        assert text.startswith(f"FauxProvider.{method}() takes a list of responses, got {shown}")
+        assert text.endswith(f"; wrap it: {method}([faux_assistant_message(...)])")
+    with pytest.raises(TypeError, match=r"^FauxProvider.set_responses\(\) takes a list .* got 3$"):
+        faux.set_responses(3)  # type: ignore[arg-type]
+    assert faux.pending_response_count == 0
+
+
 async def test_async_factory_sees_the_context_and_the_already_counted_call() -> None:
     faux = FauxProvider()
 

@@ -92,6 +92,19 @@ def _check_step(step: object) -> FauxResponseStep:
     )
 
 
+def _check_steps(steps: object, where: str) -> list[FauxResponseStep]:
+    """``steps`` as a list of responses; a single response (or a str) is refused with the
+    fix, instead of being iterated."""
+    if isinstance(steps, (str, AssistantMessage)) or callable(steps):
+        raise TypeError(
+            f"FauxProvider.{where}() takes a list of responses, got {steps!r}; wrap it: "
+            f"{where}([faux_assistant_message(...)])"
+        )
+    if not isinstance(steps, Iterable):
+        raise TypeError(f"FauxProvider.{where}() takes a list of responses, got {steps!r}")
+    return [_check_step(step) for step in steps]
+
+
 class FauxProvider:
     """A scripted provider. Pass the instance as ``stream_fn=`` or ``register()`` it.
 
@@ -151,10 +164,10 @@ class FauxProvider:
 
     def set_responses(self, steps: Iterable[FauxResponseStep]) -> None:
         """Replace the queue with ``steps``."""
-        self._responses = deque(_check_step(step) for step in steps)
+        self._responses = deque(_check_steps(steps, "set_responses"))
 
     def append_responses(self, steps: Iterable[FauxResponseStep]) -> None:
-        self._responses.extend([_check_step(step) for step in steps])
+        self._responses.extend(_check_steps(steps, "append_responses"))
 
     @property
     def pending_response_count(self) -> int:
