@@ -154,6 +154,24 @@ def test_run_shows_the_waiting_time_on_a_terminal_and_times_out_as_asked(termina
     assert "[error] Request timed out while waiting for data" in text
 
 
+def test_run_dash_on_a_terminal_says_how_to_end_the_prompt(terminal):
+    term = terminal("--plain", "run", "-", "--model", "faux/faux-1")
+    term.wait_for("pi-trio: type the prompt, then Ctrl-D on a new line to send it")
+    term.type("two\rlines\r\x04")  # Enter twice, then Ctrl-D on the new line
+    assert term.finish() == 0
+    assert "You said: two\nlines" in term.text().replace("\r\n", "\n")
+
+
+def test_run_dash_from_a_pipe_reads_without_a_word(capsys, monkeypatch):
+    from pi_trio.cli import main
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"from a pipe\n")))
+    assert main(["--plain", "run", "-", "--model", "faux/faux-1"]) == 0
+    captured = capsys.readouterr()
+    assert "You said: from a pipe" in captured.out
+    assert "Ctrl-D" not in captured.err
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

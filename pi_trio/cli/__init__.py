@@ -243,7 +243,7 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
             from ._run import CliError, read_prompt, run_command
 
             try:
-                prompt = read_prompt(args.prompt, sys.stdin)
+                prompt = read_prompt(args.prompt, sys.stdin, err)
             except CliError as exc:
                 err.write(f"pi-trio: {exc}\n")
                 return EXIT_USAGE

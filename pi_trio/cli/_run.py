@@ -120,10 +120,14 @@ def offline_provider(tokens_per_second: float | None = None) -> FauxProvider:
     return faux
 
 
-def read_prompt(words: Sequence[str], stdin: TextIO) -> str:
+def read_prompt(words: Sequence[str], stdin: TextIO, err: TextIO | None = None) -> str:
     """The prompt of ``run``: the words, or stdin for ``-``. ``CliError`` for an empty
-    prompt and for stdin that is not UTF-8, before anything is sent."""
+    prompt and for stdin that is not UTF-8, before anything is sent. Reading a terminal,
+    it first says on ``err`` how to end the prompt."""
     if list(words) == ["-"]:
+        if err is not None and stdin.isatty():  # else it would wait without a word
+            err.write("pi-trio: type the prompt, then Ctrl-D on a new line to send it\n")
+            err.flush()
         raw: BinaryIO | None = getattr(stdin, "buffer", None)
         if raw is None:
             text = stdin.read()
