@@ -281,3 +281,23 @@ def test_plain_is_taken_before_or_after_the_command(argv, plain):
     from pi_trio.cli import build_parser
 
     assert build_parser().parse_args(argv).plain is plain
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("models",), ("run", "hi", "--model", "faux/faux-1", "--json", "--tokens-per-second", "300")],
+    ids=" ".join,
+)
+def test_a_reader_that_leaves_after_the_first_line_like_head_1(argv):
+    # `pi-trio models | head -1`: the reader takes one line and goes while the command
+    # still writes (the catalog is larger than a pipe's buffer; the paced run's events
+    # come over a second or so)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_trio", *argv],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=NO_KEYS,
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline()
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (0, b"")
