@@ -259,6 +259,47 @@ def test_asyncio_app_survives_the_browser_leaving_at_any_point_and_reports_the_a
     assert not any(b"event: agent_end" in data for data in writer.sent)
 
 
+def test_asyncio_app_survives_real_clients_leaving_after_any_number_of_lines():
+    """``curl -N .../events | head -N`` for many N, over loopback: every run settles and
+    reports how it ended; no handler dies (a crash would lose the run's outcome)."""
+    module = load("asyncio_sse_app")
+    clients = list(range(1, 60, 4))
+
+    async def scenario() -> tuple[list[str], list[Any]]:
+        loop = asyncio.get_running_loop()
+        crashes: list[Any] = []
+        loop.set_exception_handler(lambda _, context: crashes.append(context))
+        model, stream_fn = module.faux_stream()
+        app = module.App(model, stream_fn)
+        stop = asyncio.Event()
+        ready: asyncio.Future[str] = loop.create_future()
+        server = asyncio.create_task(
+            module.serve(app, "127.0.0.1", 0, started=ready.set_result, stop=stop)
+        )
+        host, port = (await ready).removeprefix("http://").split(":")
+        for lines in clients:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(b"GET /events?prompt=6%20times%207 HTTP/1.1\r\nHost: x\r\n\r\n")
+            for _ in range(lines):
+                if not await reader.readline():
+                    break
+            writer.close()  # the reader leaves
+            await writer.wait_closed()
+        async with asyncio.timeout(30):
+            while len(app.outcomes) < len(clients):
+                app.settled.clear()
+                await app.settled.wait()
+        stop.set()
+        await server
+        return app.outcomes, crashes
+
+    outcomes, crashes = asyncio.run(scenario())
+    assert crashes == []
+    assert len(outcomes) == len(clients)
+    assert set(outcomes) <= {"stop", "aborted"}
+    assert "aborted" in outcomes
+
+
 def test_example_help_texts_are_plain_text(capsys):
     for name in ("asyncio_sse_app", "trio_service", "bench_harness", "sqlite_session"):
         with pytest.raises(SystemExit) as caught:
