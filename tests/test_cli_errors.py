@@ -292,12 +292,13 @@ def test_a_reader_that_leaves_after_the_first_line_like_head_1(argv):
     # `pi-trio models | head -1`: the reader takes one line and goes while the command
     # still writes (the catalog is larger than a pipe's buffer; the paced run's events
     # come over a second or so)
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "pi_trio", *argv],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=NO_KEYS,
-    )  # fmt: skip
-    assert process.stdout is not None
-    assert process.stdout.readline()
-    process.stdout.close()
-    _, err = process.communicate(timeout=60)
+    ) as process:  # fmt: skip
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        process.stdout.close()
+        _, err = process.communicate(timeout=60)
+    assert first
     assert (process.returncode, err) == (0, b"")
