@@ -628,17 +628,25 @@ console.log(JSON.stringify(await stream.result()));
 """
 
 
-@pytest.mark.node
-async def test_the_1_6_typescript_client_keeps_the_signatures_and_ignores_redacted(
-    nursery: trio.Nursery, upstream: Upstream, tmp_path: Path
-) -> None:
-    """What pi_trio's server adds (``redacted`` on ``thinking_end``) is ignored by the
-    original 1.6 client, and the Gemini ``thoughtSignature`` reaches it in the tool call.
-    Needs node and PI16_DIR (a folder with @earendil-works/pi-agent-core 1.6 installed)."""
+@pytest.fixture
+def pi16_core() -> Path:
+    """The 1.6 agent core's entry module under PI16_DIR; skipped (in this synchronous
+    fixture, where the skip keeps its reason) without node or the package."""
     directory = os.environ.get("PI16_DIR")
     core = Path(directory or ".") / "node_modules/@earendil-works/pi-agent-core/dist/index.js"
     if shutil.which("node") is None or not directory or not core.exists():
         pytest.skip("set PI16_DIR to a folder with @earendil-works/pi-agent-core 1.6 and node")
+    return core
+
+
+@pytest.mark.node
+async def test_the_1_6_typescript_client_keeps_the_signatures_and_ignores_redacted(
+    nursery: trio.Nursery, upstream: Upstream, tmp_path: Path, pi16_core: Path
+) -> None:
+    """What pi_trio's server adds (``redacted`` on ``thinking_end``) is ignored by the
+    original 1.6 client, and the Gemini ``thoughtSignature`` reaches it in the tool call.
+    Needs node and PI16_DIR (a folder with @earendil-works/pi-agent-core 1.6 installed)."""
+    core = pi16_core
     upstream.registry.register(ApiProvider(api="scripted", stream=scripted, stream_simple=scripted))
     url, _ = await start(nursery, upstream)
     model = msgspec.structs.replace(upstream.model, api="scripted")
