@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from functools import partial
@@ -438,6 +439,16 @@ def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path) -> None:
         create_app(tokens=[])
     with pytest.raises(ValueError, match=r"must be positive"):
         create_app(tokens=["t"], max_streams=0)
+
+
+def test_an_empty_tokens_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKENS_ENV, raising=False)
+    path = tmp_path / "tokens"
+    path.write_text("# no token yet\n\n")
+    with pytest.raises(PiError, match=rf"the tokens file '{re.escape(str(path))}' holds no token"):
+        create_app(tokens_file=path)
+    monkeypatch.setenv(TOKENS_ENV, "env-token")
+    create_app(tokens_file=path)  # the variable's token is enough
 
 
 # --------------------------------------------------------------------------- conformance

@@ -327,6 +327,11 @@ def create_app(
         tokens = load_tokens(tokens_file=tokens_file)
     elif tokens_file is not None:
         tokens = {*tokens, *load_tokens(tokens_file=tokens_file, env={})}
+    if tokens_file is not None and not any(tokens):
+        raise PiError(
+            f"the tokens file {os.fspath(tokens_file)!r} holds no token and {TOKENS_ENV} is "
+            "not set: write one token per line (blank lines and # comments are skipped)"
+        )
     return ProxyApp(
         tokens=tokens,
         registry=registry,
