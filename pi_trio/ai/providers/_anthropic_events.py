@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+import msgspec
+
 from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
@@ -23,6 +25,7 @@ from ._anthropic_wire import (
     DELTA_TYPES,
     EVENT_DECODER,
     EVENT_TYPES,
+    AnthropicEvent,
     AnthropicUsage,
     ContentBlock,
     ContentBlockDelta,
@@ -43,7 +46,7 @@ from ._anthropic_wire import (
     ThinkingDelta,
     ToolUseBlock,
 )
-from ._wire import REFUSAL_TEXT, decode_event, note_response, wire_type
+from ._wire import REFUSAL_TEXT, decode_failed, note_response, wire_type
 
 __all__ = [
     "ENDED_BEFORE_MESSAGE_STOP",
@@ -104,7 +107,12 @@ class AnthropicEventMapper:
             return []
         if name == "error":
             raise ProviderError(data)
-        event = decode_event(EVENT_DECODER, data, _WHAT[name], _skipped, repair=repair_json)
+        event: AnthropicEvent | None
+        try:
+            event = EVENT_DECODER.decode(data)
+        except msgspec.DecodeError as exc:
+            what = _WHAT[name]
+            event = decode_failed(exc, EVENT_DECODER, data, what, _skipped, repair=repair_json)
         match event:  # most frequent first: a case that does not match costs ~0.15 us
             case ContentBlockDelta():
                 return self._block_delta(event.index, event.delta)

@@ -37,7 +37,7 @@ from ._bedrock_wire import (
     ReasoningDelta,
     TokenUsage,
 )
-from ._wire import decode_event
+from ._wire import decode_failed
 
 __all__ = ["REDACTED_REASONING_TEXT", "BedrockEventMapper", "bedrock_error_text"]
 
@@ -128,7 +128,11 @@ class BedrockEventMapper:
         decoder = EVENT_DECODERS.get(name)
         if decoder is None:
             return []  # an event type this mapper does not read
-        event = decode_event(decoder, payload.decode("utf-8", "replace"), name, _not_object)
+        data = payload.decode("utf-8", "replace")
+        try:
+            event = decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            event = decode_failed(exc, decoder, data, name, _not_object)
         match event:
             case ContentBlockDeltaEvent():
                 return self._delta(event)

@@ -21,7 +21,7 @@ from botocore.eventstream import EventStreamBuffer, ParserError
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
 from ._http_errors import no_events_text, provider_error_message, transport_error
-from ._sse_stream import close_chunks
+from ._sse import close_chunks
 
 __all__ = ["EVENTSTREAM_CONTENT_TYPE", "MAX_PENDING_BYTES", "EventFrame", "EventStreamReader"]
 

@@ -20,7 +20,7 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._types import Model, now_ms
 from ._google_wire import RESPONSE_DECODER, GenerateContentResponse, Part, UsageMetadata
-from ._wire import decode_event, note_response, write_prompt_usage
+from ._wire import decode_failed, note_response, write_prompt_usage
 
 __all__ = ["GoogleEventMapper"]
 
@@ -57,7 +57,11 @@ class GoogleEventMapper:
         """Feed the ``data`` text of one SSE event (a JSON chunk; ``[DONE]`` is skipped)."""
         if not data.strip() or data == "[DONE]":
             return []
-        chunk = decode_event(RESPONSE_DECODER, data, "Google SSE chunk", _not_object)
+        chunk: GenerateContentResponse | None
+        try:
+            chunk = RESPONSE_DECODER.decode(data)
+        except msgspec.DecodeError as exc:
+            chunk = decode_failed(exc, RESPONSE_DECODER, data, "Google SSE chunk", _not_object)
         return [] if chunk is None else self.feed(chunk)
 
     def feed(self, chunk: GenerateContentResponse) -> list[AssistantMessageEvent]:

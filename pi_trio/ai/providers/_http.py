@@ -92,8 +92,7 @@ from ._http_send import (
     RetryableStatus,
     open_response,
 )
-from ._sse import SSEEvent, SSEParser
-from ._sse_stream import ObservedSSEStream, Observer, SSEStream
+from ._sse import ObservedSSEStream, Observer, SSEEvent, SSEParser, SSEStream
 
 __all__ = [
     "AUTH_HEADERS",

@@ -32,7 +32,7 @@ from .._types import Model
 from ._http_errors import provider_error_message
 from ._mistral_request import derive_mistral_tool_call_id
 from ._mistral_wire import CHUNK_DECODER, MistralChunk, MistralDelta, MistralUsage
-from ._wire import decode_event, note_response
+from ._wire import decode_failed, note_response
 
 __all__ = [
     "NO_FINISH_REASON_TEXT",
@@ -117,12 +117,15 @@ class MistralStreamMapper:
 
     def _decode(self, data: str) -> MistralChunk:
         try:
-            chunk = decode_event(CHUNK_DECODER, data, _WHAT, _never_skipped)
-        except ProviderError:
-            reported = provider_error_message(data)
-            if reported is not None:
-                raise ProviderError(f"Mistral stream error: {reported}") from None
-            raise
+            return CHUNK_DECODER.decode(data)
+        except msgspec.DecodeError as exc:
+            try:
+                chunk = decode_failed(exc, CHUNK_DECODER, data, _WHAT, _never_skipped)
+            except ProviderError:
+                reported = provider_error_message(data)
+                if reported is not None:
+                    raise ProviderError(f"Mistral stream error: {reported}") from None
+                raise
         assert chunk is not None  # nothing is skipped
         return chunk
 

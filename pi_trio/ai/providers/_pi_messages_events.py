@@ -54,7 +54,7 @@ from ._pi_messages_wire import (
     WireToolCallEnd,
     WireToolCallStart,
 )
-from ._wire import decode_event
+from ._wire import decode_failed
 
 __all__ = ["REWRITE_DIAGNOSTIC", "UNKNOWN_ERROR_TEXT", "PiMessagesMapper", "rewrite_diagnostic"]
 
@@ -112,7 +112,11 @@ class PiMessagesMapper:
     def feed(self, data: str) -> list[AssistantMessageEvent]:
         if self.terminal or not data or data == "[DONE]":
             return []
-        event = decode_event(EVENT_DECODER, data, _WHAT, _skipped, repair=_repair)
+        event: PiMessagesEvent | None
+        try:
+            event = EVENT_DECODER.decode(data)
+        except msgspec.DecodeError as exc:
+            event = decode_failed(exc, EVENT_DECODER, data, _WHAT, _skipped, repair=_repair)
         if event is None:
             return []
         return self.apply(event)

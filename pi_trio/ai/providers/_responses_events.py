@@ -61,8 +61,9 @@ from ._responses_wire import (
     ResponseDone,
     ResponseFailed,
     ResponseIncomplete,
+    ResponsesEvent,
 )
-from ._wire import decode_event, note_response, wire_type
+from ._wire import decode_event, decode_failed, note_response, wire_type
 
 __all__ = [
     "ENDED_BEFORE_TERMINAL",
@@ -144,7 +145,11 @@ class ResponsesEventMapper:
         """Feed the ``data`` text of one SSE event (JSON; ``[DONE]`` is skipped)."""
         if not data.strip() or data == "[DONE]" or (self._terminal and self.codex):
             return []
-        event = decode_event(EVENT_DECODER, data, _WHAT, _skipped)
+        event: ResponsesEvent | None
+        try:
+            event = EVENT_DECODER.decode(data)
+        except msgspec.DecodeError as exc:
+            event = decode_failed(exc, EVENT_DECODER, data, _WHAT, _skipped)
         kind = _DELTA_SLOTS.get(type(event))
         if kind is not None:
             delta = cast(DeltaEvent, event)

@@ -73,23 +73,39 @@ def decode_event(
     """``data`` decoded by ``decoder``, or ``None`` when the mapper skips it:
     ``skipped(value)`` is called with the JSON as plain values only when the Struct does
     not fit, and says whether that is a kind the mapper ignores. Data that is not JSON is
-    given to ``repair`` (if any) once. Anything else raises ``unparseable_event(what)``."""
+    given to ``repair`` (if any) once. Anything else raises ``unparseable_event(what)``.
+
+    The mappers' per-event paths call ``decoder.decode`` themselves and `decode_failed`
+    only when it raises, so a well-formed event is decoded without leaving the mapper."""
     try:
         return decoder.decode(data)
-    except msgspec.ValidationError as exc:
+    except msgspec.DecodeError as exc:
+        return decode_failed(exc, decoder, data, what, skipped, repair=repair)
+
+
+def decode_failed(
+    exc: msgspec.DecodeError,
+    decoder: msgspec.json.Decoder[T],
+    data: str,
+    what: str,
+    skipped: Callable[[Any], bool],
+    *,
+    repair: Callable[[str], str] | None = None,
+) -> T | None:
+    """`decode_event` once ``decoder.decode(data)`` has raised ``exc``."""
+    if isinstance(exc, msgspec.ValidationError):
         _skip_or_raise(data, what, skipped, exc)
         return None
-    except msgspec.DecodeError as exc:
-        repaired = data if repair is None else repair(data)
-        if repaired != data:
-            try:
-                return decoder.decode(repaired)
-            except msgspec.ValidationError as again:
-                _skip_or_raise(repaired, what, skipped, again)
-                return None
-            except msgspec.DecodeError:
-                pass
-        raise unparseable_event(what, data, exc) from exc
+    repaired = data if repair is None else repair(data)
+    if repaired != data:
+        try:
+            return decoder.decode(repaired)
+        except msgspec.ValidationError as again:
+            _skip_or_raise(repaired, what, skipped, again)
+            return None
+        except msgspec.DecodeError:
+            pass
+    raise unparseable_event(what, data, exc) from exc
 
 
 def _skip_or_raise(

@@ -63,7 +63,7 @@ from ._simple import (
     build_base_options,
     clamp_max_tokens_to_context,
 )
-from ._sse_stream import Observer
+from ._sse import Observer
 from ._strict_limits import (
     has_exceeded_strict_tool_limits,
     is_strict_tool_limit_message,
