@@ -43,7 +43,7 @@ WORKLOADS = {
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
     "W9": Workload("w9_long_conversation", False, "mjs"),
-    "W10": Workload("w10_many_agents", "skeleton_w10", None),
+    "W10": Workload("w10_many_agents", "skeleton_w10", "mjs"),
     "W11": Workload("w11_async_listeners", False, "mjs"),
     "W12": Workload("w12_typed_tool", False, None),
 }

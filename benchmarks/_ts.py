@@ -1,6 +1,6 @@
-"""Paired mode: the TypeScript original driven by ``ts/bench.mjs`` (W1-W4) and by the HTTP
-workloads' own driver (W5, W6). By default pi 0.73.1 (``@mariozechner/pi-agent-core``) is
-installed once into ``benchmarks/.cache/ts``; ``--ts-dir DIR`` uses a copy installed
+"""Paired mode: the TypeScript original driven by ``ts/bench.mjs`` (W1-W4, W9-W11) and by
+the HTTP workloads' own driver (W5, W6). By default pi 0.73.1 (``@mariozechner/pi-agent-core``)
+is installed once into ``benchmarks/.cache/ts``; ``--ts-dir DIR`` uses a copy installed
 elsewhere, of that line or of pi 1.x (``@earendil-works/pi-agent-core``), which the drivers
 tell apart by the packages they find."""
 
@@ -18,7 +18,7 @@ CACHE_DIR = HERE / ".cache" / "ts"
 BENCH_MJS = HERE / "ts" / "bench.mjs"
 PACKAGES = ("@mariozechner/pi-agent-core", "@mariozechner/pi-ai")
 PACKAGES_1X = ("@earendil-works/pi-agent-core", "@earendil-works/pi-ai")
-TS_WORKLOADS = frozenset({"W1", "W2", "W3", "W4", "W9", "W11"})
+TS_WORKLOADS = frozenset({"W1", "W2", "W3", "W4", "W9", "W10", "W11"})
 
 
 def _installed(cache: Path, packages: tuple[str, ...] = PACKAGES) -> bool:
