@@ -160,8 +160,11 @@ def decode_json(data: bytes | str, type: Any) -> Any:
     which JSON.stringify writes and msgspec refuses. Raises ``msgspec.DecodeError`` (also
     for nesting deeper than ``MAX_JSON_DEPTH``) or ``msgspec.ValidationError``."""
     check_json_depth(data)
+    decoder = _DECODERS.get(type)
     try:
-        return msgspec.json.decode(data, type=type)
+        if decoder is None:
+            return msgspec.json.decode(data, type=type)
+        return decoder.decode(data)
     except msgspec.DecodeError as exc:
         try:
             builtins = json.loads(data)
@@ -259,6 +262,13 @@ ProxyEvent: TypeAlias = (
 )
 
 KNOWN_EVENT_TYPES = frozenset(cls.__struct_config__.tag for cls in ProxyEvent.__args__)
+
+# ``msgspec.json.decode(data, type=ProxyEvent)`` prepares the union anew on every call
+# (about 9 us, against 0.15 us for the decode itself); the client decodes one per event.
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {
+    ProxyEvent: msgspec.json.Decoder(ProxyEvent),
+    ProxyRequest: msgspec.json.Decoder(ProxyRequest),
+}
 
 
 def _block(partial: AssistantMessage, index: int, kind: type[_T]) -> _T | None:
