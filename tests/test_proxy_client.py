@@ -566,6 +566,16 @@ def test_rebuilder_is_usable_without_an_event_loop() -> None:
     assert rebuilder.terminal
 
 
+def test_a_lone_surrogate_escape_in_a_delta_is_kept_as_json_stringify_wrote_it() -> None:
+    rebuilder = ProxyRebuilder(MODEL)
+    rebuilder.feed_line('data: {"type":"start"}')
+    rebuilder.feed_line('data: {"type":"text_start","contentIndex":0}')
+    delta = rebuilder.feed_line('data: {"type":"text_delta","contentIndex":0,"delta":"a\\ud800b"}')
+    assert delta is not None
+    assert delta.type == "text_delta"
+    assert delta.delta == "a\ud800b"
+
+
 # --------------------------------------------------------------------------- failures
 
 
