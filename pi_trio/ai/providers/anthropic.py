@@ -38,10 +38,10 @@ from ._anthropic_wire import EVENT_TYPES
 from ._http import ProviderRun, run_provider
 from ._http_errors import format_http_error, provider_error_message
 from ._simple import (
-    MIN_ANSWER_TOKENS,
     adjust_max_tokens_for_thinking,
     build_base_options,
     clamp_max_tokens_to_context,
+    clamp_thinking_budget_to_answer_room,
 )
 from ._strict_limits import (
     has_exceeded_strict_tool_limits,
@@ -244,7 +244,7 @@ def anthropic_simple_options(
         base.max_tokens, model.max_tokens, level, options.thinking_budgets
     )
     max_tokens = clamp_max_tokens_to_context(model, context, max_tokens)
-    extra["thinking_budget_tokens"] = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    extra["thinking_budget_tokens"] = clamp_thinking_budget_to_answer_room(budget, max_tokens)
     return msgspec.structs.replace(base, max_tokens=max_tokens, extra=extra)
 
 

@@ -58,10 +58,10 @@ from ._http import (
 from ._http_errors import shown_error_text
 from ._http_send import CLOSE_TIMEOUT_S
 from ._simple import (
-    MIN_ANSWER_TOKENS,
     adjust_max_tokens_for_thinking,
     build_base_options,
     clamp_max_tokens_to_context,
+    clamp_thinking_budget_to_answer_room,
 )
 from ._sse import Observer
 from ._strict_limits import (
@@ -363,7 +363,7 @@ def bedrock_simple_options(model: Model, context: Context, options: StreamOption
     key = "high" if level in ("xhigh", "max") else level
     budgets = msgspec.structs.replace(
         options.thinking_budgets or ThinkingBudgets(),
-        **{key: min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))},
+        **{key: clamp_thinking_budget_to_answer_room(budget, max_tokens)},
     )
     return msgspec.structs.replace(base, max_tokens=max_tokens, thinking_budgets=budgets)
 
