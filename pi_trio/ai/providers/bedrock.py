@@ -67,7 +67,7 @@ from ._sse import Observer
 from ._strict_limits import (
     has_exceeded_strict_tool_limits,
     is_strict_tool_limit_message,
-    mark_strict_tool_limits_exceeded,
+    record_strict_tools_fallback,
 )
 
 __all__ = [
@@ -207,14 +207,6 @@ class _Failure:
             self.message or ""
         )
 
-    def fallback_diagnostic(self) -> dict[str, Any]:
-        return {
-            "type": "bedrock_strict_tools_fallback",
-            "timestamp": now_ms(),
-            "error": {"message": self.message},
-            "details": {"reason": "strict_tool_limits_exceeded"},
-        }
-
 
 # --------------------------------------------------------------------------- the stream
 
@@ -297,10 +289,9 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                     if relax or not may_relax or not failure.refused_strict_tools():
                         raise
                     relax = True
-                    mark_strict_tool_limits_exceeded(options.session_id)
-                    message = run.builder.message
-                    diagnostics = [*(message.diagnostics or []), failure.fallback_diagnostic()]
-                    message.diagnostics = diagnostics
+                    record_strict_tools_fallback(
+                        run.builder.message, "bedrock", failure.message, options.session_id
+                    )
                     failure = _Failure()
                     continue
                 break
