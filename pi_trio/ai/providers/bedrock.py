@@ -48,6 +48,7 @@ from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
 from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
 from ._bedrock_request import build_bedrock_body, sends_preferred_strict_tools
+from ._common import option_env
 from ._http import (
     ProviderRun,
     format_http_error,
@@ -98,10 +99,6 @@ _TOKEN_SOURCES: Final = [
 ]
 
 
-def _env(options: StreamOptions, name: str) -> str | None:
-    return (options.env or {}).get(name) or os.environ.get(name) or None
-
-
 # --------------------------------------------------------------------------- target
 
 
@@ -142,7 +139,7 @@ def _bearer_token(run: ProviderRun) -> str | None:
     options = run.options
     token = (options.extra or {}).get("bearer_token") or resolve_api_key(run.model, options)
     if not token or _PLACEHOLDER.match(token.strip()):
-        token = _env(options, "AWS_BEARER_TOKEN_BEDROCK")
+        token = option_env(options, "AWS_BEARER_TOKEN_BEDROCK")
     if not token:
         return None
     run.secrets.add(token)
@@ -235,7 +232,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     context = normalize_context(context)
     ambient = bool(os.environ.get("AWS_PROFILE"))
     region, endpoint = bedrock_target(model, options, ambient_profile=ambient)
-    skip_auth = _env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
+    skip_auth = option_env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
     token = None if skip_auth else _bearer_token(run)
     profile = (options.extra or {}).get("profile") or (options.env or {}).get("AWS_PROFILE")
     auth: dict[str, str] = {}
