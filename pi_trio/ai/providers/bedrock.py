@@ -42,7 +42,6 @@ from .._events import AssistantMessageEvent
 from .._json_depth import decode_checked
 from .._options import StreamOptions, ThinkingBudgets
 from .._registry import ApiProvider
-from .._secrets import clean_api_key
 from .._transcript import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
@@ -142,10 +141,7 @@ def _bearer_token(run: ProviderRun) -> str | None:
         token = option_env(options, "AWS_BEARER_TOKEN_BEDROCK")
     if not token:
         return None
-    run.secrets.add(token)
-    token = clean_api_key(token, run.model.provider, sources=_TOKEN_SOURCES)
-    run.secrets.add(token)
-    return token
+    return run.clean_key(token, _TOKEN_SOURCES)
 
 
 # --------------------------------------------------------------------------- failures

@@ -32,7 +32,6 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._options import StreamOptions
 from .._registry import ApiProvider
-from .._secrets import clean_api_key
 from .._transcript import normalize_context
 from .._types import Context, Model
 from ._common import option_env
@@ -138,9 +137,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     context = normalize_context(context)
     auth: dict[str, str | None] = {}
     if key is not None:
-        run.secrets.add(key)
-        key = clean_api_key(key, model.provider)
-        run.secrets.add(key)
+        key = run.clean_key(key)
         url = vertex_url(model)
         auth["x-goog-api-key"] = key
     else:
