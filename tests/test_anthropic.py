@@ -655,6 +655,9 @@ def test_simple_budget_shrinks_when_the_model_cap_leaves_no_answer_room():
     options = simple(small, reasoning="high")
     assert options.max_tokens == 2000
     assert options.extra["thinking_budget_tokens"] == 2000 - 1024
+    tiny = msgspec.structs.replace(SONNET, max_tokens=800)  # below the answer room: no budget
+    options = simple(tiny, reasoning="high")
+    assert (options.max_tokens, options.extra["thinking_budget_tokens"]) == (800, 0)
 
 
 def test_simple_custom_budgets_and_xhigh_clamps_to_high():

@@ -206,6 +206,24 @@ def test_each_provider_refuses_its_own_keywords() -> None:
     assert make_strict_schema(limited, openai_strict_unsupported)["required"] == ["temp_c"]
 
 
+def test_anthropic_output_refuses_bad_format_and_min_items_values_by_name() -> None:
+    # the same rules as Anthropic's strict tools: a format that is no string, or a
+    # boolean minItems, is named as unsupported (not a crash, not let through)
+    bad_format = {"type": "object", "properties": {"day": {"type": "string", "format": ["x"]}}}
+    with pytest.raises(StrictSchemaError, match=r'^\$\.day: format: \["x"\] is unsupported$'):
+        make_strict_schema(bad_format, anthropic_strict_unsupported)
+    flag = {"type": "array", "items": {"type": "string"}, "minItems": True}
+    with pytest.raises(StrictSchemaError, match=r"^\$\.tags: minItems: true is unsupported$"):
+        make_strict_schema(
+            {"type": "object", "properties": {"tags": flag}}, anthropic_strict_unsupported
+        )
+    flag["minItems"] = 1
+    schema = make_strict_schema(
+        {"type": "object", "properties": {"tags": flag}}, anthropic_strict_unsupported
+    )
+    assert schema["properties"]["tags"]["minItems"] == 1
+
+
 # --------------------------------------------------------------------------- request bodies
 
 

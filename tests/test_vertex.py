@@ -134,6 +134,19 @@ async def test_an_api_key_uses_the_express_endpoint_and_gemini_wire_format():
     assert message.usage.cost.total > 0
 
 
+async def test_the_api_key_is_cleaned_before_it_is_sent():
+    events, transport = await replay(ReplayResponse(fixture("text.sse")), api_key=f"  {KEY}\n")
+    assert events[-1].type == "done"
+    assert transport.requests[0].headers["x-goog-api-key"] == KEY
+    events, transport = await replay(ReplayResponse(fixture("text.sse")), api_key="AQ.vertex key")
+    assert not transport.requests
+    text = events[-1].error.error_message
+    assert text.startswith(
+        "The API key for provider 'google-vertex' contains a space at position 9"
+    )
+    assert "AQ.vertex key" not in text
+
+
 async def test_simple_options_map_thinking_as_for_gemini():
     transport = ReplayTransport(ReplayResponse(fixture("text.sse")))
     registry = registry_with_transport(transport)

@@ -10,12 +10,12 @@ match.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Final
 
 from .._options import StreamOptions
 from .._types import Model
+from ._common import option_env
 
 __all__ = [
     "DEFAULT_THINKING_DISPLAY",
@@ -120,12 +120,7 @@ def configured_region(options: StreamOptions) -> str | None:
     region = (options.extra or {}).get("region")
     if isinstance(region, str) and region:
         return region
-    env = options.env or {}
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
-        value = env.get(name) or os.environ.get(name)
-        if value:
-            return value
-    return None
+    return option_env(options, "AWS_REGION") or option_env(options, "AWS_DEFAULT_REGION")
 
 
 def is_govcloud(model: Model, region: str | None) -> bool:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -45,7 +44,7 @@ from .._types import (
     UserMessage,
 )
 from ._bedrock_models import is_claude, supports_prompt_caching, thinking_fields
-from ._common import cache_retention, replace_unsafe_id_chars
+from ._common import cache_retention, option_env, replace_unsafe_id_chars
 from ._constrained import prefers_strict_sampling, strict_tool_schema
 from ._output import fit_output_schema
 
@@ -67,10 +66,6 @@ _IMAGE_FORMATS: Final = {
     "image/webp": "webp",
 }
 _TOOL_CHOICES: Final = ("auto", "any", "none")
-
-
-def _env(options: StreamOptions, name: str) -> str | None:
-    return (options.env or {}).get(name) or os.environ.get(name) or None
 
 
 # --------------------------------------------------------------------------- blocks
@@ -249,7 +244,7 @@ def convert_bedrock_messages(
         results.extend(trailing)
     retention = cache_retention(options)
     caching = retention != "none" and supports_prompt_caching(
-        model, _env(options, "AWS_BEDROCK_FORCE_CACHE") == "1"
+        model, option_env(options, "AWS_BEDROCK_FORCE_CACHE") == "1"
     )
     if caching and result and result[-1]["role"] == "user":
         result[-1]["content"].append(_cache_point(retention))
@@ -335,7 +330,7 @@ def build_bedrock_body(
     if prompt:
         system: list[dict[str, Any]] = [{"text": sanitize_surrogates(prompt)}]
         retention = cache_retention(options)
-        force = _env(options, "AWS_BEDROCK_FORCE_CACHE") == "1"
+        force = option_env(options, "AWS_BEDROCK_FORCE_CACHE") == "1"
         if retention != "none" and supports_prompt_caching(model, force):
             system.append(_cache_point(retention))
         body["system"] = system

@@ -1,5 +1,6 @@
-"""Small pieces several providers' requests need: the prompt-cache retention preference,
-the original runtime's short id hash and tool-call id cleaning."""
+"""Small pieces several providers' requests need: a variable of ``options.env`` or the
+process environment, the prompt-cache retention preference, the original runtime's short
+id hash and tool-call id cleaning."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Final
 
 from .._options import StreamOptions
 
-__all__ = ["cache_retention", "replace_unsafe_id_chars", "short_hash"]
+__all__ = ["cache_retention", "option_env", "replace_unsafe_id_chars", "short_hash"]
 
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -20,15 +21,18 @@ def replace_unsafe_id_chars(value: str) -> str:
     return _UNSAFE_ID_CHARS.sub("_", value)
 
 
+def option_env(options: StreamOptions, name: str) -> str | None:
+    """The variable ``name`` of ``options.env``, else of the process environment; an empty
+    value counts as absent (``None``)."""
+    return (options.env or {}).get(name) or os.environ.get(name) or None
+
+
 def cache_retention(options: StreamOptions) -> str:
     """``options.cache_retention``; unset means ``"long"`` when ``PI_CACHE_RETENTION`` is
     ``long`` (``options.env`` first, then the process environment), else ``"short"``."""
     if options.cache_retention is not None:
         return options.cache_retention
-    env_value = (options.env or {}).get("PI_CACHE_RETENTION") or os.environ.get(
-        "PI_CACHE_RETENTION"
-    )
-    return "long" if env_value == "long" else "short"
+    return "long" if option_env(options, "PI_CACHE_RETENTION") == "long" else "short"
 
 
 def _imul(a: int, b: int) -> int:

@@ -29,6 +29,8 @@ EVENTSTREAM_CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
 # Bytes of one message kept while it arrives; a message is one delta of a few hundred
 # bytes, so a longer one is a broken stream, not an answer.
 MAX_PENDING_BYTES: Final = 8 * 1024 * 1024
+# The header that names a message, by its ``:message-type`` (``:event-type`` otherwise).
+_NAME_HEADERS: Final = {"exception": ":exception-type", "error": ":error-code"}
 
 
 class EventFrame(msgspec.Struct, frozen=True, gc=False):
@@ -109,13 +111,10 @@ class EventStreamReader:
                 self._pending -= message.prelude.total_length
                 headers = message.headers
                 kind = _header(headers, ":message-type")
-                name_header = {"exception": ":exception-type", "error": ":error-code"}.get(
-                    kind, ":event-type"
-                )
                 frames.append(
                     EventFrame(
                         message_type=kind,
-                        name=_header(headers, name_header),
+                        name=_header(headers, _NAME_HEADERS.get(kind, ":event-type")),
                         payload=bytes(message.payload),
                         error_message=_header(headers, ":error-message") or None,
                     )

@@ -264,14 +264,19 @@ class ProviderRun:
         provider: <p>")``."""
         key = resolve_api_key(self.model, self.options)
         if key:
-            self.secrets.add(key)
-            key = clean_api_key(key, self.model.provider)
-            self.secrets.add(key)
-            return key
+            return self.clean_key(key)
         given = merge_headers(self.model.headers, self.options.headers)
         if any(name.lower() in AUTH_HEADERS for name in given):
             return None
         raise ProviderError(missing_text or f"No API key for provider: {self.model.provider}")
+
+    def clean_key(self, key: str, sources: list[str] | None = None) -> str:
+        """``key`` after ``clean_api_key`` (``sources``: where such keys come from, named
+        in its error), both spellings remembered as secrets."""
+        self.secrets.add(key)
+        key = clean_api_key(key, self.model.provider, sources=sources)
+        self.secrets.add(key)
+        return key
 
     def headers(self, defaults: Mapping[str, str | None]) -> dict[str, str]:
         """The identity's headers (``User-Agent``, attribution) → ``defaults`` →

@@ -32,6 +32,7 @@ import msgspec
 
 from .._options import OutputFormat
 from .._types import Model
+from ._anthropic_tools import anthropic_strict_tool_unsupported
 from ._openai_compat import resolve_compat
 
 __all__ = [
@@ -73,26 +74,9 @@ _DROPPED: Final = ("default", "discriminator")
 _OPENAI_UNSUPPORTED: Final = frozenset(
     {"minLength", "maxLength", "minProperties", "maxProperties", "minContains", "maxContains"}
 )
-_ANTHROPIC_UNSUPPORTED: Final = frozenset(
-    {
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "maxItems",
-        "uniqueItems",
-        "minContains",
-        "maxContains",
-        "minProperties",
-        "maxProperties",
-    }
-)
-_ANTHROPIC_FORMATS: Final = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
-)
+# Anthropic's output format refuses the string-length limits besides what its strict tools
+# refuse (the same structured-outputs subset).
+_ANTHROPIC_OUTPUT_ONLY: Final = frozenset({"minLength", "maxLength"})
 _GEMINI_MAJOR: Final = re.compile(r"gemini-(\d+)")
 _COMPAT_KEY: Final = "supportsJsonSchemaOutput"
 
@@ -107,15 +91,10 @@ def openai_strict_unsupported(key: str, value: Any) -> bool:
 
 
 def anthropic_strict_unsupported(key: str, value: Any) -> bool:
-    """The keywords Anthropic's structured outputs reject (numeric and length limits,
-    ``minItems`` other than 0 or 1, string formats outside its list)."""
-    if key in _ANTHROPIC_UNSUPPORTED:
-        return True
-    if key == "minItems":
-        return value not in (0, 1)
-    if key == "format":
-        return value not in _ANTHROPIC_FORMATS
-    return False
+    """The keywords Anthropic's structured outputs reject: those its strict tools reject
+    (numeric limits, ``minItems`` other than 0 or 1, string formats outside its list) and
+    the string-length limits."""
+    return key in _ANTHROPIC_OUTPUT_ONLY or anthropic_strict_tool_unsupported(key, value)
 
 
 def _strict_node(schema: Any, path: str, unsupported: UnsupportedKeyword | None) -> dict[str, Any]:

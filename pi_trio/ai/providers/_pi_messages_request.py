@@ -17,7 +17,6 @@ with every other non-ASCII character escaped too, the same JSON.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Final
 
 import httpx2
@@ -27,6 +26,7 @@ from .._json import to_json
 from .._json_depth import decode_checked
 from .._options import StreamOptions
 from .._types import Context, Model, now_ms
+from ._common import option_env
 from ._http_errors import redact, shown_error_text
 
 __all__ = [
@@ -67,8 +67,7 @@ def pi_messages_url(model: Model, *, debug: bool = False) -> str:
 def _cache_retention(options: StreamOptions) -> str | None:
     if options.cache_retention is not None:
         return options.cache_retention
-    value = (options.env or {}).get("PI_CACHE_RETENTION") or os.environ.get("PI_CACHE_RETENTION")
-    return "long" if value == "long" else None
+    return "long" if option_env(options, "PI_CACHE_RETENTION") == "long" else None
 
 
 def request_options(options: StreamOptions) -> PiMessagesRequestOptions:

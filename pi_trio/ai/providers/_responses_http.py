@@ -3,7 +3,6 @@ Responses providers (sans-IO; see ``openai_responses``)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -12,6 +11,7 @@ import httpx2
 from .._errors import ProviderError
 from .._options import StreamOptions
 from .._types import Model
+from ._common import option_env
 from ._http_errors import openai_sdk_error_text
 from ._http_send import DescribeError
 
@@ -43,10 +43,6 @@ _AZURE_HOSTS: Final = (".openai.azure.com", ".cognitiveservices.azure.com", ".ai
 
 def _extra(options: StreamOptions, key: str) -> Any:
     return (options.extra or {}).get(key)
-
-
-def _env(options: StreamOptions, name: str) -> str | None:
-    return (options.env or {}).get(name) or os.environ.get(name) or None
 
 
 # --------------------------------------------------------------------------- OpenAI
@@ -102,10 +98,10 @@ def azure_base_url(model: Model, options: StreamOptions) -> str:
     ``model.base_url``; an Azure host without its ``/openai/v1`` path gets it."""
     base = (
         str(_extra(options, "azure_base_url") or "").strip()
-        or (_env(options, "AZURE_OPENAI_BASE_URL") or "").strip()
+        or (option_env(options, "AZURE_OPENAI_BASE_URL") or "").strip()
     )
     if not base:
-        resource = _extra(options, "azure_resource_name") or _env(
+        resource = _extra(options, "azure_resource_name") or option_env(
             options, "AZURE_OPENAI_RESOURCE_NAME"
         )
         base = f"https://{resource}.openai.azure.com/openai/v1" if resource else model.base_url
@@ -119,7 +115,7 @@ def azure_responses_url(model: Model, options: StreamOptions) -> str:
     ``extra["azure_api_version"]``, ``AZURE_OPENAI_API_VERSION``, else ``v1``)."""
     version = (
         _extra(options, "azure_api_version")
-        or _env(options, "AZURE_OPENAI_API_VERSION")
+        or option_env(options, "AZURE_OPENAI_API_VERSION")
         or AZURE_API_VERSION
     )
     return f"{azure_base_url(model, options)}/responses?api-version={version}"
@@ -159,7 +155,7 @@ def azure_deployment_name(model: Model, options: StreamOptions) -> str:
     explicit = _extra(options, "azure_deployment_name")
     if explicit:
         return str(explicit)
-    for entry in (_env(options, "AZURE_OPENAI_DEPLOYMENT_NAME_MAP") or "").split(","):
+    for entry in (option_env(options, "AZURE_OPENAI_DEPLOYMENT_NAME_MAP") or "").split(","):
         name, sep, deployment = entry.partition("=")
         if sep and name.strip() == model.id and deployment.strip():
             return deployment.strip()

@@ -168,8 +168,8 @@ def thinking_budget_for_level(level: str, budgets: ThinkingBudgets | None = None
 
 def clamp_thinking_budget_to_answer_room(budget: int, ceiling: int) -> int:
     """``budget`` lowered so that ``MIN_ANSWER_TOKENS`` of ``ceiling`` stay for the answer
-    (may be 0 or less: then no budget fits)."""
-    return min(budget, ceiling - MIN_ANSWER_TOKENS)
+    (0 when no budget fits)."""
+    return min(budget, max(0, ceiling - MIN_ANSWER_TOKENS))
 
 
 def adjust_max_tokens_for_thinking(
@@ -187,5 +187,5 @@ def adjust_max_tokens_for_thinking(
     else:
         max_tokens = min(base_max_tokens + budget, model_max_tokens)
     if max_tokens <= budget:
-        budget = max(0, max_tokens - MIN_ANSWER_TOKENS)
+        budget = clamp_thinking_budget_to_answer_room(budget, max_tokens)
     return max_tokens, budget

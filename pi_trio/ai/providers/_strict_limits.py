@@ -8,12 +8,16 @@ and remembers the session: its later requests send such tools non-strict at once
 the tool set rarely changes between turns, and going back to strict would rewrite the
 tool definitions and miss the prompt cache. At most ``MAX_REMEMBERED_SESSIONS`` sessions
 are remembered (the oldest is forgotten first; a forgotten session pays one more
-refusal); ``forget_strict_tool_limits`` drops one session, or all.
+refusal); ``forget_strict_tool_limits`` drops one session, or all. The message of the
+answered request keeps a ``<provider>_strict_tools_fallback`` diagnostic
+(``record_strict_tools_fallback``).
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from .._types import AssistantMessage, now_ms
 
 __all__ = [
     "MAX_REMEMBERED_SESSIONS",
@@ -22,6 +26,7 @@ __all__ = [
     "has_exceeded_strict_tool_limits",
     "is_strict_tool_limit_message",
     "mark_strict_tool_limits_exceeded",
+    "record_strict_tools_fallback",
 ]
 
 STRICT_TOOL_LIMIT_MESSAGES: Final = (
@@ -60,3 +65,19 @@ def forget_strict_tool_limits(session_id: str | None = None) -> None:
         _sessions.clear()
     else:
         _sessions.pop(session_id, None)
+
+
+def record_strict_tools_fallback(
+    message: AssistantMessage, provider: str, error: str | None, session_id: str | None
+) -> None:
+    """After ``provider`` (``anthropic``, ``bedrock``) refused the strict tools with
+    ``error``: remember ``session_id`` and add the ``<provider>_strict_tools_fallback``
+    diagnostic to ``message``."""
+    mark_strict_tool_limits_exceeded(session_id)
+    diagnostic = {
+        "type": f"{provider}_strict_tools_fallback",
+        "timestamp": now_ms(),
+        "error": {"message": error},
+        "details": {"reason": "strict_tool_limits_exceeded"},
+    }
+    message.diagnostics = [*(message.diagnostics or []), diagnostic]

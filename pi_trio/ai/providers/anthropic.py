@@ -27,7 +27,7 @@ from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
 from .._transcript import get_current_tools, normalize_context
-from .._types import Context, Model, now_ms
+from .._types import Context, Model
 from ._anthropic_events import AnthropicEventMapper
 from ._anthropic_request import (
     build_anthropic_request,
@@ -38,15 +38,15 @@ from ._anthropic_wire import EVENT_TYPES
 from ._http import ProviderRun, run_provider
 from ._http_errors import format_http_error, provider_error_message
 from ._simple import (
-    MIN_ANSWER_TOKENS,
     adjust_max_tokens_for_thinking,
     build_base_options,
     clamp_max_tokens_to_context,
+    clamp_thinking_budget_to_answer_room,
 )
 from ._strict_limits import (
     has_exceeded_strict_tool_limits,
     is_strict_tool_limit_message,
-    mark_strict_tool_limits_exceeded,
+    record_strict_tools_fallback,
 )
 
 __all__ = [
@@ -189,15 +189,9 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                 if relax or not request.preferred_strict or not refusal.strict_limits:
                     raise
                 relax = True
-                mark_strict_tool_limits_exceeded(options.session_id)
-                message = run.builder.message
-                diagnostic = {
-                    "type": "anthropic_strict_tools_fallback",
-                    "timestamp": now_ms(),
-                    "error": {"message": str(exc)},
-                    "details": {"reason": "strict_tool_limits_exceeded"},
-                }
-                message.diagnostics = [*(message.diagnostics or []), diagnostic]
+                record_strict_tools_fallback(
+                    run.builder.message, "anthropic", str(exc), options.session_id
+                )
                 continue
             break
         await run.emit(run.builder.start())
@@ -244,7 +238,7 @@ def anthropic_simple_options(
         base.max_tokens, model.max_tokens, level, options.thinking_budgets
     )
     max_tokens = clamp_max_tokens_to_context(model, context, max_tokens)
-    extra["thinking_budget_tokens"] = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    extra["thinking_budget_tokens"] = clamp_thinking_budget_to_answer_room(budget, max_tokens)
     return msgspec.structs.replace(base, max_tokens=max_tokens, extra=extra)
 
 

@@ -42,12 +42,12 @@ from .._events import AssistantMessageEvent
 from .._json_depth import decode_checked
 from .._options import StreamOptions, ThinkingBudgets
 from .._registry import ApiProvider
-from .._secrets import clean_api_key
 from .._transcript import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
 from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
 from ._bedrock_request import build_bedrock_body, sends_preferred_strict_tools
+from ._common import option_env
 from ._http import (
     ProviderRun,
     format_http_error,
@@ -58,16 +58,16 @@ from ._http import (
 from ._http_errors import shown_error_text
 from ._http_send import CLOSE_TIMEOUT_S
 from ._simple import (
-    MIN_ANSWER_TOKENS,
     adjust_max_tokens_for_thinking,
     build_base_options,
     clamp_max_tokens_to_context,
+    clamp_thinking_budget_to_answer_room,
 )
 from ._sse import Observer
 from ._strict_limits import (
     has_exceeded_strict_tool_limits,
     is_strict_tool_limit_message,
-    mark_strict_tool_limits_exceeded,
+    record_strict_tools_fallback,
 )
 
 __all__ = [
@@ -96,10 +96,6 @@ _TOKEN_SOURCES: Final = [
     "get_api_key",
     "AWS_BEARER_TOKEN_BEDROCK",
 ]
-
-
-def _env(options: StreamOptions, name: str) -> str | None:
-    return (options.env or {}).get(name) or os.environ.get(name) or None
 
 
 # --------------------------------------------------------------------------- target
@@ -142,13 +138,10 @@ def _bearer_token(run: ProviderRun) -> str | None:
     options = run.options
     token = (options.extra or {}).get("bearer_token") or resolve_api_key(run.model, options)
     if not token or _PLACEHOLDER.match(token.strip()):
-        token = _env(options, "AWS_BEARER_TOKEN_BEDROCK")
+        token = option_env(options, "AWS_BEARER_TOKEN_BEDROCK")
     if not token:
         return None
-    run.secrets.add(token)
-    token = clean_api_key(token, run.model.provider, sources=_TOKEN_SOURCES)
-    run.secrets.add(token)
-    return token
+    return run.clean_key(token, _TOKEN_SOURCES)
 
 
 # --------------------------------------------------------------------------- failures
@@ -207,14 +200,6 @@ class _Failure:
             self.message or ""
         )
 
-    def fallback_diagnostic(self) -> dict[str, Any]:
-        return {
-            "type": "bedrock_strict_tools_fallback",
-            "timestamp": now_ms(),
-            "error": {"message": self.message},
-            "details": {"reason": "strict_tool_limits_exceeded"},
-        }
-
 
 # --------------------------------------------------------------------------- the stream
 
@@ -243,7 +228,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     context = normalize_context(context)
     ambient = bool(os.environ.get("AWS_PROFILE"))
     region, endpoint = bedrock_target(model, options, ambient_profile=ambient)
-    skip_auth = _env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
+    skip_auth = option_env(options, "AWS_BEDROCK_SKIP_AUTH") == "1"
     token = None if skip_auth else _bearer_token(run)
     profile = (options.extra or {}).get("profile") or (options.env or {}).get("AWS_PROFILE")
     auth: dict[str, str] = {}
@@ -297,10 +282,9 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                     if relax or not may_relax or not failure.refused_strict_tools():
                         raise
                     relax = True
-                    mark_strict_tool_limits_exceeded(options.session_id)
-                    message = run.builder.message
-                    diagnostics = [*(message.diagnostics or []), failure.fallback_diagnostic()]
-                    message.diagnostics = diagnostics
+                    record_strict_tools_fallback(
+                        run.builder.message, "bedrock", failure.message, options.session_id
+                    )
                     failure = _Failure()
                     continue
                 break
@@ -363,7 +347,7 @@ def bedrock_simple_options(model: Model, context: Context, options: StreamOption
     key = "high" if level in ("xhigh", "max") else level
     budgets = msgspec.structs.replace(
         options.thinking_budgets or ThinkingBudgets(),
-        **{key: min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))},
+        **{key: clamp_thinking_budget_to_answer_room(budget, max_tokens)},
     )
     return msgspec.structs.replace(base, max_tokens=max_tokens, thinking_budgets=budgets)
 

@@ -22,7 +22,6 @@ The request body and the chunk mapping are Gemini's (``_google_request``,
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Final
 from urllib.parse import quote
@@ -33,9 +32,9 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._options import StreamOptions
 from .._registry import ApiProvider
-from .._secrets import clean_api_key
 from .._transcript import normalize_context
 from .._types import Context, Model
+from ._common import option_env
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body
 from ._http import ProviderRun, resolve_api_key, run_provider
@@ -62,10 +61,6 @@ _PLACEHOLDER: Final = re.compile(r"^<[^>]+>$")
 _VERSION_SEGMENT: Final = re.compile(r"^v\d+(?:beta\d*)?$")
 _MULTI_REGIONS: Final = frozenset({"us", "eu"})
 _EXPRESS_BASE: Final = "https://aiplatform.googleapis.com"
-
-
-def _env(options: StreamOptions, name: str) -> str | None:
-    return (options.env or {}).get(name) or os.environ.get(name) or None
 
 
 def _model_path(model_id: str) -> str:
@@ -116,8 +111,8 @@ def vertex_api_key(model: Model, options: StreamOptions) -> str | None:
 
 
 def _project(options: StreamOptions) -> str:
-    project = (options.extra or {}).get("project") or _env(options, "GOOGLE_CLOUD_PROJECT")
-    project = project or _env(options, "GCLOUD_PROJECT")
+    project = (options.extra or {}).get("project") or option_env(options, "GOOGLE_CLOUD_PROJECT")
+    project = project or option_env(options, "GCLOUD_PROJECT")
     if not project:
         raise ProviderError(
             "Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT or pass "
@@ -127,7 +122,7 @@ def _project(options: StreamOptions) -> str:
 
 
 def _location(options: StreamOptions) -> str:
-    location = (options.extra or {}).get("location") or _env(options, "GOOGLE_CLOUD_LOCATION")
+    location = (options.extra or {}).get("location") or option_env(options, "GOOGLE_CLOUD_LOCATION")
     if not location:
         raise ProviderError(
             "Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or pass "
@@ -142,9 +137,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     context = normalize_context(context)
     auth: dict[str, str | None] = {}
     if key is not None:
-        run.secrets.add(key)
-        key = clean_api_key(key, model.provider)
-        run.secrets.add(key)
+        key = run.clean_key(key)
         url = vertex_url(model)
         auth["x-goog-api-key"] = key
     else:
@@ -155,7 +148,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
             from ._vertex_auth import adc_headers
         except ImportError as exc:
             raise ProviderError(MISSING_EXTRA_TEXT) from exc
-        auth.update(await adc_headers(_env(options, "GOOGLE_APPLICATION_CREDENTIALS")))
+        auth.update(await adc_headers(option_env(options, "GOOGLE_APPLICATION_CREDENTIALS")))
     mapper = GoogleEventMapper(run.builder, model)
     async with run.open_sse(url, run.headers(auth), payload) as sse:
         await run.emit(run.builder.start())
