@@ -22,6 +22,8 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
+from ._hooks import call_hook as call_hook
+from ._hooks import positional_arity as positional_arity
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
@@ -135,8 +137,10 @@ __all__ = [
     "TurnStartEvent",
     "agent_loop",
     "agent_loop_continue",
+    "call_hook",
     "default_convert_to_llm",
     "on_agent_created",
+    "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",
     "run_tool_call",

@@ -17,10 +17,15 @@ _VARARGS = inspect.CO_VARARGS
 
 
 def positional_arity(fn: Callable[..., Any]) -> int:
-    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
-    code = getattr(fn, "__code__", None)
+    """How many positional arguments ``fn`` accepts (a large number for ``*args``), as
+    ``inspect.signature`` sees them: a ``functools.wraps`` decorator's ``*args`` wrapper
+    accepts what the function it wraps accepts. Whatever calls a hook or a tool's
+    ``execute`` on the agent's behalf (a wrapper around a tool, say) passes the first
+    that many of the agent's arguments, as the agent does."""
+    wrapped = getattr(fn, "__wrapped__", None) is not None
+    code = None if wrapped else getattr(fn, "__code__", None)
     bound = inspect.ismethod(fn)
-    if code is None and not inspect.isroutine(fn):
+    if code is None and not wrapped and not inspect.isroutine(fn):
         # a callable object: its class's __call__, minus self
         code = getattr(getattr(type(fn), "__call__", None), "__code__", None)  # noqa: B004
         bound = True
@@ -43,7 +48,8 @@ def positional_arity(fn: Callable[..., Any]) -> int:
 
 
 async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call ``fn`` with as many of ``args`` as it accepts; await the result if needed."""
+    """Call ``fn`` (sync or async) with as many of ``args`` as it accepts
+    (``positional_arity``); await the result if needed."""
     result = fn(*args[: positional_arity(fn)])
     if inspect.isawaitable(result):
         result = await result

@@ -25,7 +25,7 @@ import msgspec
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from ..agent import AgentTool, AgentToolResult
+from ..agent import AgentTool, AgentToolResult, call_hook
 from ..ai import (
     AssistantMessage,
     Context,
@@ -38,7 +38,7 @@ from ..ai import (
     open_stream_simple,
     to_json,
 )
-from ._execution import Execution, call_with_arity
+from ._execution import Execution
 from ._replay import replay_events
 
 __all__ = [
@@ -157,7 +157,7 @@ def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
                 return _encode(_Recorded(result=interrupted))
             try:
                 with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-                    value = await call_with_arity(inner, tool_call_id, params, signal, on_update)
+                    value = await call_hook(inner, tool_call_id, params, signal, on_update)
                 if scope.cancelled_caught:
                     return _encode(_Recorded(failure=f'Tool "{name}" timed out after {timeout:g}s'))
                 result = _as_result(name, value)
