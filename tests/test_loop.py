@@ -268,6 +268,45 @@ async def test_a_decorated_execute_gets_the_arguments_its_wrapped_function_accep
     assert user_text(result) == "t1:hi"
 
 
+async def _late() -> str:
+    return "never awaited"
+
+
+@pytest.mark.parametrize(
+    ("returned", "expected", "is_error"),
+    [
+        ("text", "text", False),
+        ({"content": [{"type": "text", "text": "fields"}]}, "fields", False),
+        (42, "Tool echo returned 42; expected an AgentToolResult", True),
+        (
+            {"content": 5},
+            "Tool echo returned {'content': 5}, which is not a valid AgentToolResult",
+            True,
+        ),
+        ("coroutine", "Tool echo returned an awaitable it did not await", True),
+    ],
+)
+async def test_what_a_tool_returns_is_taken_as_a_result_or_reported_as_an_error(
+    returned: Any, expected: str, is_error: bool
+) -> None:
+    pending = []
+
+    async def execute(tool_call_id: str, params: Any) -> Any:
+        if returned == "coroutine":
+            pending.append(_late())
+            return pending[0]
+        return returned
+
+    tool = AgentTool(name="echo", description="Echo", execute=execute, parameters={})
+    stream = Scripted(asst([call("t1", "echo", {})], "toolUse"), asst("done"))
+    _, messages = await run([user("x")], AgentContext(tools=[tool]), config(), stream)
+    for coroutine in pending:
+        coroutine.close()
+    result = next(m for m in messages if m.role == "toolResult")
+    assert user_text(result).startswith(expected)
+    assert result.is_error is is_error
+
+
 async def test_prepare_arguments_runs_before_validation() -> None:
     received: list[Any] = []
 

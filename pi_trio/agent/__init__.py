@@ -45,6 +45,7 @@ from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
 from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
 from ._tool_call import ToolCallOutcome as ToolCallOutcome
+from ._tool_call import as_tool_result as as_tool_result
 from ._tool_call import run_tool_call as run_tool_call
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
@@ -137,6 +138,7 @@ __all__ = [
     "TurnStartEvent",
     "agent_loop",
     "agent_loop_continue",
+    "as_tool_result",
     "call_hook",
     "default_convert_to_llm",
     "on_agent_created",
