@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["call_hook", "coerce_result", "first_parameter_name", "positional_arity"]
+__all__ = ["call_hook", "coerce_result", "next_turn_arguments", "positional_arity"]
 
 T = TypeVar("T")
 
@@ -73,7 +73,15 @@ def coerce_result(value: Any, cls: type[T], hook: str) -> T | None:
     )
 
 
-def first_parameter_name(fn: Callable[..., Any]) -> str | None:
+def next_turn_arguments(hook: Callable[..., Any], turn: Any, signal: Any) -> tuple[Any, ...]:
+    """What ``prepare_next_turn`` is called with: ``(turn, signal)``, or in its older form
+    (no parameter, or a first one named ``signal``) the signal alone."""
+    if positional_arity(hook) == 0 or _first_parameter_name(hook) == "signal":
+        return (signal,)
+    return (turn, signal)
+
+
+def _first_parameter_name(fn: Callable[..., Any]) -> str | None:
     try:
         for p in inspect.signature(fn).parameters.values():
             return p.name
