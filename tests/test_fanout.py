@@ -25,6 +25,7 @@ import ray
 from pi_trio.agent import Agent, AgentTool
 from pi_trio.ai import messages_from_json, messages_to_json
 from pi_trio.fanout import AgentJob, Harness, JobResult, Shard, run_shard
+from pi_trio.fanout._harness import _failure_of
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,6 +276,17 @@ def test_ray_cancel_on_a_shard_task_reaches_its_event_loop_as_an_abort(cluster, 
     assert harness.counts == {"aborted": 6, "cancelled": 34}
     for result in results:
         assert_consistent(result)
+
+
+def test_a_second_ctrl_c_while_a_shard_is_looked_at_is_not_taken_for_its_failure(monkeypatch):
+    # the harness's SIGINT handler raises KeyboardInterrupt on the second Ctrl-C, wherever
+    # the driver is; inside the ``ray.get`` of a shard that ended it must still go on
+    def interrupted(ref: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ray, "get", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _failure_of(object())
 
 
 def test_the_deadline_cancels_the_harness(cluster):

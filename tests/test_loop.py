@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from pi_trio.agent import (
     BeforeToolCallResult,
     agent_loop,
     agent_loop_continue,
+    positional_arity,
     run_agent_loop,
     run_agent_loop_continue,
 )
@@ -236,6 +238,73 @@ async def test_arguments_mutated_by_before_tool_call_reach_execute_without_reval
     stream = Scripted(asst([call("t1", "echo", {"value": "hello"})], "toolUse"), asst("done"))
     await run([user("x")], AgentContext(tools=[tool]), config(before_tool_call=before), stream)
     assert received == [123]
+
+
+async def test_a_decorated_execute_gets_the_arguments_its_wrapped_function_accepts() -> None:
+    # a ``functools.wraps`` decorator forwarding ``*args``: the agent goes by the wrapped
+    # function's two parameters, as ``inspect.signature`` (and every tool wrapper) does
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await fn(*args, **kwargs)
+
+        return wrapper
+
+    @logged
+    async def execute(tool_call_id: str, params: Any) -> str:
+        return f"{tool_call_id}:{params['value']}"
+
+    assert positional_arity(execute) == 2
+    tool = AgentTool(
+        name="echo",
+        description="Echo",
+        execute=execute,
+        parameters={"type": "object", "properties": {"value": {"type": "string"}}},
+    )
+    stream = Scripted(asst([call("t1", "echo", {"value": "hi"})], "toolUse"), asst("done"))
+    _, messages = await run([user("x")], AgentContext(tools=[tool]), config(), stream)
+    result = next(m for m in messages if m.role == "toolResult")
+    assert result.is_error is False
+    assert user_text(result) == "t1:hi"
+
+
+async def _late() -> str:
+    return "never awaited"
+
+
+@pytest.mark.parametrize(
+    ("returned", "expected", "is_error"),
+    [
+        ("text", "text", False),
+        ({"content": [{"type": "text", "text": "fields"}]}, "fields", False),
+        (42, "Tool echo returned 42; expected an AgentToolResult", True),
+        (
+            {"content": 5},
+            "Tool echo returned {'content': 5}, which is not a valid AgentToolResult",
+            True,
+        ),
+        ("coroutine", "Tool echo returned an awaitable it did not await", True),
+    ],
+)
+async def test_what_a_tool_returns_is_taken_as_a_result_or_reported_as_an_error(
+    returned: Any, expected: str, is_error: bool
+) -> None:
+    pending = []
+
+    async def execute(tool_call_id: str, params: Any) -> Any:
+        if returned == "coroutine":
+            pending.append(_late())
+            return pending[0]
+        return returned
+
+    tool = AgentTool(name="echo", description="Echo", execute=execute, parameters={})
+    stream = Scripted(asst([call("t1", "echo", {})], "toolUse"), asst("done"))
+    _, messages = await run([user("x")], AgentContext(tools=[tool]), config(), stream)
+    for coroutine in pending:
+        coroutine.close()
+    result = next(m for m in messages if m.role == "toolResult")
+    assert user_text(result).startswith(expected)
+    assert result.is_error is is_error
 
 
 async def test_prepare_arguments_runs_before_validation() -> None:

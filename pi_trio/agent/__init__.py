@@ -22,6 +22,8 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
+from ._hooks import call_hook as call_hook
+from ._hooks import positional_arity as positional_arity
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
@@ -43,6 +45,7 @@ from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
 from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
 from ._tool_call import ToolCallOutcome as ToolCallOutcome
+from ._tool_call import as_tool_result as as_tool_result
 from ._tool_call import run_tool_call as run_tool_call
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
@@ -135,8 +138,11 @@ __all__ = [
     "TurnStartEvent",
     "agent_loop",
     "agent_loop_continue",
+    "as_tool_result",
+    "call_hook",
     "default_convert_to_llm",
     "on_agent_created",
+    "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",
     "run_tool_call",

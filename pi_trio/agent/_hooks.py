@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["call_hook", "coerce_result", "first_parameter_name", "positional_arity"]
+__all__ = ["call_hook", "coerce_result", "next_turn_arguments", "positional_arity"]
 
 T = TypeVar("T")
 
@@ -17,10 +17,15 @@ _VARARGS = inspect.CO_VARARGS
 
 
 def positional_arity(fn: Callable[..., Any]) -> int:
-    """How many positional arguments ``fn`` accepts (a large number for ``*args``)."""
-    code = getattr(fn, "__code__", None)
+    """How many positional arguments ``fn`` accepts (a large number for ``*args``), as
+    ``inspect.signature`` sees them: a ``functools.wraps`` decorator's ``*args`` wrapper
+    accepts what the function it wraps accepts. Whatever calls a hook or a tool's
+    ``execute`` on the agent's behalf (a wrapper around a tool, say) passes the first
+    that many of the agent's arguments, as the agent does."""
+    wrapped = getattr(fn, "__wrapped__", None) is not None
+    code = None if wrapped else getattr(fn, "__code__", None)
     bound = inspect.ismethod(fn)
-    if code is None and not inspect.isroutine(fn):
+    if code is None and not wrapped and not inspect.isroutine(fn):
         # a callable object: its class's __call__, minus self
         code = getattr(getattr(type(fn), "__call__", None), "__code__", None)  # noqa: B004
         bound = True
@@ -43,7 +48,8 @@ def positional_arity(fn: Callable[..., Any]) -> int:
 
 
 async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call ``fn`` with as many of ``args`` as it accepts; await the result if needed."""
+    """Call ``fn`` (sync or async) with as many of ``args`` as it accepts
+    (``positional_arity``); await the result if needed."""
     result = fn(*args[: positional_arity(fn)])
     if inspect.isawaitable(result):
         result = await result
@@ -67,7 +73,15 @@ def coerce_result(value: Any, cls: type[T], hook: str) -> T | None:
     )
 
 
-def first_parameter_name(fn: Callable[..., Any]) -> str | None:
+def next_turn_arguments(hook: Callable[..., Any], turn: Any, signal: Any) -> tuple[Any, ...]:
+    """What ``prepare_next_turn`` is called with: ``(turn, signal)``, or in its older form
+    (no parameter, or a first one named ``signal``) the signal alone."""
+    if positional_arity(hook) == 0 or _first_parameter_name(hook) == "signal":
+        return (signal,)
+    return (turn, signal)
+
+
+def _first_parameter_name(fn: Callable[..., Any]) -> str | None:
     try:
         for p in inspect.signature(fn).parameters.values():
             return p.name

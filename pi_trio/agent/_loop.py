@@ -45,7 +45,7 @@ from ..ai._stream import resolve_stream_fn
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
-from ._hooks import coerce_result, first_parameter_name, positional_arity
+from ._hooks import coerce_result, next_turn_arguments, positional_arity
 from ._lifecycle import RunLifecycle
 from ._parallel import ToolGroup
 from ._types import (
@@ -297,10 +297,7 @@ class LoopRun:
         hook = self.config.prepare_next_turn
         assert hook is not None
         await self.dispatcher.settle()
-        if first_parameter_name(hook) == "signal" or positional_arity(hook) == 0:
-            raw = await self.call(hook, self.signal)
-        else:
-            raw = await self.call(hook, turn, self.signal)
+        raw = await self.call(hook, *next_turn_arguments(hook, turn, self.signal))
         update = coerce_result(raw, AgentLoopTurnUpdate, "prepare_next_turn")
         if update is None:
             return []

@@ -42,7 +42,7 @@ from ..ai import (
     supports_json_schema_output,
 )
 from ._config import AgentLoopConfig, FinishTurnHook, PrepareNextTurnHook, turn_decision
-from ._hooks import call_hook, coerce_result, first_parameter_name, positional_arity
+from ._hooks import call_hook, coerce_result, next_turn_arguments
 from ._output_schema import OutputSchema, output_schema
 from ._result import NO_OUTPUT, RunResult
 from ._tool import AgentTool
@@ -168,10 +168,7 @@ class OutputRun:
         update = None
         hook = self._prepare_next_turn
         if hook is not None:
-            if first_parameter_name(hook) == "signal" or positional_arity(hook) == 0:
-                raw = await call_hook(hook, signal)
-            else:
-                raw = await call_hook(hook, turn, signal)
+            raw = await call_hook(hook, *next_turn_arguments(hook, turn, signal))
             update = coerce_result(raw, AgentLoopTurnUpdate, "prepare_next_turn")
         correction, self._correction = self._correction, None
         if correction is None:

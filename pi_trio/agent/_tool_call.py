@@ -42,6 +42,7 @@ __all__ = [
     "PreparedCall",
     "ToolCallOutcome",
     "after_call",
+    "as_tool_result",
     "before_call",
     "error_result",
     "execute_call",
@@ -94,9 +95,11 @@ def truncated_call_text(name: str) -> str:
     )
 
 
-def normalize_result(tool_name: str, value: Any) -> AgentToolResult:
-    """What a tool returned, as an ``AgentToolResult`` (a ``str`` is its text, a dict its
-    fields, ``None`` an empty result)."""
+def as_tool_result(tool_name: str, value: Any) -> AgentToolResult:
+    """What a tool's ``execute`` returned (or sent to ``on_update``), as the agent takes
+    it: an ``AgentToolResult`` as it is, a ``str`` as its text, a dict as its fields,
+    ``None`` as an empty result. Anything else is a ``TypeError`` naming the tool (the
+    agent reports it to the model as an error result)."""
     if isinstance(value, AgentToolResult):
         return value
     if value is None:
@@ -110,6 +113,8 @@ def normalize_result(tool_name: str, value: Any) -> AgentToolResult:
             raise TypeError(
                 f"Tool {tool_name} returned {value!r}, which is not a valid AgentToolResult: {exc}"
             ) from exc
+    if inspect.isawaitable(value):
+        raise TypeError(f"Tool {tool_name} returned an awaitable it did not await: {value!r}")
     raise TypeError(
         f"Tool {tool_name} returned {value!r}; expected an AgentToolResult "
         "(or a dict of its fields, a str, or None)"
@@ -177,7 +182,7 @@ async def execute_call(
 
     def update(partial_result: Any) -> None:
         if live and on_update is not None:
-            on_update(normalize_result(call.name, partial_result))
+            on_update(as_tool_result(call.name, partial_result))
 
     execute = tool.execute
     arguments = (call.id, prepared.args, signal, update)[: positional_arity(execute)]
@@ -199,7 +204,7 @@ async def execute_call(
             result = error_result(f'Tool "{call.name}" timed out after {timeout:g}s')
             is_error = True
         else:
-            result = normalize_result(call.name, value)
+            result = as_tool_result(call.name, value)
             is_error = result.is_error is True
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)

@@ -17,7 +17,7 @@ import msgspec
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
 from dbos import error as dbos_error
 
-from ..agent import Agent, AgentMessage
+from ..agent import Agent, AgentMessage, call_hook
 from ..ai import (
     AbortSignal,
     ImageContent,
@@ -27,7 +27,7 @@ from ..ai import (
     messages_to_json,
     now_ms,
 )
-from ._execution import Execution, call_with_arity
+from ._execution import Execution
 from ._listeners import Subscription, agent_listener
 from ._queue import drain_into, send
 from ._result import DurableResult, DurableRun, encode_outcome
@@ -278,7 +278,7 @@ class DurableAgent:
         the run or the run was aborted) the messages sent to the run meanwhile."""
 
         async def should_stop_after_turn(turn: Any, signal: AbortSignal) -> bool:
-            if user_hook is not None and await call_with_arity(user_hook, turn, signal):
+            if user_hook is not None and await call_hook(user_hook, turn, signal):
                 return True
             if signal.aborted:
                 return False

@@ -13,15 +13,13 @@ calls recorded before the crash may finish after another call went live, so thei
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 from ..agent import Agent
 
-__all__ = ["Execution", "call_with_arity", "positional_arity"]
+__all__ = ["Execution"]
 
 
 class Execution:
@@ -56,26 +54,3 @@ class Execution:
         cancellation reach this task."""
         self.note_cancelled()
         await anyio.sleep_forever()
-
-
-def positional_arity(fn: Callable[..., Any]) -> int:
-    """How many positional arguments ``fn`` accepts (many for ``*args``)."""
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 99
-    arity = 0
-    for p in parameters:
-        if p.kind is p.VAR_POSITIONAL:
-            return 99
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            arity += 1
-    return arity
-
-
-async def call_with_arity(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call ``fn`` with as many of ``args`` as it accepts; await the result if needed."""
-    value = fn(*args[: positional_arity(fn)])
-    if inspect.isawaitable(value):
-        value = await value
-    return value

@@ -7,8 +7,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..agent import positional_arity
 from ..ai import AbortSignal
-from ._execution import Execution, positional_arity
+from ._execution import Execution
 
 __all__ = ["DurableEventInfo", "Subscription", "agent_listener"]
 

@@ -16,7 +16,6 @@ to the model without repeating it.
 from __future__ import annotations
 
 import copy
-import inspect
 from typing import Any
 
 import anyio
@@ -25,7 +24,7 @@ import msgspec
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from ..agent import AgentTool, AgentToolResult
+from ..agent import AgentTool, AgentToolResult, as_tool_result, call_hook
 from ..ai import (
     AssistantMessage,
     Context,
@@ -38,7 +37,7 @@ from ..ai import (
     open_stream_simple,
     to_json,
 )
-from ._execution import Execution, call_with_arity
+from ._execution import Execution
 from ._replay import replay_events
 
 __all__ = [
@@ -157,10 +156,10 @@ def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
                 return _encode(_Recorded(result=interrupted))
             try:
                 with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-                    value = await call_with_arity(inner, tool_call_id, params, signal, on_update)
+                    value = await call_hook(inner, tool_call_id, params, signal, on_update)
                 if scope.cancelled_caught:
                     return _encode(_Recorded(failure=f'Tool "{name}" timed out after {timeout:g}s'))
-                result = _as_result(name, value)
+                result = as_tool_result(name, value)
             except Exception as exc:
                 return _encode(_Recorded(failure=str(exc) or type(exc).__name__))
             try:
@@ -198,27 +197,3 @@ def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
 
 def _encode(recorded: _Recorded) -> str:
     return msgspec.json.encode(recorded).decode()
-
-
-def _as_result(name: str, value: Any) -> AgentToolResult:
-    """What the tool returned, as the agent would take it (a result, its fields as a
-    dict, a ``str`` or ``None``)."""
-    if isinstance(value, AgentToolResult):
-        return value
-    if value is None:
-        return AgentToolResult()
-    if isinstance(value, str):
-        return AgentToolResult(content=[TextContent(text=value)])
-    if isinstance(value, dict):
-        try:
-            return msgspec.convert(value, AgentToolResult, from_attributes=True)
-        except msgspec.ValidationError as exc:
-            raise TypeError(
-                f"Tool {name} returned {value!r}, which is not a valid AgentToolResult: {exc}"
-            ) from exc
-    if inspect.isawaitable(value):
-        raise TypeError(f"Tool {name} returned an awaitable it did not await: {value!r}")
-    raise TypeError(
-        f"Tool {name} returned {value!r}; expected an AgentToolResult "
-        "(or a dict of its fields, a str, or None)"
-    )

@@ -285,11 +285,13 @@ class Harness:
             signal.signal(signal.SIGINT, previous)
 
 
-def _failure_of(ref: Any) -> BaseException | None:
-    """Why a finished shard task failed (``None`` when it succeeded)."""
+def _failure_of(ref: Any) -> RayError | None:
+    """Why a finished shard task failed (``None`` when it succeeded). Ray reports a
+    task that was interrupted as ``TaskCancelledError``; a ``KeyboardInterrupt`` here is
+    the driver's own second Ctrl-C, and goes on."""
     try:
         ray.get(ref)
-    except (RayError, KeyboardInterrupt) as exc:
+    except RayError as exc:
         return exc
     return None
 

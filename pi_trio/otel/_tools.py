@@ -21,27 +21,10 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
+from ..agent import positional_arity
 from ._listener import AgentTelemetry
 
 __all__ = ["ToolWrapping"]
-
-# ``execute(tool_call_id, params, signal, on_update)``: what the agent passes at most.
-_EXECUTE_ARGS = 4
-
-
-def _positional_arity(fn: Callable[..., Any]) -> int:
-    """How many of the agent's arguments ``fn`` takes (the agent passes only those)."""
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return _EXECUTE_ARGS
-    arity = 0
-    for p in parameters:
-        if p.kind is p.VAR_POSITIONAL:
-            return _EXECUTE_ARGS
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            arity += 1
-    return min(arity, _EXECUTE_ARGS)
 
 
 class _InContext:
@@ -83,7 +66,7 @@ class _InContext:
 
 
 def _traced_execute(original: Callable[..., Any], telemetry: AgentTelemetry) -> Callable[..., Any]:
-    arity = _positional_arity(original)
+    arity = positional_arity(original)
 
     async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         arguments = (tool_call_id, params, signal, on_update)[:arity]
