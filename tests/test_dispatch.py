@@ -122,6 +122,41 @@ async def test_tool_updates_reach_synchronous_listeners_while_the_tool_runs(
     assert agent.state.messages[-1].stop_reason == "stop"
 
 
+@pytest.mark.parametrize("mode", ["sequential", "parallel"])
+async def test_tool_updates_reach_asynchronous_listeners_while_the_tool_runs(
+    autojump_clock: Any, mode: str
+) -> None:
+    delivered_at: list[tuple[str, float]] = []
+
+    async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        for step in ("one", "two", "three"):
+            on_update(AgentToolResult(content=[TextContent(text=step)]))
+            await trio.sleep(10)
+        return AgentToolResult(content=[TextContent(text="done")])
+
+    async def listener(event: Any) -> None:
+        if event.type == "tool_execution_update":
+            await trio.lowlevel.checkpoint()  # a listener that really waits
+            delivered_at.append((event.partial_result.content[0].text, trio.current_time()))
+
+    tool = AgentTool(name="work", description="works", parameters={}, execute=execute)
+    calls = (
+        [call("c1", "work", {}), call("c2", "work", {})]
+        if mode == "parallel"
+        else [call("c1", "work", {})]
+    )
+    answers = Scripted(asst(calls, stop="toolUse"), asst("ok"))
+    agent = Agent(model=MOCK_MODEL, stream_fn=answers, tools=[tool], tool_execution=mode)
+    agent.subscribe(listener)
+    start = trio.current_time()
+    await agent.prompt("go")
+    # each update arrives when it is sent (0, 10, 20 s into the tool), not all at 30 s
+    times = sorted({round(t - start) for _, t in delivered_at})
+    assert times == [0, 10, 20]
+    assert len(delivered_at) == 3 * len(calls)
+    assert agent.state.messages[-1].stop_reason == "stop"
+
+
 async def test_a_listener_raising_on_a_tool_update_fails_the_run_not_the_tool() -> None:
     tool_finished: list[bool] = []
 

@@ -248,7 +248,18 @@ class ToolBatch:
                 )
             )
 
-        outcome = await execute_call(call, prepared, self.signal, on_update)
+        if dispatcher.all_sync:
+            outcome = await execute_call(call, prepared, self.signal, on_update)
+        else:
+            # asynchronous listeners get the tool's updates while it runs
+            finished = False
+            async with anyio.create_task_group() as group:
+                group.start_soon(dispatcher.pump, lambda: finished)
+                try:
+                    outcome = await execute_call(call, prepared, self.signal, on_update)
+                finally:
+                    finished = True
+                    dispatcher.wake()
         # The call has finished: an abort from here on keeps this result.
         self.outcomes[i] = outcome
         if not dispatcher.idle:

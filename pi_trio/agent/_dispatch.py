@@ -193,6 +193,33 @@ class Dispatcher:
         await self._drain()
 
     @property
+    def all_sync(self) -> bool:
+        """Every listener is synchronous: ``push`` delivers at once, nothing needs `pump`."""
+        return self._listeners.all_sync
+
+    async def pump(self, stopped: Callable[[], bool]) -> None:
+        """Deliver what ``push`` queues as it arrives, until ``stopped()`` (checked after
+        each delivery and whenever `wake` is called) or a listener fails: a task beside a
+        running tool, so that its ``on_update`` events reach asynchronous listeners while
+        it runs instead of piling up until it returns. A delivery in progress is finished,
+        never cut short; a failure is recorded for the engine's next ``send``/``settle``."""
+        while not stopped() and self.failure is None:
+            queue = self._queue
+            if queue and not self._delivering:
+                self._delivering = True
+                try:
+                    while queue and self.failure is None and not stopped():
+                        await self._deliver(queue.popleft())
+                finally:
+                    self._end_delivery()
+            else:
+                await self._wait_changed()
+
+    def wake(self) -> None:
+        """Wake `pump`s and waiters to look again (a tool ended)."""
+        self._notify()
+
+    @property
     def idle(self) -> bool:
         """Nothing is queued or being delivered (``settle`` would return at once)."""
         return not (self._queue or self._delivering) and self.failure is None
@@ -214,6 +241,7 @@ class Dispatcher:
         if self._queue is None:
             self._queue = deque()
         self._queue.append(event)
+        self._notify()  # a `pump` waiting for pushed events
 
     def _raise_failure(self) -> None:
         failure = self.failure
