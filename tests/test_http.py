@@ -53,16 +53,11 @@ from pi_trio.testing import (
     sse_body,
 )
 
+from .provider_support import UNFINISHED_BODY_WARNINGS
+
 KEY = "sk-test-secret-key-123456"
 
-# httpx reads a response through a chain of async generators; leaving the body early (a
-# break, an abort, an error chunk) leaves the inner ones for trio to finalize at garbage
-# collection, which it does with a ResourceWarning. The connection itself is closed by
-# ``response.aclose()`` right away; only the generator objects are collected later.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 
 def make_model(**changes: Any) -> Model:
