@@ -54,6 +54,7 @@ from pi_trio.testing._sse_server import SSEReply, serve_sse
 
 from .helpers import applied
 from .provider_support import (
+    UNFINISHED_REPLAY_WARNINGS,
     abort_at_first_text_delta,
     at_url,
     complete_with_fresh_registry,
@@ -61,14 +62,7 @@ from .provider_support import (
     replay_stream,
 )
 
-# httpx 0.28 reads response bodies through nested async generators; a stream closed before
-# its end (an error event, a reset, an abort) leaves the inner ones to the garbage collector,
-# which trio reports. The response itself is closed (see the closed-response assertions).
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-    "ignore:Async generator 'pi_trio.testing._replay.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_REPLAY_WARNINGS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
 SONNET = get_model("anthropic", "claude-sonnet-4-5")

@@ -52,12 +52,9 @@ from pi_trio.testing._replay import ReplayResponse, ReplayTransport, registry_wi
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
 from . import eventstream_support as es
-from .provider_support import at_url
+from .provider_support import UNFINISHED_BODY_WARNINGS, at_url
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 
 def _model(model_id: str) -> Model:

@@ -97,10 +97,19 @@ async def test_after_the_callers_cancellation_the_agent_runs_again() -> None:
     calls = Calls()
     agent, provider = make_agent(calls)
     with anyio.CancelScope() as scope:
-        agent.subscribe(lambda event: scope.cancel() if event.type == "turn_start" else None)
+        unsubscribe = agent.subscribe(
+            lambda event: scope.cancel() if event.type == "turn_start" else None
+        )
         await agent.prompt("hello")
-    agent.clear_all_queues()
+    unsubscribe()
+    assert not agent.state.is_streaming
     provider.set_responses([faux_assistant_message("again")])
-    agent = Agent(model=agent.state.model, stream_fn=provider, messages=agent.state.messages)
     await agent.prompt("once more")
+    assert [(m.role, getattr(m, "stop_reason", None)) for m in agent.state.messages] == [
+        ("user", None),
+        ("assistant", "aborted"),
+        ("user", None),
+        ("assistant", "stop"),
+    ]
     assert agent.state.messages[-1].content[0].text == "again"
+    assert provider.state.call_count == 1

@@ -105,6 +105,15 @@ def _message(content: list[Any], stop: str = "stop", **fields: Any) -> Assistant
             ],
             "toolUse",
         ),
+        _message(
+            [
+                ThinkingContent(thinking="", thinking_signature="opaque", redacted=True),
+                ToolCall(
+                    id="c2", name="f", arguments={}, thought_signature="ts", namespace="mcp.x"
+                ),
+            ],
+            "toolUse",
+        ),
         _message([TextContent(text="")]),
         _message([TextContent(text="partial")], "aborted", error_message="Request was aborted"),
         _message([], "error", error_message="429 rate limited"),
@@ -117,6 +126,8 @@ def test_replay_events_rebuild_the_recorded_message_exactly(message):
     for event in events:
         fold.apply(event)  # a protocol violation raises
     assert fold.result is message
+    # what listeners see while a resumed run replays: the blocks with every field
+    assert events[-2].partial.content == message.content
     assert events[0].type == "start"
     assert events[-1].type == ("done" if message.stop_reason in ("stop", "toolUse") else "error")
 

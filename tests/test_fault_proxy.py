@@ -31,6 +31,7 @@ from pi_trio.ai import (
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
 from pi_trio.proxy import ProxyApp, catalog_models_only, create_app, serve
 from pi_trio.proxy import _rebuild as proxy_rebuild
+from pi_trio.proxy._app import DRAIN_LIMIT
 from pi_trio.testing import (
     FauxProvider,
     ServedRequest,
@@ -144,6 +145,61 @@ async def test_a_plain_chunked_request_is_still_served(nursery: trio.Nursery) ->
     answer = await exchange(url, request)
     assert statuses(answer) == [200]
     assert b"chunked ok" in answer
+
+
+def endless_chunks(size: int) -> bytes:
+    """Chunks of a chunked body holding more than ``size`` bytes, without its last chunk."""
+    piece = b"x" * NETWORK_READ
+    return b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for _ in range(size // len(piece) + 1))
+
+
+async def test_a_body_declared_far_too_large_is_refused_before_it_is_read(
+    nursery: trio.Nursery,
+) -> None:
+    registry, _ = faux_registry()
+    url, _ = await start(nursery, registry=registry, max_body_bytes=4096, body_timeout=30)
+    declared = str(4096 + DRAIN_LIMIT + 1)
+    with trio.fail_after(10):  # well before the body timeout: no byte of it is awaited
+        answer = await exchange(
+            url,
+            raw_request(
+                "/api/stream", b"", Authorization=f"Bearer {TOKEN}", Content_Length=declared
+            ),
+        )
+    assert statuses(answer) == [413]
+
+
+async def test_an_endless_upload_is_refused_once_past_the_drain_limit(
+    nursery: trio.Nursery,
+) -> None:
+    registry, _ = faux_registry()
+    url, _ = await start(nursery, registry=registry, max_body_bytes=4096, body_timeout=30)
+    upload = raw_request(
+        "/api/stream",
+        endless_chunks(4096 + DRAIN_LIMIT),
+        Authorization=f"Bearer {TOKEN}",
+        Transfer_Encoding="chunked",
+    )
+    with trio.fail_after(10):  # well before the body timeout: the rest is not awaited
+        answer = await exchange(url, upload)
+    assert statuses(answer) == [413]
+
+
+async def test_a_smuggling_attempt_is_drained_only_up_to_the_drain_limit(
+    nursery: trio.Nursery,
+) -> None:
+    registry, _ = faux_registry()
+    url, _ = await start(nursery, registry=registry, body_timeout=30)
+    attack = raw_request(
+        "/api/stream",
+        endless_chunks(DRAIN_LIMIT),
+        Authorization=f"Bearer {TOKEN}",
+        Content_Length="5",
+        Transfer_Encoding="chunked",
+    )
+    with trio.fail_after(10):
+        answer = await exchange(url, attack)
+    assert statuses(answer) == [400]
 
 
 # --------------------------------------------------------------------------- headers

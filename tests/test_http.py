@@ -26,6 +26,7 @@ from pi_trio.ai import (
     is_retryable_assistant_error,
     open_stream,
 )
+from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
 from pi_trio.ai.providers import _sse
 from pi_trio.ai.providers._http import (
     ERROR_BODY_LIMIT,
@@ -52,16 +53,11 @@ from pi_trio.testing import (
     sse_body,
 )
 
+from .provider_support import UNFINISHED_BODY_WARNINGS
+
 KEY = "sk-test-secret-key-123456"
 
-# httpx reads a response through a chain of async generators; leaving the body early (a
-# break, an abort, an error chunk) leaves the inner ones for trio to finalize at garbage
-# collection, which it does with a ResourceWarning. The connection itself is closed by
-# ``response.aclose()`` right away; only the generator objects are collected later.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 
 def make_model(**changes: Any) -> Model:
@@ -505,6 +501,23 @@ async def test_http_error_becomes_one_error_event_without_start_and_hides_the_ke
     assert transport.closed_responses == 1
 
 
+async def test_a_credential_given_as_a_header_is_hidden_from_the_error_text() -> None:
+    token = "gw-header-secret-0123456789"
+    body = f'{{"error": {{"message": "token {token} revoked"}}}}'.encode()
+    transport = ReplayTransport(ReplayResponse(body, status=403))
+    _, message = await run_demo(
+        transport, api_key=None, headers={"cf-aig-authorization": f"Bearer {token}"}
+    )
+    assert message.error_message == "403 token [redacted] revoked"
+
+
+@pytest.mark.parametrize("size", [ERROR_BODY_READ_LIMIT, ERROR_BODY_READ_LIMIT + 1])
+async def test_a_body_built_in_memory_is_cut_at_the_read_limit(size: int) -> None:
+    prefix = await read_body_prefix(httpx2.Response(500, content=b"x" * size))
+    assert prefix.text == "x" * ERROR_BODY_READ_LIMIT
+    assert prefix.more == (size > ERROR_BODY_READ_LIMIT)
+
+
 async def test_empty_error_body_says_no_body() -> None:
     transport = ReplayTransport(ReplayResponse(b"", status=413))
     _, message = await run_demo(transport)
@@ -570,17 +583,27 @@ async def test_server_delay_above_the_cap_fails_at_once_with_the_upstream_text(
         ReplayResponse(
             b'{"error":{"message":"Rate limit reached"}}',
             status=429,
-            headers={"retry-after": "119.2"},
+            headers={"retry-after": "30.2"},
         ),
         ReplayResponse(OK_BODY),
     )
     start = trio.current_time()
     _, message = await run_demo(transport, max_retries=1, max_retry_delay_ms=30_000)
     assert message.error_message == (
-        "Server requested 120s retry delay (max: 30s). 429 Rate limit reached"
+        "Server requested 31s retry delay (max: 30s). 429 Rate limit reached"
     )
     assert trio.current_time() == start
     assert transport.pending == 1
+
+
+async def test_server_delay_at_the_cap_is_waited_for(autojump_clock: trio.abc.Clock) -> None:
+    transport = ReplayTransport(
+        ReplayResponse(b"x", status=429, headers={"retry-after": "30"}), ReplayResponse(OK_BODY)
+    )
+    start = trio.current_time()
+    _, message = await run_demo(transport, max_retries=1, max_retry_delay_ms=30_000)
+    assert message.stop_reason == "stop"
+    assert trio.current_time() - start == pytest.approx(30.0)
 
 
 async def test_zero_max_retry_delay_means_no_cap(autojump_clock: trio.abc.Clock) -> None:

@@ -92,9 +92,20 @@ def test_a_transcript_from_a_newer_line_keeps_its_unknown_fields_in_place() -> N
 def test_structs_with_unknown_fields_equal_the_plain_structs_with_the_same_fields() -> None:
     kept = from_json(b'{"role":"user","content":"hi","timestamp":1,"mood":"happy"}')
     plain = UserMessage(content="hi", timestamp=1)
-    assert kept == plain
-    assert plain == kept
-    assert kept != UserMessage(content="ho", timestamp=1)
+    other = UserMessage(content="ho", timestamp=1)
+    # both operators, both ways (``!=`` and a reflected ``==`` take other paths than ``==``)
+    assert (kept == plain, plain == kept, kept != plain, plain != kept) == (
+        True,
+        True,
+        False,
+        False,
+    )
+    assert (kept == other, other == kept, kept != other, other != kept) == (
+        False,
+        False,
+        True,
+        True,
+    )
     assert isinstance(kept, UserMessage)
     assert repr(kept) == repr(plain)
     assert extra_fields(plain) == {}

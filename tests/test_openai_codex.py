@@ -46,17 +46,14 @@ from pi_trio.testing import ReplayResponse, SSEReply, serve_sse, sse_body
 
 from .helpers import applied
 from .provider_support import (
+    UNFINISHED_REPLAY_WARNINGS,
     abort_at_first_text_delta,
     at_url,
     complete_with_fresh_registry,
     replay_stream,
 )
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-    "ignore:Async generator 'pi_trio.testing._replay.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_REPLAY_WARNINGS
 
 PI16 = Path(__file__).parent / "fixtures" / "pi16"
 SOL = get_model("openai-codex", "gpt-6.2-sol")  # takes the level mid-conversation

@@ -60,15 +60,11 @@ from pi_trio.testing import (
 )
 from tests.helpers import applied
 
+from .provider_support import UNFINISHED_BODY_WARNINGS
+
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_completions"
 
-# httpx reads a response through a chain of async generators; leaving a body early (an
-# abort, an error chunk) leaves the inner ones for trio to finalize at garbage collection,
-# with a ResourceWarning. The connection is closed by ``response.aclose()`` right away.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 
 def make_model(**changes: Any) -> Model:

@@ -46,12 +46,9 @@ from pi_trio.testing import (
 )
 
 from .helpers import user_text
-from .provider_support import at_url
+from .provider_support import UNFINISHED_BODY_WARNINGS, at_url
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 
 class Weather(msgspec.Struct):

@@ -16,10 +16,9 @@ from pi_trio.ai import Context, Model, StreamOptions, UserMessage, get_model, op
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.testing import ReplayResponse, ReplayTransport, registry_with_transport
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+from .provider_support import UNFINISHED_BODY_WARNINGS
+
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SONNET = get_model("anthropic", "claude-sonnet-4-5")

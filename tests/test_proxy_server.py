@@ -309,9 +309,17 @@ async def test_a_wrong_token_is_refused_without_detail(
         assert response.status_code == 401
         assert response.json() == {"error": "Unauthorized"}
         assert response.headers["www-authenticate"] == "Bearer"
+    refused = [
+        [],  # no credentials
+        [("authorization", f"Token {TOKEN}")],  # another scheme
+        [("authorization", f"Bearer {TOKEN}"), ("authorization", "Bearer wrong")],  # two
+    ]
     async with httpx2.AsyncClient() as http:
-        response = await http.post(f"{url}/api/stream", content=request_body(upstream.model))
-    assert response.status_code == 401
+        for given in refused:
+            response = await http.post(
+                f"{url}/api/stream", content=request_body(upstream.model), headers=given
+            )
+            assert response.status_code == 401, given
     assert upstream.faux.call_count == 0
 
 
@@ -322,8 +330,10 @@ async def test_an_oversized_body_is_refused_with_413(
     big = Context(messages=[UserMessage(content="x" * 10_000)])
     result = await ask(url, upstream.model, big)
     assert result.error_message == "Proxy error: Request body too large: the limit is 4096 bytes"
-    response = await post(url, b"x" * 5000)
+    response = await post(url, b"x" * 4097)
     assert response.status_code == 413
+    at_the_limit = await post(url, b"x" * 4096)  # read whole: refused for its JSON
+    assert at_the_limit.status_code == 400
     assert upstream.faux.call_count == 0
 
 
@@ -437,8 +447,9 @@ def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path) -> None:
     assert load_tokens(tokens_file=path, env=env) == {"one", "two", "alpha", "beta"}
     with pytest.raises(PiError, match=rf"no tokens to accept: set {TOKENS_ENV}"):
         create_app(tokens=[])
-    with pytest.raises(ValueError, match=r"must be positive"):
-        create_app(tokens=["t"], max_streams=0)
+    for limit in ({"max_streams": 0}, {"max_body_bytes": 0}, {"body_timeout": 0}):
+        with pytest.raises(ValueError, match=r"must be positive"):
+            create_app(tokens=["t"], **limit)
 
 
 def test_an_empty_tokens_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,6 +97,62 @@ async def test_an_abort_during_the_backoff_returns_the_response_aborted(
     assert finished == [(False, 1, "503 unavailable")]
 
 
+def test_a_delay_beyond_a_safe_integer_is_capped_there_as_pi_16_does() -> None:
+    policy = RetryPolicy(base_delay_ms=2_000, max_agent_delay_ms=2**60)
+    assert retry_delay_ms(policy, 100) == 2**53 - 1
+
+
+@pytest.mark.parametrize("field", ["max_retries", "base_delay_ms"])
+def test_a_negative_policy_value_is_refused_naming_it(field: str) -> None:
+    with pytest.raises(ValueError, match=rf"^RetryPolicy\({field}=-1\) must be >= 0$"):
+        RetryPolicy(**{field: -1})
+    assert getattr(RetryPolicy(**{field: 0}), field) == 0
+
+
+async def run_retries(policy: RetryPolicy, *responses: Any) -> tuple[Any, int, list[Any]]:
+    """``retry_assistant_call`` over ``responses``: the message, the calls made and the
+    ``on_retry_finished`` reports."""
+    queue = list(responses)
+    finished: list[Any] = []
+
+    async def produce() -> Any:
+        return queue.pop(0)
+
+    message = await retry_assistant_call(
+        produce, policy, on_retry_finished=lambda *args: finished.append(args)
+    )
+    return message, len(responses) - len(queue), finished
+
+
+async def test_retry_assistant_call_makes_max_retries_more_calls_then_gives_up(
+    autojump_clock: Any,
+) -> None:
+    message, calls, finished = await run_retries(
+        RetryPolicy(max_retries=2, base_delay_ms=1),
+        *[failed(f"503 try {n}") for n in range(4)],
+    )
+    assert (message.error_message, calls) == ("503 try 2", 3)
+    assert finished == [(False, 2, "503 try 2")]
+
+
+async def test_retry_assistant_call_without_an_enabled_policy_calls_once(
+    autojump_clock: Any,
+) -> None:
+    for policy in (None, RetryPolicy(enabled=False, max_retries=3)):
+        message, calls, finished = await run_retries(policy, failed("503 a"), failed("503 b"))
+        assert (message.error_message, calls, finished) == ("503 a", 1, [])
+
+
+async def test_retry_assistant_call_reports_an_aborted_retry_as_unsuccessful(
+    autojump_clock: Any,
+) -> None:
+    aborted = faux_assistant_message("", stop_reason="aborted")
+    message, calls, finished = await run_retries(
+        RetryPolicy(max_retries=3, base_delay_ms=1), failed("503 a"), aborted
+    )
+    assert (message, calls, finished) == (aborted, 2, [(False, 1)])
+
+
 def agent_with(*responses: Any, policy: RetryPolicy | None = None) -> tuple[Agent, list[Any]]:
     provider = FauxProvider()
     provider.set_responses(list(responses))
@@ -143,9 +199,12 @@ async def test_an_agent_retries_a_transient_failure_and_the_failure_leaves_the_t
 async def test_an_agent_without_a_policy_or_with_a_lasting_error_does_not_retry(
     autojump_clock: Any,
 ) -> None:
-    agent, events = agent_with(failed("429 Too Many Requests"))
-    assert (await agent.prompt("hi")).error_message == "429 Too Many Requests"
-    assert not any(e.type.startswith("auto_retry") for e in events)
+    for policy in (None, RetryPolicy(enabled=False, max_retries=2, base_delay_ms=10)):
+        agent, events = agent_with(
+            failed("429 Too Many Requests"), faux_assistant_message("never"), policy=policy
+        )
+        assert (await agent.prompt("hi")).error_message == "429 Too Many Requests"
+        assert not any(e.type.startswith("auto_retry") for e in events)
     agent, events = agent_with(
         failed("400 invalid_request_error: prompt is too long"),
         policy=RetryPolicy(max_retries=2, base_delay_ms=10),

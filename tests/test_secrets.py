@@ -95,7 +95,10 @@ def _forms(key: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("key", [f"{KEY}\n", "sk-ant-api03-ab/cd+ef==\r\n", "AIza'Sy\"Dq\\x"])
+@pytest.mark.parametrize(
+    "key",
+    [f"{KEY}\n", "sk-ant-api03-ab/cd+ef==\r\n", "AIza'Sy\"Dq\\x", "pass phrase with spaces"],
+)
 def test_every_form_of_a_key_is_redacted(key: str) -> None:
     for name, form in _forms(key).items():
         text = redact(f"Network error: Illegal header value {form} (after 3 tries)", {key})
@@ -103,6 +106,12 @@ def test_every_form_of_a_key_is_redacted(key: str) -> None:
         assert "[redacted]" in text, name
         assert text.startswith("Network error: Illegal header value "), name
         assert text.endswith(" (after 3 tries)"), name
+
+
+def test_whitespace_around_a_key_is_kept_in_the_text() -> None:
+    # a key read from a file keeps its newline; the line break after it is not secret
+    assert redact(f"bad key {KEY}\nnext line", {f"{KEY}\n"}) == "bad key [redacted]\nnext line"
+    assert redact(f"bad key  {KEY} \tend", {f" {KEY} "}) == "bad key  [redacted] \tend"
 
 
 def test_short_secrets_and_short_prefixes_are_left_alone() -> None:

@@ -455,6 +455,54 @@ def test_values_of_no_json_type_and_subtle_rules_are_declined() -> None:
         assert fast(value) is DECLINED, (schema, value)
 
 
+# (schema, a value just inside, a value just outside): each rule at its edge
+EDGES = [
+    ({"type": "string", "minLength": 2}, "ab", "a"),
+    ({"type": "string", "maxLength": 2}, "ab", "abc"),
+    ({"type": "string", "pattern": "^[ab]"}, "b1", "1b"),
+    ({"type": "integer", "minimum": 2}, 2, 1),
+    ({"type": "integer", "maximum": 2}, 2, 3),
+    ({"type": "number", "exclusiveMinimum": 2}, 2.5, 2),
+    ({"type": "number", "exclusiveMaximum": 2}, 1.5, 2),
+    ({"type": "integer", "multipleOf": 3}, 6, 7),
+    ({"type": "integer"}, 2.0, 2.5),
+    ({"enum": [1, "a"]}, 1.0, True),
+    ({"enum": [False, 0]}, 0, True),
+    ({"const": False}, False, 0),
+    ({"type": "array", "minItems": 2}, [1, 2], [1]),
+    ({"type": "array", "maxItems": 2}, [1, 2], [1, 2, 3]),
+    ({"type": "array", "uniqueItems": True}, [True, 1, "1"], [1, 1.0]),
+    ({"type": "array", "items": {"type": "string"}}, ["a"], ["a", 1]),
+    ({"type": "object", "required": ["a"]}, {"a": 1}, {"b": 1}),
+    ({"type": "object", "minProperties": 2}, {"a": 1, "b": 2}, {"a": 1}),
+    ({"type": "object", "maxProperties": 1}, {"a": 1}, {"a": 1, "b": 2}),
+    ({"type": "object", "propertyNames": {"pattern": "^[ab]"}}, {"b": 1}, {"b": 1, "c": 2}),
+    ({"type": "object", "propertyNames": {"minLength": 1}}, {"a": 1}, {"": 1}),
+    (
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+        {"a": 1},
+        {"a": 1, "b": 2},
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "integer"}}},
+        {"a": 1, "b": "x"},
+        {"a": "1"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "inside", "outside"), EDGES)
+def test_each_rule_decides_at_its_edge_as_jsonschema_does(
+    schema: dict[str, Any], inside: Any, outside: Any
+) -> None:
+    fast, validator = _fast(schema)
+    assert fast is not None
+    assert validator.is_valid(inside)
+    assert fast(inside) == inside
+    assert not validator.is_valid(outside)
+    assert fast(outside) is DECLINED
+
+
 def test_a_recursive_schema_and_a_cyclic_value() -> None:
     schema = {
         "$ref": "#/$defs/N",

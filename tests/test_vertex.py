@@ -35,12 +35,9 @@ from pi_trio.ai.providers.vertex import MISSING_EXTRA_TEXT, vertex_url
 from pi_trio.testing._replay import ReplayResponse, ReplayTransport, registry_with_transport
 from pi_trio.testing._sse_server import ServedRequest, SSEReply, serve_sse
 
-from .provider_support import abort_at_first_text_delta, replay_stream
+from .provider_support import UNFINISHED_BODY_WARNINGS, abort_at_first_text_delta, replay_stream
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Async generator 'httpcore2?.*:ResourceWarning",
-    "ignore:Async generator 'httpx2.*:ResourceWarning",
-)
+pytestmark = UNFINISHED_BODY_WARNINGS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "google"
 FLASH = get_model("google-vertex", "gemini-2.5-flash")

@@ -135,6 +135,7 @@ def _laid_class(cls: type[msgspec.Struct]) -> type[msgspec.Struct]:
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
         "__eq__": _laid_eq,
+        "__ne__": _laid_ne,
         "__copy__": _laid_copy,
         "__reduce__": _laid_reduce,
     }
@@ -162,6 +163,12 @@ def _laid_eq(self: msgspec.Struct, other: object) -> Any:
     if not isinstance(other, base):
         return NotImplemented
     return all(getattr(self, name) == getattr(other, name) for name in base.__struct_fields__)
+
+
+def _laid_ne(self: msgspec.Struct, other: object) -> Any:
+    # msgspec's own ``!=`` says a laid-out struct differs from every plain one (another type)
+    equal = _laid_eq(self, other)
+    return equal if equal is NotImplemented else not equal
 
 
 def _laid_copy(self: msgspec.Struct) -> Any:
