@@ -57,8 +57,15 @@ def durable(factory: Callable[[], Agent]) -> DurableAgent:
     return DurableAgent(f"test-{next(_names)}", factory)
 
 
+SCENARIO_TIMEOUT_S = 60.0
+"""A scenario that waits longer has hung (a repeated tool blocking on its gate): it fails."""
+
+
 def on_asyncio(fn: Callable[[], Any]) -> Any:
-    return asyncio.run(fn())
+    async def bounded() -> Any:
+        return await asyncio.wait_for(fn(), SCENARIO_TIMEOUT_S)
+
+    return asyncio.run(bounded())
 
 
 def normalized(messages: list[Any]) -> Any:
