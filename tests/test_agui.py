@@ -1,0 +1,570 @@
+"""The AG-UI endpoint end to end over loopback: ``pi_trio.agui`` served by hypercorn, a
+faux model behind it, and every streamed event read back through the ``ag-ui-protocol``
+package's own models (``ag_ui.core.Event``), one by one."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing, asynccontextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import trio
+import trio.testing
+from ag_ui.core import Event, EventType
+from pydantic import TypeAdapter
+
+from pi_trio.agent import Agent, tool
+from pi_trio.agui import CLIENT_TOOL_TEXT, RUN_ERROR_CODE, AGUIApp, AguiRun, apply_patch, serve
+from pi_trio.ai import Context, Model, StreamOptions, get_current_system_prompt, get_current_tools
+from pi_trio.testing import (
+    FauxProvider,
+    faux_assistant_message,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+)
+
+from .provider_support import UNFINISHED_BODY_WARNINGS
+
+EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+@tool
+def multiply(a: float, b: float) -> str:
+    """Multiply two numbers."""
+    return f"{a * b:g}"
+
+
+class Backend:
+    """A faux model, the agents the app made (in order) and the contexts the model saw."""
+
+    def __init__(self, *, hold: bool = False) -> None:
+        self.faux = FauxProvider()
+        self.hold = hold  # each answer stops after its first text delta until cancelled
+        self.model = self.faux.get_model()
+        self.agents: list[Agent] = []
+        self.runs: list[AguiRun] = []
+        self.contexts: list[Context] = []
+        self.cancelled = trio.Event()
+        self.tools: list[Any] = [multiply]
+
+    async def stream(
+        self, model: Model, context: Context, options: StreamOptions, send: Any
+    ) -> None:
+        self.contexts.append(context)
+        try:
+            await self.faux.stream(model, context, options, _Holding(send) if self.hold else send)
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.set()
+            raise
+
+    def factory(self, run: AguiRun) -> Agent:
+        agent = Agent(
+            model=self.model,
+            system_prompt="You are terse.",
+            tools=self.tools,
+            stream_fn=self.stream,
+        )
+        self.agents.append(agent)
+        self.runs.append(run)
+        return agent
+
+
+class _Holding:
+    """A stream's ``send`` that waits for ever after the first text delta: the run is then
+    mid-answer for as long as a test needs."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+
+    async def send(self, event: Any) -> None:
+        await self._send.send(event)
+        if event.type == "text_delta":
+            await trio.sleep_forever()
+
+
+@pytest.fixture
+def backend() -> Backend:
+    return Backend()
+
+
+async def start(nursery: trio.Nursery, backend: Backend, **options: Any) -> tuple[str, AGUIApp]:
+    app = AGUIApp(backend.factory, path="/agui", **options)
+    url = await nursery.start(partial(serve, app, "127.0.0.1", 0))
+    return f"{url}/agui", app
+
+
+def run_input(*messages: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {
+        "threadId": fields.pop("thread_id", "thread-1"),
+        "runId": fields.pop("run_id", str(uuid.uuid4())),
+        "messages": list(messages),
+        "tools": fields.pop("tools", []),
+        "context": fields.pop("context", []),
+        "state": fields.pop("state", {}),
+        "forwardedProps": {},
+        **fields,
+    }
+
+
+def user(text: str, id: str = "u1") -> dict[str, Any]:
+    return {"id": id, "role": "user", "content": text}
+
+
+@asynccontextmanager
+async def open_run(url: str, body: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
+    """The run's events, each validated by the protocol package as it arrives."""
+    async with (
+        httpx2.AsyncClient(timeout=30) as http,
+        http.stream("POST", url, json=body, headers={"Accept": "text/event-stream"}) as response,
+    ):
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"] == "text/event-stream"
+
+        async def events() -> AsyncIterator[Any]:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    yield EVENTS.validate_json(line[6:])
+                else:
+                    assert line == "", f"not an SSE data line: {line!r}"
+
+        async with aclosing(events()) as reader:
+            yield reader
+
+
+async def collect(url: str, body: dict[str, Any]) -> list[Any]:
+    with trio.fail_after(30):
+        async with open_run(url, body) as events:
+            return [event async for event in events]
+
+
+async def idle(app: AGUIApp) -> None:
+    """The app forgets a run after its last write: once every task waits, it has."""
+    await trio.testing.wait_all_tasks_blocked()
+    assert app.running == {}
+
+
+def types(events: list[Any]) -> list[str]:
+    return [event.type.value for event in events]
+
+
+async def test_a_run_streams_thinking_text_tool_calls_and_results_in_order(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    backend.faux.set_responses(
+        [
+            faux_assistant_message(
+                [
+                    faux_thinking("Arithmetic: use the tool."),
+                    faux_text("Let me multiply."),
+                    faux_tool_call("multiply", {"a": 6, "b": 7}, id="call-1"),
+                ],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("The answer is 42."),
+        ]
+    )
+    url, app = await start(nursery, backend)
+    events = await collect(url, run_input(user("What is 6 * 7?")))
+
+    squeezed = [t for i, t in enumerate(types(events)) if i == 0 or t != types(events)[i - 1]]
+    assert squeezed == [
+        "RUN_STARTED",
+        "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END", "REASONING_END",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]  # fmt: skip
+    started, finished = events[0], events[-1]
+    assert (started.thread_id, started.run_id) == ("thread-1", finished.run_id)
+    by_type: dict[str, list[Any]] = {}
+    for event in events:
+        by_type.setdefault(event.type.value, []).append(event)
+    reasoning = "".join(e.delta for e in by_type["REASONING_MESSAGE_CONTENT"])
+    assert reasoning == "Arithmetic: use the tool."
+    first, second = by_type["TEXT_MESSAGE_START"]
+    assert first.role == "assistant"
+    assert first.message_id != second.message_id
+    texts: dict[str, str] = {}
+    for event in by_type["TEXT_MESSAGE_CONTENT"]:
+        texts[event.message_id] = texts.get(event.message_id, "") + event.delta
+    assert texts == {first.message_id: "Let me multiply.", second.message_id: "The answer is 42."}
+    (call,) = by_type["TOOL_CALL_START"]
+    assert (call.tool_call_id, call.tool_call_name) == ("call-1", "multiply")
+    assert call.parent_message_id == first.message_id  # the text and the call: one message
+    arguments = "".join(e.delta for e in by_type["TOOL_CALL_ARGS"])
+    assert json.loads(arguments) == {"a": 6, "b": 7}
+    (result,) = by_type["TOOL_CALL_RESULT"]
+    assert (result.tool_call_id, result.content, result.role) == ("call-1", "42", "tool")
+    assert result.metadata is None
+    assert finished.outcome.type == "success"
+    assert finished.outcome.pending_tool_call_ids is None
+    assert finished.result == "The answer is 42."
+    (usage,) = finished.usage
+    assert usage.model == backend.model.id
+    assert usage.output_tokens > 0
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+    await idle(app)
+
+
+async def test_the_thread_reaches_the_model_after_the_agents_system_prompt(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    backend.faux.set_responses([faux_assistant_message("Still 42.")])
+    url, _ = await start(nursery, backend)
+    thread = [
+        user("What is 6 * 7?"),
+        {
+            "id": "a1",
+            "role": "assistant",
+            "content": "Let me multiply.",
+            "toolCalls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "multiply", "arguments": '{"a": 6, "b": 7}'},
+                }
+            ],
+        },
+        {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "42"},
+        {"id": "r1", "role": "reasoning", "content": "the client's display only"},
+        {"id": "a2", "role": "assistant", "content": "The answer is 42."},
+        {"id": "u2", "role": "user", "content": [{"type": "text", "text": "Sure?"}]},
+    ]
+    context = [{"description": "user's timezone", "value": "Europe/Paris"}]
+    events = await collect(url, run_input(*thread, context=context))
+    assert types(events)[-1] == "RUN_FINISHED"
+
+    (seen,) = backend.contexts
+    prompt = get_current_system_prompt(seen.messages)
+    assert prompt.startswith("You are terse.")
+    assert "user's timezone: Europe/Paris" in prompt
+    said = [m for m in seen.messages if m.role != "system"]
+    assert [m.role for m in said] == ["user", "assistant", "toolResult", "assistant", "user"]
+    call = said[1].content[1]
+    assert (call.id, call.name, call.arguments) == ("c1", "multiply", {"a": 6, "b": 7})
+    result = said[2]
+    assert (result.tool_call_id, result.tool_name, result.content[0].text) == (
+        "c1",
+        "multiply",
+        "42",
+    )
+    assert said[4].content[0].text == "Sure?"
+    assert [t.name for t in get_current_tools(seen.messages)] == ["multiply"]
+
+
+async def test_a_failed_model_request_ends_the_stream_with_run_error(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    backend.faux.set_responses(
+        [faux_assistant_message("", stop_reason="error", error_message="upstream said 529")]
+    )
+    url, _ = await start(nursery, backend)
+    events = await collect(url, run_input(user("hi")))
+    assert types(events)[0] == "RUN_STARTED"
+    last = events[-1]
+    assert last.type == EventType.RUN_ERROR
+    assert last.message == "upstream said 529"
+    assert last.code == RUN_ERROR_CODE
+    assert "RUN_FINISHED" not in types(events)
+
+
+async def read_until(events: AsyncIterator[Any], wanted: str, seen: list[Any]) -> Any:
+    async for event in events:
+        seen.append(event)
+        if event.type.value == wanted:
+            return event
+    raise AssertionError(f"the stream ended before {wanted}: {types(seen)}")
+
+
+async def cancel(url: str, thread_id: str, run_id: str) -> httpx2.Response:
+    async with httpx2.AsyncClient() as http:
+        return await http.post(f"{url}/cancel", json={"threadId": thread_id, "runId": run_id})
+
+
+async def test_cancel_mid_answer_closes_the_text_and_finishes_cancelled(
+    nursery: trio.Nursery,
+) -> None:
+    backend = Backend(hold=True)
+    backend.faux.set_responses([faux_assistant_message("Counting: one two three four five.")])
+    url, app = await start(nursery, backend)
+    body = run_input(user("count"))
+    seen: list[Any] = []
+    with trio.fail_after(30):
+        async with open_run(url, body) as events:
+            content = await read_until(events, "TEXT_MESSAGE_CONTENT", seen)
+            assert list(app.running) == [("thread-1", body["runId"])]
+            response = await cancel(url, "thread-1", body["runId"])
+            assert (response.status_code, response.json()) == (202, {"cancelled": True})
+            seen.extend([event async for event in events])
+    assert types(seen)[-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert seen[-2].message_id == content.message_id
+    assert seen[-1].outcome.type == "cancelled"
+    final = backend.agents[0].state.messages[-1]
+    assert final.stop_reason == "aborted"
+    assert final.content[0].text == content.delta  # the answer keeps what was streamed
+    assert backend.cancelled.is_set()
+    await idle(app)
+    response = await cancel(url, "thread-1", body["runId"])
+    assert response.status_code == 404
+    assert body["runId"] in response.json()["error"]
+
+
+async def test_cancel_while_a_tool_runs_answers_the_call_operation_aborted(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    started = trio.Event()
+
+    @tool
+    async def wait_for_ever() -> str:
+        """Never returns."""
+        started.set()
+        await trio.sleep_forever()
+        return "unreachable"
+
+    backend.tools = [wait_for_ever]
+    backend.faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("wait_for_ever", {}, id="w1")], stop_reason="toolUse"
+            )
+        ]
+    )
+    url, _ = await start(nursery, backend)
+    body = run_input(user("wait"))
+    seen: list[Any] = []
+    with trio.fail_after(30):
+        async with open_run(url, body) as events:
+            await read_until(events, "TOOL_CALL_END", seen)
+            await started.wait()
+            assert (await cancel(url, "thread-1", body["runId"])).status_code == 202
+            seen.extend([event async for event in events])
+    result, finished = seen[-2:]
+    assert result.type == EventType.TOOL_CALL_RESULT
+    assert (result.tool_call_id, result.content) == ("w1", "Operation aborted")
+    assert result.metadata == {"pi": {"isError": True}}
+    assert finished.type == EventType.RUN_FINISHED
+    assert finished.outcome.type == "cancelled"
+
+
+@UNFINISHED_BODY_WARNINGS  # httpx2's generators under the response left half-read
+async def test_a_client_that_disconnects_aborts_the_run(nursery: trio.Nursery) -> None:
+    backend = Backend(hold=True)
+    backend.faux.set_responses([faux_assistant_message("A long answer that nobody reads.")])
+    url, app = await start(nursery, backend)
+    with trio.fail_after(30):
+        async with open_run(url, run_input(user("talk"))) as events:
+            await read_until(events, "TEXT_MESSAGE_CONTENT", [])
+        # the response is closed: the server sees the client leave and aborts
+        await backend.cancelled.wait()
+        await idle(app)
+    agent = backend.agents[0]
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert agent.state.messages[-1].error_message
+    assert not agent.state.is_streaming
+
+
+async def test_client_tools_are_offered_to_the_model_and_left_to_the_client(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    confirm = {
+        "name": "confirm",
+        "description": "Ask the user to confirm.",
+        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+    }
+    backend.faux.set_responses(
+        [
+            faux_assistant_message(
+                [
+                    faux_tool_call("multiply", {"a": 2, "b": 3}, id="m1"),
+                    faux_tool_call("confirm", {"question": "Go?"}, id="c1"),
+                ],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("Confirmed, going."),
+        ]
+    )
+    url, _ = await start(nursery, backend)
+    events = await collect(url, run_input(user("go"), tools=[confirm]))
+    results = [e for e in events if e.type == EventType.TOOL_CALL_RESULT]
+    assert [(r.tool_call_id, r.content) for r in results] == [("m1", "6")]
+    assert {e.tool_call_id for e in events if e.type == EventType.TOOL_CALL_END} == {"m1", "c1"}
+    finished = events[-1]
+    assert finished.outcome.type == "success"
+    assert finished.outcome.pending_tool_call_ids == ["c1"]
+    assert backend.faux.state.call_count == 1  # the run stopped for the client's answer
+    assert {t.name for t in get_current_tools(backend.contexts[0].messages)} == {
+        "multiply",
+        "confirm",
+    }
+    placeholder = backend.agents[0].state.messages[-1]
+    assert placeholder.tool_call_id == "c1"
+    assert placeholder.content[0].text == CLIENT_TOOL_TEXT
+
+    # the client answers in the next run; the placeholder never existed for it
+    answered = [
+        user("go"),
+        {
+            "id": "a1",
+            "role": "assistant",
+            "toolCalls": [
+                {
+                    "id": "m1",
+                    "type": "function",
+                    "function": {"name": "multiply", "arguments": '{"a": 2, "b": 3}'},
+                },
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "confirm", "arguments": '{"question": "Go?"}'},
+                },
+            ],
+        },
+        {"id": "t1", "role": "tool", "toolCallId": "m1", "content": "6"},
+        {"id": "t2", "role": "tool", "toolCallId": "c1", "content": "yes"},
+    ]
+    events = await collect(url, run_input(*answered, tools=[confirm]))
+    assert events[-1].outcome.type == "success"
+    last = [m for m in backend.contexts[1].messages if m.role != "system"][-1]
+    assert (last.role, last.tool_name, last.content[0].text) == ("toolResult", "confirm", "yes")
+
+
+async def test_tools_share_state_with_the_client_as_snapshots_and_deltas(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    def factory(run: AguiRun) -> Agent:
+        @tool
+        async def add_item(item: str) -> str:
+            """Add an item to the list."""
+            await run.patch_state([{"op": "add", "path": "/items/-", "value": item}])
+            return f"{len(run.state['items'])} items"
+
+        @tool
+        async def clear() -> str:
+            """Clear the list."""
+            await run.set_state({"items": []})
+            return "cleared"
+
+        backend.tools = [add_item, clear]
+        return backend.factory(run)
+
+    backend.faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("add_item", {"item": "milk"})], stop_reason="toolUse"
+            ),
+            faux_assistant_message([faux_tool_call("clear", {})], stop_reason="toolUse"),
+            faux_assistant_message("Done."),
+        ]
+    )
+    app = AGUIApp(factory)
+    url = await nursery.start(partial(serve, app, "127.0.0.1", 0))
+    events = await collect(url, run_input(user("shop"), state={"items": ["eggs"]}))
+    delta, snapshot = [
+        e for e in events if e.type in (EventType.STATE_DELTA, EventType.STATE_SNAPSHOT)
+    ]
+    assert delta.type == EventType.STATE_DELTA
+    assert [op.model_dump(by_alias=True) for op in delta.delta] == [
+        {"op": "add", "path": "/items/-", "value": "milk"}
+    ]
+    assert snapshot.snapshot == {"items": []}
+    results = [e.content for e in events if e.type == EventType.TOOL_CALL_RESULT]
+    assert results == ["2 items", "cleared"]
+    assert backend.runs[0].input.state == {"items": ["eggs"]}  # the input itself is untouched
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "error"),
+    [
+        ("POST", "/agui", b"{not json", 400, "Invalid RunAgentInput"),
+        ("POST", "/agui", b'{"threadId": "t"}', 400, "runId: Field required"),
+        ("POST", "/agui", json.dumps(run_input()).encode(), 400, "ends with nothing"),
+        (
+            "POST", "/agui",
+            json.dumps(run_input(user("hi"), {"id": "a", "role": "assistant", "content": "yo"})).encode(),
+            400, "ends with assistant",
+        ),
+        (
+            "POST", "/agui",
+            json.dumps(run_input({"id": "u", "role": "user",
+                                  "content": [{"type": "audio", "source": {"type": "url", "value": "x"}}]})).encode(),
+            400, "content[0] is a 'audio' part",
+        ),
+        ("GET", "/agui", b"", 405, "use POST /agui"),
+        ("POST", "/elsewhere", b"{}", 404, "POST /agui"),
+        ("POST", "/agui/cancel", b"{}", 400, '"threadId"'),
+        ("POST", "/agui/cancel", b'{"threadId": "t", "runId": "r"}', 404, "No run 'r'"),
+    ],
+)  # fmt: skip
+async def test_requests_it_cannot_run_are_answered_with_the_reason(
+    nursery: trio.Nursery,
+    backend: Backend,
+    method: str,
+    path: str,
+    body: bytes,
+    status: int,
+    error: str,
+) -> None:
+    url, _ = await start(nursery, backend)
+    base = url.removesuffix("/agui")
+    async with httpx2.AsyncClient() as http:
+        response = await http.request(method, base + path, content=body or None)
+    assert response.status_code == status
+    assert error in response.json()["error"]
+    assert backend.faux.state.call_count == 0
+
+
+@UNFINISHED_BODY_WARNINGS
+async def test_limits_bound_body_size_and_runs_at_once(nursery: trio.Nursery) -> None:
+    backend = Backend(hold=True)
+    backend.faux.set_responses([faux_assistant_message("slow answer")])
+    url, _ = await start(nursery, backend, max_body_bytes=2000, max_runs=1)
+    async with httpx2.AsyncClient() as http:
+        big = await http.post(url, json=run_input(user("x" * 3000)))
+        assert big.status_code == 413
+        assert "limit is 2000 bytes" in big.json()["error"]
+        with trio.fail_after(30):
+            async with open_run(url, run_input(user("first"))) as events:
+                await read_until(events, "TEXT_MESSAGE_CONTENT", [])
+                busy = await http.post(url, json=run_input(user("second")))
+    assert busy.status_code == 429
+    assert "limit 1" in busy.json()["error"]
+
+
+def test_apply_patch_adds_removes_and_replaces_without_touching_the_original() -> None:
+    original = {"items": ["a"], "n": 1, "a/b": {"~": 0}}
+    patched = apply_patch(
+        original,
+        [
+            {"op": "add", "path": "/items/-", "value": "b"},
+            {"op": "add", "path": "/items/0", "value": "z"},
+            {"op": "replace", "path": "/n", "value": 2},
+            {"op": "remove", "path": "/a~1b/~0"},
+        ],
+    )
+    assert patched == {"items": ["z", "a", "b"], "n": 2, "a/b": {}}
+    assert original == {"items": ["a"], "n": 1, "a/b": {"~": 0}}
+    assert apply_patch(original, [{"op": "add", "path": "", "value": [1]}]) == [1]
+    with pytest.raises(ValueError, match=r"operation 0 is .*'move'.*send a snapshot"):
+        apply_patch(original, [{"op": "move", "from": "/n", "path": "/m"}])
+    with pytest.raises(ValueError, match="nothing to replace at '/missing'"):
+        apply_patch(original, [{"op": "replace", "path": "/missing", "value": 1}])
+
+
+def test_the_app_checks_its_arguments() -> None:
+    factory: Callable[[AguiRun], Agent] = Backend().factory
+    with pytest.raises(TypeError, match="function run -> Agent"):
+        AGUIApp("not a function")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="must start with '/'"):
+        AGUIApp(factory, path="agui")
+    with pytest.raises(ValueError, match="must be positive"):
+        AGUIApp(factory, max_runs=0)
