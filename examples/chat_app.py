@@ -87,7 +87,7 @@ def scripted_model(speed: float = FAUX_SPEED) -> tuple[Model, FauxProvider]:
                 error_message="529 Overloaded: the model is busy (a scripted failure, as "
                 "you asked). Try again in a moment.",
             )
-        numbers = re.search(r"(-?\d+(?:\.\d+)?)\s*[*x×]\s*(-?\d+(?:\.\d+)?)", text)
+        numbers = re.search(r"(-?\d+(?:\.\d+)?)\s*[*x\u00d7]\s*(-?\d+(?:\.\d+)?)", text)
         if numbers:
             a, b = (float(n) if "." in n else int(n) for n in numbers.groups())
             return faux_assistant_message(

@@ -46,7 +46,9 @@ webdriver = pytest.importorskip("selenium.webdriver")
 
 def _browser_missing() -> str | None:
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        return "chromium and chromium-driver are not installed: run scripts/ensure_browser.sh as root"
+        return (
+            "chromium and chromium-driver are not installed: run scripts/ensure_browser.sh as root"
+        )
     return None
 
 
@@ -65,7 +67,9 @@ def app_url() -> Iterator[str]:
         assert process.stdout is not None
         line = process.stdout.readline()
         match = re.match(r"serving (http://\S+)", line)
-        assert match, f"the example did not start: {line!r} {process.stderr.read() if process.stderr else ''}"
+        assert match, (
+            f"the example did not start: {line!r} {process.stderr.read() if process.stderr else ''}"
+        )
         yield match.group(1)
     finally:
         process.terminate()
