@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
 
 from .test_examples import EXAMPLES
 
@@ -40,9 +42,6 @@ CHROMIUM_FLAGS = [
     "--window-size=1100,900",
 ]
 WAIT_S = 20.0  # the longest a step may take before the test fails
-
-webdriver = pytest.importorskip("selenium.webdriver")
-
 
 def _browser_missing() -> str | None:
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
@@ -83,7 +82,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if os.environ.get("CI"):
             pytest.fail(f"{missing} (.ci/run installs them)")
         pytest.skip(missing)
-    from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
