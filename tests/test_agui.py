@@ -5,10 +5,14 @@ package's own models (``ag_ui.core.Event``), one by one."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -568,3 +572,106 @@ def test_the_app_checks_its_arguments() -> None:
         AGUIApp(factory, path="agui")
     with pytest.raises(ValueError, match="must be positive"):
         AGUIApp(factory, max_runs=0)
+
+
+# --------------------------------------------------------------------------- the AG-UI client
+
+AGUI_CLIENT = "@ag-ui/client@1.0.0"
+
+# A run through the AG-UI project's own TypeScript client, whose pipeline checks the event
+# sequence (verifyEvents) and folds it into messages; "abort" calls abortRun() on the first
+# text delta, which closes the request.
+NODE_CLIENT = """
+import { HttpAgent } from "@ag-ui/client";
+const [url, mode] = [process.argv[2], process.argv[3]];
+const agent = new HttpAgent({ url, threadId: "node-thread",
+  initialMessages: [{ id: "u1", role: "user", content: "What is 6 * 7?" }] });
+const types = [];
+agent.subscribe({ onEvent: ({ event }) => {
+  types.push(event.type);
+  if (mode === "abort" && event.type === "TEXT_MESSAGE_CONTENT") agent.abortRun();
+} });
+const { result, newMessages } = await agent.runAgent({ runId: "node-run" });
+console.log(JSON.stringify({ types, result, newMessages }));
+"""
+
+
+@pytest.fixture(scope="session")
+def agui_client() -> Path:
+    """``@ag-ui/client`` installed from npm (cached under benchmarks/.cache) and the script
+    above. Without node or npm the tests are skipped, except in CI, where they fail."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        missing = "node and npm are needed to run the AG-UI TypeScript client"
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / ".cache" / "ag-ui-client"
+    if not (root / "node_modules" / "@ag-ui" / "client" / "package.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root), AGUI_CLIENT],
+            check=True, capture_output=True, timeout=600,
+        )  # fmt: skip
+    script = root / "client.mjs"
+    script.write_text(NODE_CLIENT)
+    return script
+
+
+async def run_node_client(script: Path, url: str, *mode: str) -> dict[str, Any]:
+    with trio.fail_after(60):
+        done = await trio.run_process(
+            ["node", str(script), url, *mode], capture_stdout=True, capture_stderr=True, check=False
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+async def test_the_ag_ui_typescript_client_runs_the_agent_and_folds_the_messages(
+    nursery: trio.Nursery, backend: Backend, agui_client: Path
+) -> None:
+    backend.faux.set_responses(
+        [
+            faux_assistant_message(
+                [
+                    faux_thinking("Use the tool."),
+                    faux_text("Let me multiply."),
+                    faux_tool_call("multiply", {"a": 6, "b": 7}, id="call-1"),
+                ],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("The answer is 42."),
+        ]
+    )
+    url, _ = await start(nursery, backend)
+    output = await run_node_client(agui_client, url)
+    assert output["types"][0] == "RUN_STARTED"
+    assert output["types"][-1] == "RUN_FINISHED"
+    assert output["result"] == "The answer is 42."
+    reasoning, asked, result, answer = output["newMessages"]
+    assert (reasoning["role"], reasoning["content"]) == ("reasoning", "Use the tool.")
+    assert asked["role"] == "assistant"
+    assert asked["content"] == "Let me multiply."
+    assert asked["toolCalls"] == [
+        {"id": "call-1", "type": "function",
+         "function": {"name": "multiply", "arguments": '{"a":6,"b":7}'}}
+    ]  # fmt: skip
+    assert (result["role"], result["toolCallId"], result["content"]) == ("tool", "call-1", "42")
+    assert (answer["role"], answer["content"]) == ("assistant", "The answer is 42.")
+
+
+async def test_abort_run_of_the_ag_ui_typescript_client_aborts_the_agent(
+    nursery: trio.Nursery, agui_client: Path
+) -> None:
+    backend = Backend(hold=True)
+    backend.faux.set_responses([faux_assistant_message("An answer the client stops.")])
+    url, app = await start(nursery, backend)
+    output = await run_node_client(agui_client, url, "abort")
+    assert "TEXT_MESSAGE_CONTENT" in output["types"]
+    assert "RUN_FINISHED" not in output["types"]
+    with trio.fail_after(10):
+        await backend.cancelled.wait()
+    await idle(app)
+    final = backend.agents[0].state.messages[-1]
+    assert final.stop_reason == "aborted"
+    assert final.content[0].text == output["newMessages"][-1]["content"]
