@@ -24,7 +24,15 @@ from ag_ui.core import Event, EventType
 from pydantic import TypeAdapter
 
 from pi_trio.agent import Agent, tool
-from pi_trio.agui import CLIENT_TOOL_TEXT, RUN_ERROR_CODE, AGUIApp, AguiRun, apply_patch, serve
+from pi_trio.agui import (
+    CLIENT_TOOL_TEXT,
+    RUN_ERROR_CODE,
+    AGUIApp,
+    AguiRun,
+    InputError,
+    apply_patch,
+    serve,
+)
 from pi_trio.ai import Context, Model, StreamOptions, get_current_system_prompt, get_current_tools
 from pi_trio.testing import (
     FauxProvider,
@@ -542,6 +550,42 @@ async def test_limits_bound_body_size_and_runs_at_once(nursery: trio.Nursery) ->
                 busy = await http.post(url, json=run_input(user("second")))
     assert busy.status_code == 429
     assert "limit 1" in busy.json()["error"]
+
+
+async def test_a_stalled_upload_is_answered_408(
+    nursery: trio.Nursery, backend: Backend, autojump_clock: trio.abc.Clock
+) -> None:
+    url, _ = await start(nursery, backend, body_timeout=30)
+    host, port = url.removeprefix("http://").split("/")[0].split(":")
+    started = trio.current_time()
+    stream = await trio.open_tcp_stream(host, int(port))
+    async with stream:
+        await stream.send_all(
+            b"POST /agui HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 999\r\n\r\n{"threadId": '
+        )
+        answer = b""
+        while chunk := await stream.receive_some():
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b"Request body not received within 30 s" in answer
+    assert 30 <= trio.current_time() - started < 31
+    assert backend.agents == []
+
+
+async def test_the_agent_factory_refuses_a_request_with_input_error(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    def factory(run: AguiRun) -> Agent:
+        raise InputError(f"thread {run.thread_id!r}: this server answers only thread 'ok'")
+
+    app = AGUIApp(factory)
+    url = await nursery.start(partial(serve, app, "127.0.0.1", 0))
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(url, json=run_input(user("hi")))
+    assert response.status_code == 400
+    assert response.json() == {"error": "thread 'thread-1': this server answers only thread 'ok'"}
+    assert app.running == {}
 
 
 def test_apply_patch_adds_removes_and_replaces_without_touching_the_original() -> None:

@@ -43,6 +43,7 @@ CHROMIUM_FLAGS = [
 ]
 WAIT_S = 20.0  # the longest a step may take before the test fails
 
+
 def _browser_missing() -> str | None:
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         return (
