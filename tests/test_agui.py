@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -98,7 +99,7 @@ class _Holding:
     async def send(self, event: Any) -> None:
         await self._send.send(event)
         if event.type == "text_delta":
-            await trio.sleep_forever()
+            await anyio.sleep_forever()
 
 
 @pytest.fixture
@@ -616,6 +617,43 @@ def test_the_app_checks_its_arguments() -> None:
         AGUIApp(factory, path="agui")
     with pytest.raises(ValueError, match="must be positive"):
         AGUIApp(factory, max_runs=0)
+
+
+def test_on_asyncio_a_run_streams_and_cancel_aborts_it() -> None:
+    """The app under an asyncio ASGI server (hypercorn's asyncio worker, as uvicorn or
+    FastAPI would run it): a run streams, and a cancel mid-answer ends it cancelled."""
+    import asyncio
+
+    from hypercorn.asyncio import serve as serve_asyncio
+    from hypercorn.config import Config
+
+    backend = Backend(hold=True)
+    backend.faux.set_responses([faux_assistant_message("An answer on asyncio.")])
+    app = AGUIApp(backend.factory)
+
+    async def scenario() -> list[Any]:
+        stop = asyncio.Event()
+        config = Config()
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        config.bind = [f"fd://{listener.detach()}"]  # hypercorn serves (and closes) it
+        config.accesslog = None
+        server = asyncio.create_task(serve_asyncio(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
+        url = f"http://127.0.0.1:{port}"
+        seen: list[Any] = []
+        body = run_input(user("hi"), run_id="asyncio-run")
+        async with open_run(url, body) as events:
+            await read_until(events, "TEXT_MESSAGE_CONTENT", seen)
+            assert (await cancel(url, "thread-1", "asyncio-run")).status_code == 202
+            seen.extend([event async for event in events])
+        stop.set()
+        await server
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert types(seen)[-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert seen[-1].outcome.type == "cancelled"
+    assert backend.agents[0].state.messages[-1].stop_reason == "aborted"
 
 
 # --------------------------------------------------------------------------- the AG-UI client
