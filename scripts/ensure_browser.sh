@@ -11,7 +11,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "ensure_browser: installing chromium and chromium-driver (apt-get)" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null
-    apt-get install -y -q --no-install-recommends chromium chromium-driver >/dev/null
+    apt-get install -y -q chromium chromium-driver >/dev/null
     exit 0
 fi
 echo "ensure_browser: chromium and chromium-driver are missing; as root: apt-get install" \
