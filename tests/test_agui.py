@@ -20,6 +20,7 @@ import anyio
 import httpx2
 import pytest
 import trio
+import trio.lowlevel
 import trio.testing
 from ag_ui.core import Event, EventType
 from pydantic import TypeAdapter
@@ -586,6 +587,32 @@ async def test_the_agent_factory_refuses_a_request_with_input_error(
         response = await http.post(url, json=run_input(user("hi")))
     assert response.status_code == 400
     assert response.json() == {"error": "thread 'thread-1': this server answers only thread 'ok'"}
+    assert app.running == {}
+
+
+async def test_a_client_gone_before_the_run_begins_starts_no_run(backend: Backend) -> None:
+    """Driven through the ASGI interface itself: the disconnect arrives while the response
+    starts, before the agent runs (abort() then has no run to stop)."""
+    backend.faux.set_responses([faux_assistant_message("nobody reads this")])
+    app = AGUIApp(backend.factory)
+    body = json.dumps(run_input(user("hi"))).encode()
+    incoming = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        await trio.lowlevel.checkpoint()
+        return incoming.pop(0) if incoming else {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+        await trio.lowlevel.checkpoint()  # the disconnect is noticed here
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": []}
+    with trio.fail_after(10):
+        await app(scope, receive, send)
+    assert sent[0]["type"] == "http.response.start"
+    assert backend.faux.state.call_count == 0
+    assert [m.role for m in backend.agents[0].state.messages] == ["system", "user"]
     assert app.running == {}
 
 

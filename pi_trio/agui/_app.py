@@ -260,7 +260,10 @@ class AGUIApp:
                     await stream.emit(translator.translate(event))
 
                 agent.subscribe(forward)
-                result = await agent.continue_()
+                if stream.gone:  # left before the run began: abort() would find no run
+                    task_group.cancel_scope.cancel()
+                    return
+                result = await agent.continue_()  # no checkpoint before the run is active
                 await stream.emit([translator.finish(result)], last=True)
                 task_group.cancel_scope.cancel()
         finally:
