@@ -452,6 +452,26 @@ async def test_client_tools_are_offered_to_the_model_and_left_to_the_client(
     assert (last.role, last.tool_name, last.content[0].text) == ("toolResult", "confirm", "yes")
 
 
+async def test_a_client_tool_named_like_the_agents_own_is_the_agents(
+    nursery: trio.Nursery, backend: Backend
+) -> None:
+    clash = {"name": "multiply", "description": "The client's multiply.", "parameters": {}}
+    backend.faux.set_responses(
+        [
+            faux_assistant_message([faux_tool_call("multiply", {"a": 2, "b": 4}, id="m1")],
+                                   stop_reason="toolUse"),
+            faux_assistant_message("8."),
+        ]
+    )  # fmt: skip
+    url, _ = await start(nursery, backend)
+    events = await collect(url, run_input(user("2 * 4"), tools=[clash]))
+    results = [(e.tool_call_id, e.content) for e in events if e.type == EventType.TOOL_CALL_RESULT]
+    assert results == [("m1", "8")]  # run by the agent, not left to the client
+    assert events[-1].outcome.pending_tool_call_ids is None
+    (declared,) = get_current_tools(backend.contexts[0].messages)
+    assert declared.description == "Multiply two numbers."
+
+
 async def test_tools_share_state_with_the_client_as_snapshots_and_deltas(
     nursery: trio.Nursery, backend: Backend
 ) -> None:
