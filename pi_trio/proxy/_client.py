@@ -17,7 +17,7 @@ import msgspec
 from ..ai._errors import ProviderError, StreamProtocolError
 from ..ai._events import AssistantMessageEvent
 from ..ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
-from ..ai._json_depth import decode_checked
+from ..ai._json_depth import decode_json
 from ..ai._options import StreamOptions
 from ..ai._registry import default_registry
 from ..ai._secrets import clean_api_key, redact
@@ -156,7 +156,7 @@ async def _error_text(response: httpx2.Response) -> str:
     if prefix.more:
         return text
     try:
-        data: Any = decode_checked(msgspec.json.decode, prefix.text)
+        data: Any = decode_json(prefix.text)
     except msgspec.DecodeError:
         return text
     error = data.get("error") if isinstance(data, dict) else None

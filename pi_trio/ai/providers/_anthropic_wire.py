@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json_depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -160,7 +159,7 @@ AnthropicEvent = (
     | MessageStop
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(AnthropicEvent)
+EVENT_DECODER: Final = BoundedDecoder(AnthropicEvent)
 
 
 EVENT_TYPES: Final = tags(AnthropicEvent)

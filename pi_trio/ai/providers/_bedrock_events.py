@@ -23,6 +23,7 @@ import msgspec
 from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json_depth import decode_json
 from .._live import LiveThinking
 from .._models import calculate_cost
 from .._types import Model
@@ -76,7 +77,7 @@ def bedrock_error_text(code: str, message: str) -> str:
 
 def _exception_message(payload: bytes) -> str:
     try:
-        data = msgspec.json.decode(payload)
+        data = decode_json(payload)
     except msgspec.DecodeError:
         return payload.decode("utf-8", "replace").strip()
     if isinstance(data, dict):

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json_depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -93,4 +92,4 @@ class Chunk(Wire):
     error: Any = None
 
 
-CHUNK_DECODER: Final = msgspec.json.Decoder(Chunk)
+CHUNK_DECODER: Final = BoundedDecoder(Chunk)

@@ -23,6 +23,7 @@ import msgspec
 from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json_depth import decode_json
 from .._json_parse import parse_streaming_json
 from .._tool_arguments import parse_tool_call_arguments
 from .._types import Model, ThinkingContent
@@ -351,7 +352,7 @@ class ResponsesEventMapper:
         match slot.kind, item:
             case "thinking", ReasoningItem(id=item_id, encrypted_content=encrypted):
                 # the whole item, as the API sent it, is what a later request replays
-                stored = msgspec.json.decode(raw)
+                stored = decode_json(raw)
                 signature = msgspec.json.encode(stored).decode()
                 if item_id is not None and not encrypted:
                     self._unsealed[item_id] = (slot.index, stored)

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 import msgspec
 
+from .._json_depth import decode_json
 from .._sanitize import sanitize_surrogates
 from .._transcript import get_system_message_text, render_system_message_update
 from .._transform import ToolCallIdNormalizer, transform_messages
@@ -125,7 +126,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
         return None
     if signature.startswith("{"):
         try:
-            value = msgspec.json.decode(signature)
+            value = decode_json(signature)
         except msgspec.DecodeError:
             value = None
         if isinstance(value, dict) and value.get("v") == 1 and isinstance(value.get("id"), str):
@@ -172,7 +173,7 @@ def _assistant_items(message: AssistantMessage, index: int, model: Model) -> lis
         if isinstance(block, ThinkingContent):
             if block.thinking_signature:
                 try:
-                    item = msgspec.json.decode(block.thinking_signature)
+                    item = decode_json(block.thinking_signature)
                 except msgspec.DecodeError:
                     continue
                 if isinstance(item, dict):

@@ -14,6 +14,7 @@ from typing import Final
 
 import msgspec
 
+from .._json_depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -88,7 +89,7 @@ class FunctionCallItem(Tagged, tag="function_call"):
 
 OutputItem = ReasoningItem | MessageItem | FunctionCallItem
 
-ITEM_DECODER: Final = msgspec.json.Decoder(OutputItem)
+ITEM_DECODER: Final = BoundedDecoder(OutputItem)
 
 
 # --------------------------------------------------------------------------- response
@@ -238,7 +239,7 @@ ResponsesEvent = (
     | ErrorEvent
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(ResponsesEvent)
+EVENT_DECODER: Final = BoundedDecoder(ResponsesEvent)
 
 EVENT_TYPES: Final = tags(ResponsesEvent)
 ITEM_TYPES: Final = tags(OutputItem)

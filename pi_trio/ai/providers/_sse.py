@@ -59,7 +59,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
-from .._json_depth import decode_checked
+from .._json_depth import decode_json
 from ._http_errors import no_events_text, provider_error_message, transport_error
 
 __all__ = [
@@ -330,7 +330,7 @@ class ObservedSSEStream(SSEStream):
         if self._observed is not None and event.event not in self._observed:
             return [event]
         try:
-            value = decode_checked(msgspec.json.decode, event.data)
+            value = decode_json(event.data)
         except msgspec.DecodeError:
             return [event]  # not JSON (``[DONE]``): no provider event; the mapper decides
         await self._observer(value)

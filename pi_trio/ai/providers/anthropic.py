@@ -22,7 +22,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_depth import decode_checked
+from .._json_depth import decode_json
 from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider
@@ -115,7 +115,7 @@ def anthropic_error_text(status: int, body: str, more: bool = False) -> str:
     as it is; ``<status> status code (no body)`` without one. Cut at
     ``ERROR_BODY_LIMIT`` characters."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         data = None
     if not _js_truthy(data):
@@ -151,7 +151,7 @@ class _Refusal:
 
 def _error_type(body: str) -> Any:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     error = data.get("error") if isinstance(data, dict) else None

@@ -39,7 +39,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_depth import decode_checked
+from .._json_depth import decode_json
 from .._options import StreamOptions, ThinkingBudgets
 from .._registry import ApiProvider
 from .._transcript import normalize_context
@@ -149,7 +149,7 @@ def _bearer_token(run: ProviderRun) -> str | None:
 
 def _aws_message(body: str) -> str | None:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     if isinstance(data, dict):
@@ -207,7 +207,7 @@ class _Failure:
 async def _observe_frame(observe: Observer, name: str, payload: bytes) -> None:
     """An event frame as the AWS SDK gives it, ``{name: payload}``, to the observer."""
     try:
-        value = decode_checked(msgspec.json.decode, payload)
+        value = decode_json(payload)
     except msgspec.DecodeError:
         return  # the mapper names the broken frame
     await observe({name: value})
