@@ -12,6 +12,7 @@ server's request bodies are in ``tests/test_fault_proxy.py``."""
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 from pathlib import Path
@@ -27,7 +28,12 @@ from pi_trio.ai import (
     MAX_JSON_DEPTH,
     AssistantMessage,
     Context,
+    Model,
     TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
     UserMessage,
     get_model,
     open_stream,
@@ -36,7 +42,8 @@ from pi_trio.testing import FauxProvider, faux_assistant_message
 
 from . import eventstream_support as es
 from .fault_providers_support import PROVIDERS, Provider
-from .fault_server import serve_faults
+from .fault_server import loopback_registry, serve_faults
+from .provider_support import at_url
 from .test_fault_providers import answer, failed, reply, stream
 
 DEPTH = 3_000
@@ -326,3 +333,88 @@ def unbounded_decodes() -> set[str]:
 
 def test_every_json_decode_of_outside_bytes_goes_through_the_bound() -> None:
     assert unbounded_decodes() == set(UNBOUNDED_ALLOWED)
+
+
+# --------------------------------------------------------------------------- signatures
+
+DEEP_TEXT = DEEP.decode()
+
+
+def _with_deep_signature(model: Model, where: str) -> Context:
+    """A transcript of ``model`` whose ``where`` signature (kept JSON the API wants back,
+    read by its request builder) nests far too deep."""
+    deep = {
+        "thinking": DEEP_TEXT,  # OpenRouter's reasoning_details; a Responses reasoning item
+        "text": '{"v":1,"x":' + DEEP_TEXT + "}",  # a Responses message item's id and phase
+        "call": '{"type":"reasoning.encrypted","x":' + DEEP_TEXT + "}",  # older OpenRouter
+    }
+    assistant = AssistantMessage(
+        content=[
+            ThinkingContent(thinking="hm", thinking_signature=deep.get(where, "")),
+            TextContent(text="calling", text_signature=deep.get(where)),
+            ToolCall(id="call_1", name="t", arguments={}, thought_signature=deep.get(where)),
+        ],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason="toolUse",
+        timestamp=2,
+    )
+    result = ToolResultMessage(
+        tool_call_id="call_1",
+        tool_name="t",
+        content=[TextContent(text="done")],
+        is_error=False,
+        timestamp=3,
+    )
+    return Context(
+        messages=[
+            UserMessage(content="hello", timestamp=1),
+            assistant,
+            result,
+            UserMessage(content="again", timestamp=4),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [p for p in PROVIDERS if p.values[0].api in ("openai-completions", "openai-responses")],
+)
+@pytest.mark.parametrize("where", ["thinking", "text", "call"])
+async def test_signatures_nested_too_deeply_are_left_out_of_the_request(
+    provider: Provider, where: str
+) -> None:
+    async with serve_faults(answer(provider)) as server:
+        registry = loopback_registry()
+        try:
+            async with open_stream(
+                at_url(provider.model, server.url),
+                _with_deep_signature(provider.model, where),
+                registry=registry,
+                api_key=provider.key,
+            ) as events:
+                async for _ in events:
+                    pass
+        finally:
+            await registry.aclose()
+    message = events.result()
+    assert message.stop_reason == "stop", message.error_message
+    assert len(server.requests) == 1
+    assert b"[[[[" not in server.requests[0].content
+
+
+CODEX = next(p for p in PROVIDERS if p.values[0].api == "openai-codex-responses")
+
+
+@pytest.mark.parametrize("provider", [CODEX])
+async def test_a_chatgpt_token_whose_claims_nest_too_deeply_is_a_bad_token(
+    provider: Provider,
+) -> None:
+    claims = base64.urlsafe_b64encode(b'{"x":' + DEEP + b"}").rstrip(b"=").decode()
+    token = f"eyJhbGciOiJub25lIn0.{claims}.signature"
+    async with serve_faults(answer(provider)) as server:
+        outcome = await stream(provider, server.url, key=token)
+    assert outcome.text == "Failed to extract accountId from token"
+    assert server.requests == []
