@@ -112,6 +112,7 @@ class BedrockEventMapper:
         self._open: dict[int, _Open] = {}  # wire contentBlockIndex -> block
         self._failure: str | None = None
         self._stopped = False
+        self.ended = False  # ``metadata`` after ``messageStop``: the answer is complete
         self.error_code: str | None = None  # of the exception or error frame that ended it
 
     # ------------------------------------------------------------------ frames
@@ -120,6 +121,8 @@ class BedrockEventMapper:
         self, kind: str, name: str, payload: bytes, error_message: str | None = None
     ) -> list[AssistantMessageEvent]:
         """One frame: ``kind`` is ``event``, ``exception`` or ``error``."""
+        if self.ended:
+            return []
         if kind == "exception":
             code = self.error_code = name[:1].upper() + name[1:]
             raise ProviderError(bedrock_error_text(code, _exception_message(payload)))
@@ -143,8 +146,11 @@ class BedrockEventMapper:
                 return self._stop(wire_index)
             case MessageStopEvent(stop_reason=reason):
                 self._message_stop(reason)
-            case MetadataEvent(usage=TokenUsage() as usage):
-                self._usage(usage)
+            case MetadataEvent(usage=usage):
+                if usage is not None:
+                    self._usage(usage)
+                # the last frame of an answer: the stream is over, nothing after it is read
+                self.ended = self._stopped
             case MessageStartEvent(role=role) if role not in (None, "assistant"):
                 raise ProviderError(
                     f"Bedrock started a message of role {role!r}; expected 'assistant'"

@@ -2,13 +2,14 @@
 
 ``ResponsesEventMapper.feed_data(data)`` takes the ``data:`` text of one SSE event, decodes
 it into a ``_responses_wire`` Struct (a tagged union on the event's ``type``) and returns the
-events to send; ``finish()`` returns the terminal event once the wire stream ended. Output
+events to send; ``finish()`` returns the terminal event once the wire stream ended, or once
+the response finished (``terminal``: nothing after it is read). Output
 items are tracked by ``output_index``, so items that finish out of order are handled.
 Unknown event and item types are skipped. Failures raise ``ProviderError`` with the text
 the user sees.
 
 ``codex=True`` reads the ChatGPT Codex backend's dialect of the stream: ``response.done``
-finishes a response too (and nothing after the finished response is read), an unknown
+finishes a response too, an unknown
 status counts as none, ``end_turn`` is kept on the message, errors read ``Codex error:
 <message>``, and a ``default`` tier reported for a ``flex`` or ``priority`` request is
 billed as requested.
@@ -136,15 +137,15 @@ class ResponsesEventMapper:
 
     @property
     def terminal(self) -> bool:
-        """True once the response finished (the Codex backend sends nothing that counts
-        after it)."""
+        """True once the response finished: the stream is over, nothing after it is
+        read."""
         return self._terminal
 
     # ------------------------------------------------------------------ feeding
 
     def feed_data(self, data: str) -> list[AssistantMessageEvent]:
         """Feed the ``data`` text of one SSE event (JSON; ``[DONE]`` is skipped)."""
-        if not data.strip() or data == "[DONE]" or (self._terminal and self.codex):
+        if self._terminal or not data.strip() or data == "[DONE]":
             return []
         event: ResponsesEvent | None
         try:

@@ -198,6 +198,12 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         async for batch in sse:
             for event in batch:
                 await run.emit_all(mapper.feed(event.event, event.data))
+            if mapper.stopped:
+                # message_stop ends the stream: the answer is complete whatever happens
+                # to the rest of the body
+                await run.emit(mapper.finish())
+                await sse.drain()
+                return
     await run.emit(mapper.finish())
 
 

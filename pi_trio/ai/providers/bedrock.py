@@ -301,6 +301,10 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                             frame.message_type, frame.name, frame.payload, frame.error_message
                         )
                         await run.emit_all(events)
+                    if mapper.ended:
+                        # the answer is complete whatever happens to the rest of the body
+                        await reader.drain()
+                        break
             finally:
                 with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                     await reader.aclose()

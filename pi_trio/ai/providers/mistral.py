@@ -101,6 +101,7 @@ async def _stream(
                 if events:
                     await run.emit_all(events)
             if mapper.ended:
+                await sse.drain()  # the rest of the body, for the connection's reuse
                 break
     await run.emit_all(mapper.finish())
     if mapper.failure is not None:

@@ -100,7 +100,9 @@ async def _stream(run: ProviderRun, context: Context, request: CodexRequest) -> 
                 if events:
                     await run.emit_all(events)
             if mapper.terminal:
-                break  # the backend's stream is over once the response finished
+                # the backend's stream is over once the response finished
+                await sse.drain()  # the rest of the body, for the connection's reuse
+                break
     await run.emit(mapper.finish())
 
 

@@ -96,6 +96,12 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
                 events = mapper.feed(event)
                 if events:
                     await run.emit_all(events)
+            if mapper.done_marker:
+                # ``[DONE]`` ends the stream (as for both OpenAI SDKs): the answer is
+                # complete whatever happens to the rest of the body
+                await run.emit_all(mapper.finish())
+                await sse.drain()
+                return
     await run.emit_all(mapper.finish())
 
 

@@ -259,6 +259,12 @@ async def _stream(run: ProviderRun, context: Context, azure: bool) -> None:
             async for batch in sse:
                 for event in batch:
                     await run.emit_all(mapper.feed_data(event.data))
+                if mapper.terminal:
+                    # the response finished: the answer is complete whatever happens to
+                    # the rest of the body
+                    await run.emit(mapper.finish())
+                    await sse.drain()
+                    return
         await run.emit(mapper.finish())
     except ProviderError as exc:
         hinted = str(exc) if azure else with_usage_hint(str(exc))
