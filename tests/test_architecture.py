@@ -284,7 +284,10 @@ def _unknown_names(text: str) -> list[str]:
     unknown = []
     for token in sorted(tokens - OUTSIDE_NAMES):
         file = re.fullmatch(r"([\w/]+)\.py(?::\s*([\w.]+))?", token)
-        if file:
+        folder = re.fullmatch(r"([\w/]+)/", token)
+        if folder:
+            ok = any((PACKAGE / m / "__init__.py").is_file() for m in modules(folder[1]))
+        elif file:
             if file[1].startswith(("tests/", "benchmarks/")):
                 ok = (PACKAGE.parent / f"{file[1]}.py").exists()
             else:
@@ -312,8 +315,17 @@ def test_every_file_and_name_the_architecture_page_mentions_exists() -> None:
 
 
 def test_the_page_check_sees_a_missing_name() -> None:
-    text = "`_loop.LoopRun.check` `LoopRun.gone` `agent/_nowhere.py` `_dispatch.absent`"
-    assert _unknown_names(text) == ["LoopRun.gone", "_dispatch.absent", "agent/_nowhere.py"]
+    text = (
+        "`_loop.LoopRun.check` `LoopRun.gone` `agent/_nowhere.py` `_dispatch.absent` "
+        "`ai/_validation/` `ai/_nowhere/` `_loop/`"
+    )
+    assert _unknown_names(text) == [
+        "LoopRun.gone",
+        "_dispatch.absent",
+        "_loop/",
+        "agent/_nowhere.py",
+        "ai/_nowhere/",
+    ]
 
 
 def test_the_page_names_every_module_of_the_core_layers() -> None:
