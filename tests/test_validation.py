@@ -13,10 +13,10 @@ from pi_trio.ai import (
     Tool,
     ToolArgumentsError,
     ToolCall,
-    _validation_engine,
     validate_tool_arguments,
     validate_tool_call,
 )
+from pi_trio.ai._validation import _engine
 
 
 class Inner(msgspec.Struct, frozen=True):
@@ -573,13 +573,13 @@ def test_every_schema_is_read_as_2020_12_with_draft_7_tuples_as_the_original_rea
 def test_validators_are_cached_by_schema_content() -> None:
     first = {"type": "object", "properties": {"cache_probe": {"type": "integer"}}}
     second = copy.deepcopy(first)
-    assert _validation_engine._checker(first) is _validation_engine._checker(second)
+    assert _engine._checker(first) is _engine._checker(second)
     first["properties"]["cache_probe"]["type"] = "string"
     assert validate_tool_arguments(tool(second), {"cache_probe": "3"}) == {"cache_probe": 3}
     assert validate_tool_arguments(tool(first), {"cache_probe": 3}) == {"cache_probe": "3"}
 
 
 def test_the_validator_cache_is_bounded() -> None:
-    for index in range(_validation_engine.CACHE_SIZE + 10):
+    for index in range(_engine.CACHE_SIZE + 10):
         validate_tool_arguments(tool(obj({f"p{index}": {"type": "integer"}})), {})
-    assert len(_validation_engine._cache) <= _validation_engine.CACHE_SIZE
+    assert len(_engine._cache) <= _engine.CACHE_SIZE

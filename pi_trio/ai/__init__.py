@@ -131,9 +131,9 @@ from ._types import ToolResultMessage as ToolResultMessage
 from ._types import Usage as Usage
 from ._types import UserMessage as UserMessage
 from ._types import now_ms as now_ms
-from ._validation import ToolArgumentsError as ToolArgumentsError
-from ._validation import validate_tool_arguments as validate_tool_arguments
-from ._validation import validate_tool_call as validate_tool_call
+from ._validation._validate import ToolArgumentsError as ToolArgumentsError
+from ._validation._validate import validate_tool_arguments as validate_tool_arguments
+from ._validation._validate import validate_tool_call as validate_tool_call
 from .providers._output import supports_json_schema_output as supports_json_schema_output
 
 __all__ = [

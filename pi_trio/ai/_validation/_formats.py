@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ._validation_regex import is_ecma_regex
+from ._regex import is_ecma_regex
 
 __all__ = ["FORMATS"]
 

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import jsonschema
 
-from ._validation_checks import (
+from ._checks import (
     DECLINED,
     LEAVES,
     NONE,
@@ -46,8 +46,8 @@ from ._validation_checks import (
     object_check,
     string_check,
 )
-from ._validation_dialect import DialectValidator
-from ._validation_regex import regex_search
+from ._dialect import DialectValidator
+from ._regex import regex_search
 
 __all__ = ["DECLINED", "FastPath", "compile_fast_path"]
 

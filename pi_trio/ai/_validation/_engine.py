@@ -19,12 +19,12 @@ from typing import Any, Final
 
 import msgspec
 
-from ._json_parse import copy_json
-from ._validation_coerce import coerce
-from ._validation_dialect import accepts_of, compile_validator
-from ._validation_explain import explain
-from ._validation_fast import DECLINED, compile_fast_path
-from ._validation_refs import resolver_of
+from .._json_parse import copy_json
+from ._coerce import coerce
+from ._dialect import accepts_of, compile_validator
+from ._explain import explain
+from ._fast import DECLINED, compile_fast_path
+from ._refs import resolver_of
 
 __all__ = ["CACHE_SIZE", "check"]
 

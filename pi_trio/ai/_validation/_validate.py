@@ -36,9 +36,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ._errors import PiError
-from ._jsnum import js_number_text
-from ._types import ToolCall
+from .._errors import PiError
+from .._jsnum import js_number_text
+from .._types import ToolCall
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
 
@@ -123,9 +123,9 @@ def _engine() -> Any:
     tenth of a fast-path validation."""
     global _engine_module
     if _engine_module is None:
-        from . import _validation_engine
+        from . import _engine as engine_module
 
-        _engine_module = _validation_engine
+        _engine_module = engine_module
     return _engine_module
 
 

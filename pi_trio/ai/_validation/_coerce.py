@@ -43,9 +43,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._jsnum import js_number
-from ._validation_regex import regex_search
-from ._validation_scalars import (
+from .._jsnum import js_number
+from ._regex import regex_search
+from ._scalars import (
     NO,
     coerce_primitive,
     convert_literal,

@@ -31,9 +31,9 @@ import jsonschema
 import referencing
 import referencing.exceptions
 
-from ._jsnum import js_number_text
-from ._validation_formats import FORMATS
-from ._validation_regex import regex_search
+from .._jsnum import js_number_text
+from ._formats import FORMATS
+from ._regex import regex_search
 
 __all__ = ["DialectValidator", "accepts_of", "compile_validator", "is_multiple"]
 
