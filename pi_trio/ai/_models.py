@@ -17,8 +17,8 @@ import msgspec
 
 from . import _catalog
 from ._errors import UnknownModelError
-from ._jsnum import js_number
-from ._json import from_json
+from ._json._codec import from_json
+from ._json._jsnum import js_number
 from ._types import Cost, CostTier, Model, ModelCost, ModelThinkingLevel, Usage
 
 __all__ = [

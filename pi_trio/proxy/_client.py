@@ -17,7 +17,7 @@ import msgspec
 from ..ai._errors import ProviderError, StreamProtocolError
 from ..ai._events import AssistantMessageEvent
 from ..ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
-from ..ai._json_depth import decode_checked
+from ..ai._json._depth import decode_checked
 from ..ai._options import StreamOptions
 from ..ai._registry import default_registry
 from ..ai._secrets import clean_api_key, redact

@@ -28,7 +28,7 @@ from ..ai._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ..ai._json_depth import check_json_depth
+from ..ai._json._depth import check_json_depth
 from ..ai._options import StreamOptions, ThinkingBudgets
 from ..ai._transcript import normalize_context
 from ..ai._types import (

@@ -43,7 +43,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._jsnum import js_number
+from .._json._jsnum import js_number
 from ._regex import regex_search
 from ._scalars import (
     NO,

@@ -31,7 +31,7 @@ import jsonschema
 import referencing
 import referencing.exceptions
 
-from .._jsnum import js_number_text
+from .._json._jsnum import js_number_text
 from ._formats import FORMATS
 from ._regex import regex_search
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._jsnum import js_number_text
+from .._json._jsnum import js_number_text
 
 __all__ = ["explain"]
 

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any, Final
 
-from .._jsnum import js_number, js_number_text
+from .._json._jsnum import js_number, js_number_text
 
 __all__ = [
     "NO",

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from .._errors import PiError
-from .._jsnum import js_number_text
+from .._json._jsnum import js_number_text
 from .._types import ToolCall
 
 __all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]

@@ -23,7 +23,7 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
+from .._json._depth import decode_checked
 from .._options import StreamOptions
 from .._transcript_history import resolve_transcript
 from .._types import Context, Model

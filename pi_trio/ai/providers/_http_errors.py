@@ -20,7 +20,7 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
+from .._json._depth import decode_checked
 from .._secrets import redact
 
 __all__ = [

@@ -33,7 +33,7 @@ import msgspec
 from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json import from_json
+from .._json._codec import from_json
 from .._sanitize import replace_lone_surrogate_escapes
 from .._types import AssistantMessage, ThinkingContent, Usage, now_ms
 from ._pi_messages_wire import (

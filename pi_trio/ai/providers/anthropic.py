@@ -22,7 +22,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_depth import decode_checked
+from .._json._depth import decode_checked
 from .._models import clamp_thinking_level
 from .._options import StreamOptions
 from .._registry import ApiProvider

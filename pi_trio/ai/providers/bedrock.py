@@ -39,7 +39,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_depth import decode_checked
+from .._json._depth import decode_checked
 from .._options import StreamOptions, ThinkingBudgets
 from .._registry import ApiProvider
 from .._transcript import normalize_context

@@ -39,20 +39,10 @@ from typing import Any, Final, TypeVar, overload
 
 import msgspec
 
-from ._errors import MessageDecodeError, MessageValidationError
-from ._jsnum import js_number_text, needs_js_spelling
-from ._json_depth import decode_checked
-from ._json_where import position_of_path
-from ._live import LIVE_BLOCKS
-from ._lossless import (
-    apply_layouts,
-    decode_keeping_layout,
-    extra_fields,
-    layouts_alive,
-    replace_keeping_layout,
-)
-from ._sanitize import replace_lone_surrogate_escapes
-from ._types import (
+from .._errors import MessageDecodeError, MessageValidationError
+from .._live import LIVE_BLOCKS
+from .._sanitize import replace_lone_surrogate_escapes
+from .._types import (
     DECODING,
     AssistantMessage,
     Cost,
@@ -63,6 +53,16 @@ from ._types import (
     Usage,
     UserMessage,
 )
+from ._depth import decode_checked
+from ._jsnum import js_number_text, needs_js_spelling
+from ._lossless import (
+    apply_layouts,
+    decode_keeping_layout,
+    extra_fields,
+    layouts_alive,
+    replace_keeping_layout,
+)
+from ._where import position_of_path
 
 __all__ = [
     "extra_fields",
