@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_trio.ai import parse_streaming_json, repair_json
-from pi_trio.ai._json_parse import MAX_DEPTH, copy_json
+from pi_trio.ai._arguments._partial import MAX_DEPTH, copy_json
 
 TAB = "\t"
 

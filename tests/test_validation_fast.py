@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pi_trio.agent import tool
 from pi_trio.ai import ToolArgumentsError, validate_tool_arguments
-from pi_trio.ai._json_parse import copy_json
+from pi_trio.ai._arguments._partial import copy_json
 from pi_trio.ai._validation._dialect import compile_validator
 from pi_trio.ai._validation._fast import DECLINED, compile_fast_path
 

@@ -2,6 +2,11 @@
 
 from ._abort import AbortController as AbortController
 from ._abort import AbortSignal as AbortSignal
+from ._arguments._final import ToolCallArguments as ToolCallArguments
+from ._arguments._final import parse_tool_call_arguments as parse_tool_call_arguments
+from ._arguments._partial import parse_streaming_json as parse_streaming_json
+from ._arguments._partial import repair_json as repair_json
+from ._arguments._streaming import StreamingJsonParser as StreamingJsonParser
 from ._builder import MessageBuilder as MessageBuilder
 from ._consume import MessageFold as MessageFold
 from ._env import env_api_key_names as env_api_key_names
@@ -40,8 +45,6 @@ from ._json._codec import messages_to_json as messages_to_json
 from ._json._codec import messages_to_jsonl as messages_to_jsonl
 from ._json._codec import to_json as to_json
 from ._json._depth import MAX_JSON_DEPTH as MAX_JSON_DEPTH
-from ._json_parse import parse_streaming_json as parse_streaming_json
-from ._json_parse import repair_json as repair_json
 from ._models import calculate_cost as calculate_cost
 from ._models import clamp_thinking_level as clamp_thinking_level
 from ._models import get_model as get_model
@@ -77,9 +80,6 @@ from ._stream import complete as complete
 from ._stream import complete_simple as complete_simple
 from ._stream import open_stream as open_stream
 from ._stream import open_stream_simple as open_stream_simple
-from ._streaming_json import StreamingJsonParser as StreamingJsonParser
-from ._tool_arguments import ToolCallArguments as ToolCallArguments
-from ._tool_arguments import parse_tool_call_arguments as parse_tool_call_arguments
 from ._transcript import ToolStateChanges as ToolStateChanges
 from ._transcript import collapse_system_messages as collapse_system_messages
 from ._transcript import create_initial_system_message as create_initial_system_message

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .._json_parse import copy_json
+from .._arguments._partial import copy_json
 from ._coerce import coerce
 from ._dialect import accepts_of, compile_validator
 from ._explain import explain

@@ -8,9 +8,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ._json_errors import describe_json_error
-from ._json_parse import repair_json
-from ._sanitize import replace_lone_surrogate_escapes
+from .._sanitize import replace_lone_surrogate_escapes
+from ._partial import repair_json
+from ._v8_errors import describe_json_error
 
 __all__ = ["ToolCallArguments", "parse_tool_call_arguments"]
 

@@ -195,7 +195,7 @@ class StreamingJsonParser:
         """`parse_streaming_json` of the whole text (lenient: a truncated text keeps the
         complete part)."""
         if self._final is None:
-            from ._json_parse import parse_streaming_json
+            from ._partial import parse_streaming_json
 
             self._final = parse_streaming_json(self.text)
         return self._final
