@@ -30,7 +30,7 @@ from pi_trio.ai import (
     complete,
     open_stream,
 )
-from pi_trio.ai._stream import AFTER_TERMINAL_GRACE_S
+from pi_trio.ai._stream._open import AFTER_TERMINAL_GRACE_S
 from pi_trio.proxy._client import ERROR_BODY_LIMIT
 from pi_trio.proxy._rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 

@@ -39,9 +39,9 @@ from ..ai import (
     merge_client_identity,
     retry_delay_ms,
 )
-from ..ai._consume import InlineStream
-from ..ai._registry import default_registry
-from ..ai._stream import resolve_stream_fn
+from ..ai._stream._consume import InlineStream
+from ..ai._stream._open import resolve_stream_fn
+from ..ai._stream._registry import default_registry
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher

@@ -16,8 +16,8 @@ from typing import Any, Final
 import anyio
 import msgspec
 
-from ._abort import AbortSignal
 from ._overflow import is_retryable_assistant_error
+from ._stream._abort import AbortSignal
 from ._types import AssistantMessage
 
 __all__ = [

@@ -27,7 +27,7 @@ from ..ai import (
     resolve_model,
 )
 from ..ai._models import THINKING_LEVELS
-from ..ai._registry import HTTP_READ_TIMEOUT_S
+from ..ai._stream._registry import HTTP_READ_TIMEOUT_S
 from ..testing import (
     FauxProvider,
     FauxState,

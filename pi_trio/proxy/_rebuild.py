@@ -14,10 +14,10 @@ from typing import Any
 
 import msgspec
 
-from ..ai._builder import MessageBuilder
 from ..ai._errors import StreamProtocolError
 from ..ai._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
 from ..ai._json._depth import decode_checked
+from ..ai._stream._builder import MessageBuilder
 from ..ai._types import Model, TextContent, ThinkingContent, ToolCall
 from ._wire import (
     KNOWN_EVENT_TYPES,

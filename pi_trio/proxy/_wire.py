@@ -29,7 +29,7 @@ from ..ai._events import (
     ToolCallStartEvent,
 )
 from ..ai._json._depth import check_json_depth
-from ..ai._options import StreamOptions, ThinkingBudgets
+from ..ai._stream._options import StreamOptions, ThinkingBudgets
 from ..ai._transcript import normalize_context
 from ..ai._types import (
     AssistantMessage,

@@ -40,8 +40,8 @@ from typing import Any, Final, TypeVar, overload
 import msgspec
 
 from .._errors import MessageDecodeError, MessageValidationError
-from .._live import LIVE_BLOCKS
 from .._sanitize import replace_lone_surrogate_escapes
+from .._stream._live import LIVE_BLOCKS
 from .._types import (
     DECODING,
     AssistantMessage,

@@ -16,8 +16,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
+from .._stream._options import StreamOptions
 from .._transcript import (
     get_current_tools,
     render_system_message_update,

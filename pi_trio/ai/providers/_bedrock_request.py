@@ -27,8 +27,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
+from .._stream._options import StreamOptions
 from .._transcript import collapse_system_messages, get_current_tools
 from .._transform import transform_messages
 from .._types import (

@@ -24,7 +24,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._json._depth import decode_checked
-from .._options import StreamOptions
+from .._stream._options import StreamOptions
 from .._transcript_history import resolve_transcript
 from .._types import Context, Model
 from ._http import merge_headers

@@ -15,9 +15,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._completions_wire import (
     CHUNK_DECODER,

@@ -15,9 +15,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._stream._builder import MessageBuilder
 from .._types import Model, now_ms
 from ._google_wire import RESPONSE_DECODER, GenerateContentResponse, Part, UsageMetadata
 from ._wire import decode_failed, note_response, write_prompt_usage

@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .._options import StreamOptions, ThinkingBudgets
 from .._sanitize import sanitize_surrogates
+from .._stream._options import StreamOptions, ThinkingBudgets
 from .._transcript import (
     get_current_tools,
     render_system_message_update,

@@ -19,8 +19,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
+from .._stream._options import StreamOptions
 from .._transcript import get_current_tools, get_system_message_text, render_system_message_update
 from .._transcript_history import resolve_transcript
 from .._transform import transform_messages

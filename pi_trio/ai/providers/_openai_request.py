@@ -8,8 +8,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions, ThinkingBudgets
 from .._sanitize import sanitize_surrogates
+from .._stream._options import StreamOptions, ThinkingBudgets
 from .._transcript import (
     get_current_tools,
     get_system_message_text,

@@ -22,9 +22,9 @@ import msgspec
 
 from .._arguments._final import parse_tool_call_arguments
 from .._arguments._partial import parse_streaming_json
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._stream._builder import MessageBuilder
 from .._types import Model, ThinkingContent
 from ._responses_parts import (
     apply_service_tier_pricing,

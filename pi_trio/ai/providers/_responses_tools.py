@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-from .._options import OutputFormat
+from .._stream._options import OutputFormat
 from .._transcript_history import resolve_transcript_tools
 from .._types import Message, Model, SystemMessage, Tool
 from ._constrained import strict_tool_schema

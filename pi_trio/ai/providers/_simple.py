@@ -15,7 +15,7 @@ from typing import Any, Final
 import msgspec
 
 from .._models import THINKING_LEVELS, clamp_thinking_level
-from .._options import StreamOptions, ThinkingBudgets
+from .._stream._options import StreamOptions, ThinkingBudgets
 from .._transcript import normalize_context
 from .._types import (
     AssistantMessage,

@@ -24,8 +24,8 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json._depth import decode_checked
 from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
 from .._transcript import get_current_tools, normalize_context
 from .._types import Context, Model
 from ._anthropic_events import AnthropicEventMapper

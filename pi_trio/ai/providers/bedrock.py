@@ -40,8 +40,8 @@ import msgspec
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json._depth import decode_checked
-from .._options import StreamOptions, ThinkingBudgets
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions, ThinkingBudgets
+from .._stream._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text

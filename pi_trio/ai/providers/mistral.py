@@ -19,8 +19,8 @@ import httpx2
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
 from ._http import ProviderRun, run_provider

@@ -15,8 +15,8 @@ import msgspec
 
 from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
 from ._completions_events import CompletionsStreamMapper as CompletionsStreamMapper

@@ -39,8 +39,8 @@ import msgspec
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
 from .._transcript import normalize_context
 from .._transcript_history import resolve_transcript
 from .._types import Context, Model

@@ -28,8 +28,8 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._options import StreamOptions
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
 from ._http import ProviderRun, redact, run_provider

@@ -30,8 +30,8 @@ import anyio.abc
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._options import StreamOptions
-from .._registry import ApiProvider
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
 from .._transcript import normalize_context
 from .._types import Context, Model
 from ._common import option_env

@@ -23,13 +23,13 @@ import anyio.lowlevel
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from .._events import AssistantMessageEvent
+from .._types import AssistantMessage, Context, Model
 from ._abort import AbortSignal
 from ._consume import ABORTED_TEXT, StreamConsumer
-from ._events import AssistantMessageEvent
 from ._groups import raising_sole_exception
 from ._options import StreamFn, StreamOptions
 from ._registry import ProviderRegistry, default_registry
-from ._types import AssistantMessage, Context, Model
 
 __all__ = [
     "ABORTED_TEXT",

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import msgspec
 
+from .._events import AssistantMessageEvent
+from .._identity import ClientIdentity
+from .._types import CacheRetention, Context, Model, ThinkingLevel
 from ._abort import AbortSignal
-from ._events import AssistantMessageEvent
-from ._identity import ClientIdentity
-from ._types import CacheRetention, Context, Model, ThinkingLevel
 
 if TYPE_CHECKING:
     from anyio.abc import ObjectSendStream

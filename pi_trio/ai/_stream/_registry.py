@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import anyio.lowlevel
 import msgspec
 
-from ._errors import PiError, ProviderNotFoundError
-from ._events import AssistantMessageEvent
+from .._errors import PiError, ProviderNotFoundError
+from .._events import AssistantMessageEvent
+from .._types import Context, Model
 from ._options import StreamFn, StreamOptions
-from ._types import Context, Model
 
 if TYPE_CHECKING:
     import httpx2

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ._errors import StreamProtocolError
-from ._events import (
+from .._errors import StreamProtocolError
+from .._events import (
     AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
@@ -36,8 +36,8 @@ from ._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from .._types import AssistantMessage, Model, Usage, now_ms
 from ._live import LiveBlock, LiveText, LiveThinking, LiveToolCall
-from ._types import AssistantMessage, Model, Usage, now_ms
 
 __all__ = ["BuilderStartEvent", "MessageBuilder", "empty_message"]
 

@@ -23,10 +23,8 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ._abort import AbortSignal
-from ._builder import BuilderStartEvent, MessageBuilder, empty_message
-from ._errors import StreamProtocolError
-from ._events import (
+from .._errors import StreamProtocolError
+from .._events import (
     AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
@@ -38,9 +36,7 @@ from ._events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ._live import LiveText, LiveThinking, LiveToolCall, open_block, seal_message
-from ._options import StreamFn, StreamOptions
-from ._types import (
+from .._types import (
     AssistantMessage,
     Context,
     Model,
@@ -49,6 +45,10 @@ from ._types import (
     ToolCall,
     now_ms,
 )
+from ._abort import AbortSignal
+from ._builder import BuilderStartEvent, MessageBuilder, empty_message
+from ._live import LiveText, LiveThinking, LiveToolCall, open_block, seal_message
+from ._options import StreamFn, StreamOptions
 
 __all__ = ["ABORTED_TEXT", "InlineStream", "MessageFold", "StreamConsumer"]
 

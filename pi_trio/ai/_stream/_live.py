@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._arguments._final import parse_tool_call_arguments
-from ._arguments._partial import parse_streaming_json
-from ._arguments._streaming import StreamingJsonParser
-from ._errors import StreamProtocolError
-from ._types import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from .._arguments._final import parse_tool_call_arguments
+from .._arguments._partial import parse_streaming_json
+from .._arguments._streaming import StreamingJsonParser
+from .._errors import StreamProtocolError
+from .._types import AssistantMessage, TextContent, ThinkingContent, ToolCall
 
 __all__ = [
     "LIVE_BLOCKS",
