@@ -30,7 +30,7 @@ from ..ai._events import (
 )
 from ..ai._json._depth import check_json_depth
 from ..ai._stream._options import StreamOptions, ThinkingBudgets
-from ..ai._transcript import normalize_context
+from ..ai._transcript._system import normalize_context
 from ..ai._types import (
     AssistantMessage,
     CacheRetention,

@@ -29,8 +29,8 @@ import msgspec
 
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions
-from .._transcript import collapse_system_messages, get_current_tools
-from .._transform import transform_messages
+from .._transcript._system import collapse_system_messages, get_current_tools
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     Context,

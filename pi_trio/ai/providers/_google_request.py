@@ -17,13 +17,13 @@ from typing import Any, Final
 
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions, ThinkingBudgets
-from .._transcript import (
+from .._transcript._system import (
     get_current_tools,
     render_system_message_update,
     split_leading_system_prompt,
     system_reminder_text,
 )
-from .._transform import transform_messages
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     Context,

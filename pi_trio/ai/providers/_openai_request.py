@@ -10,13 +10,13 @@ import msgspec
 
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions, ThinkingBudgets
-from .._transcript import (
+from .._transcript._system import (
     get_current_tools,
     get_system_message_text,
     render_system_message_update,
     system_reminder_text,
 )
-from .._transform import transform_messages
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     ImageContent,

@@ -25,8 +25,8 @@ from typing import Any, Final
 import msgspec
 
 from .._sanitize import sanitize_surrogates
-from .._transcript import get_system_message_text, render_system_message_update
-from .._transform import ToolCallIdNormalizer, transform_messages
+from .._transcript._system import get_system_message_text, render_system_message_update
+from .._transcript._transform import ToolCallIdNormalizer, transform_messages
 from .._types import (
     AssistantMessage,
     ImageContent,

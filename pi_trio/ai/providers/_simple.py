@@ -16,7 +16,7 @@ import msgspec
 
 from .._models import THINKING_LEVELS, clamp_thinking_level
 from .._stream._options import StreamOptions, ThinkingBudgets
-from .._transcript import normalize_context
+from .._transcript._system import normalize_context
 from .._types import (
     AssistantMessage,
     Context,

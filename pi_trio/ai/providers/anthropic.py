@@ -26,7 +26,7 @@ from .._json._depth import decode_checked
 from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
-from .._transcript import get_current_tools, normalize_context
+from .._transcript._system import get_current_tools, normalize_context
 from .._types import Context, Model
 from ._anthropic_events import AnthropicEventMapper
 from ._anthropic_request import (

@@ -42,7 +42,7 @@ from .._events import AssistantMessageEvent
 from .._json._depth import decode_checked
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._stream._registry import ApiProvider
-from .._transcript import normalize_context
+from .._transcript._system import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
 from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking

@@ -17,7 +17,7 @@ from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
-from .._transcript import normalize_context
+from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body, google_thinking_config

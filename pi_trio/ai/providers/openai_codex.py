@@ -25,7 +25,7 @@ from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
-from .._transcript import normalize_context
+from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._codex_request import (
     CodexRequest,

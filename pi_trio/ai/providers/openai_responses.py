@@ -41,8 +41,8 @@ from .._events import AssistantMessageEvent
 from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
-from .._transcript import normalize_context
-from .._transcript_history import resolve_transcript
+from .._transcript._history import resolve_transcript
+from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._http import ProviderRun, run_provider
 from ._responses_events import ResponsesEventMapper

@@ -30,7 +30,7 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
-from .._transcript import normalize_context
+from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._http import ProviderRun, redact, run_provider
 from ._pi_messages_events import PiMessagesMapper

@@ -32,7 +32,7 @@ from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
-from .._transcript import normalize_context
+from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._common import option_env
 from ._google_events import GoogleEventMapper

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from ._types import Context, Message, SystemMessage, Tool, ToolRef, ToolResultMessage, now_ms
+from .._types import Context, Message, SystemMessage, Tool, ToolRef, ToolResultMessage, now_ms
 
 __all__ = [
     "ToolLike",

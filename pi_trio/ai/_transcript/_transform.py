@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ._types import (
+from .._types import (
     AssistantMessage,
     ImageContent,
     Message,

@@ -13,13 +13,13 @@ from typing import Any
 
 import msgspec
 
-from ._transcript import (
+from .._types import Context, SystemMessage, Tool
+from ._system import (
     collapse_system_messages,
     declaration_key,
     get_current_tools,
     system_messages,
 )
-from ._types import Context, SystemMessage, Tool
 
 __all__ = [
     "ResolvedTranscriptTools",
