@@ -26,7 +26,7 @@ from ..ai import (
     get_env_api_key,
     resolve_model,
 )
-from ..ai._models import THINKING_LEVELS
+from ..ai._catalog._models import THINKING_LEVELS
 from ..ai._stream._registry import HTTP_READ_TIMEOUT_S
 from ..testing import (
     FauxProvider,

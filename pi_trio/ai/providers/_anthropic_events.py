@@ -15,9 +15,9 @@ from typing import Any, Final
 import msgspec
 
 from .._arguments._partial import repair_json
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._models import calculate_cost
 from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._anthropic_wire import (

@@ -23,9 +23,9 @@ from typing import Any, Final
 
 import msgspec
 
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._models import calculate_cost
 from .._sanitize import sanitize_surrogates
 from .._stream._builder import MessageBuilder
 from .._types import Model

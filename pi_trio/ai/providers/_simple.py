@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .._models import THINKING_LEVELS, clamp_thinking_level
+from .._catalog._models import THINKING_LEVELS, clamp_thinking_level
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._transcript._system import normalize_context
 from .._types import (

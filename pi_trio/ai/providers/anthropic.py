@@ -20,10 +20,10 @@ import anyio.abc
 import httpx2
 import msgspec
 
+from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
 from .._json._depth import decode_checked
-from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import get_current_tools, normalize_context

@@ -16,9 +16,9 @@ from typing import Final
 import anyio.abc
 import httpx2
 
+from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context

@@ -21,8 +21,8 @@ from __future__ import annotations
 import anyio.abc
 import msgspec
 
+from .._catalog._models import clamp_thinking_level
 from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context

@@ -13,8 +13,8 @@ import anyio.abc
 import httpx2
 import msgspec
 
+from .._catalog._models import clamp_thinking_level
 from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context

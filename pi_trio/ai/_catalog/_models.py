@@ -15,11 +15,11 @@ from typing import Final
 
 import msgspec
 
-from . import _catalog
-from ._errors import UnknownModelError
-from ._json._codec import from_json
-from ._json._jsnum import js_number
-from ._types import Cost, CostTier, Model, ModelCost, ModelThinkingLevel, Usage
+from .._errors import UnknownModelError
+from .._json._codec import from_json
+from .._json._jsnum import js_number
+from .._types import Cost, CostTier, Model, ModelCost, ModelThinkingLevel, Usage
+from . import _data
 
 __all__ = [
     "THINKING_LEVELS",
@@ -61,18 +61,18 @@ def _decode_model(raw: bytes) -> Model:
 
 def get_model(provider: str, model_id: str) -> Model | None:
     """The catalog's chat model ``model_id`` of ``provider``, or ``None`` if it has none."""
-    raw = _catalog.chat_entries(provider).get(model_id)
+    raw = _data.chat_entries(provider).get(model_id)
     return None if raw is None else _decode_model(raw)
 
 
 def get_models(provider: str) -> list[Model]:
     """Every chat model of ``provider`` in catalog order; ``[]`` for an unknown provider."""
-    return [_decode_model(raw) for raw in _catalog.chat_entries(provider).values()]
+    return [_decode_model(raw) for raw in _data.chat_entries(provider).values()]
 
 
 def get_providers() -> list[str]:
     """The provider ids of the catalog, in alphabetical order."""
-    return _catalog.provider_ids()
+    return _data.provider_ids()
 
 
 def resolve_model(spec: str, model_id: str | None = None) -> Model:
@@ -113,7 +113,7 @@ def resolve_model(spec: str, model_id: str | None = None) -> Model:
 
 def _no_provider_message(spec: str) -> str:
     text = f"{spec!r} names no provider: write 'provider/model-id'"
-    having = [p for p in get_providers() if spec and spec in _catalog.chat_entries(p)]
+    having = [p for p in get_providers() if spec and spec in _data.chat_entries(p)]
     if having:
         examples = ", ".join(repr(f"{p}/{spec}") for p in having[:_SUGGESTIONS])
         return f"{text}, e.g. {examples}"
@@ -122,14 +122,14 @@ def _no_provider_message(spec: str) -> str:
 
 def _unknown_model_message(provider: str, model_id: str) -> str:
     text = f"unknown model {model_id!r} for provider {provider!r}"
-    for kind in _catalog.KINDS[1:]:
-        if model_id in _catalog.entries(provider, kind):
+    for kind in _data.KINDS[1:]:
+        if model_id in _data.entries(provider, kind):
             return f"{text}: it is a {kind} model, and pi_trio runs chat models only"
-    ids = list(_catalog.chat_entries(provider))
+    ids = list(_data.chat_entries(provider))
     close = _closest(model_id, ids)
     if close:
         return f"{text}; did you mean {_either(close)}?"
-    elsewhere = [p for p in get_providers() if model_id in _catalog.chat_entries(p)]
+    elsewhere = [p for p in get_providers() if model_id in _data.chat_entries(p)]
     if elsewhere:
         found = ", ".join(repr(f"{p}/{model_id}") for p in elsewhere[:_SUGGESTIONS])
         return f"{text}; other providers have it: {found}"
