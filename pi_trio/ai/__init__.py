@@ -13,9 +13,6 @@ from ._catalog._models import get_providers as get_providers
 from ._catalog._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._catalog._models import models_are_equal as models_are_equal
 from ._catalog._models import resolve_model as resolve_model
-from ._env import env_api_key_names as env_api_key_names
-from ._env import find_env_keys as find_env_keys
-from ._env import get_env_api_key as get_env_api_key
 from ._errors import MessageDecodeError as MessageDecodeError
 from ._errors import MessageValidationError as MessageValidationError
 from ._errors import PiError as PiError
@@ -49,6 +46,9 @@ from ._json._codec import messages_to_json as messages_to_json
 from ._json._codec import messages_to_jsonl as messages_to_jsonl
 from ._json._codec import to_json as to_json
 from ._json._depth import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+from ._keys._env import env_api_key_names as env_api_key_names
+from ._keys._env import find_env_keys as find_env_keys
+from ._keys._env import get_env_api_key as get_env_api_key
 from ._overflow import get_overflow_patterns as get_overflow_patterns
 from ._overflow import is_context_overflow as is_context_overflow
 from ._overflow import is_recoverable_length as is_recoverable_length

@@ -18,7 +18,7 @@ from ..ai._errors import ProviderError, StreamProtocolError
 from ..ai._events import AssistantMessageEvent
 from ..ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
 from ..ai._json._depth import decode_checked
-from ..ai._secrets import clean_api_key, redact
+from ..ai._keys._secrets import clean_api_key, redact
 from ..ai._stream._open import AFTER_TERMINAL_GRACE_S
 from ..ai._stream._options import StreamOptions
 from ..ai._stream._registry import default_registry

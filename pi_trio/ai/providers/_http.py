@@ -64,12 +64,12 @@ import anyio.abc
 import httpx2
 from anyio.streams.memory import MemoryObjectSendStream
 
-from .._env import get_env_api_key
 from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .._http_body import ERROR_BODY_READ_LIMIT
 from .._identity import get_identity_headers
-from .._secrets import clean_api_key
+from .._keys._env import get_env_api_key
+from .._keys._secrets import clean_api_key
 from .._stream._builder import MessageBuilder
 from .._stream._consume import InlineStream
 from .._stream._options import ResponseInfo, StreamOptions

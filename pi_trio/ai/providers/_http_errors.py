@@ -21,7 +21,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._json._depth import decode_checked
-from .._secrets import redact
+from .._keys._secrets import redact
 
 __all__ = [
     "BACKOFF_BASE_S",

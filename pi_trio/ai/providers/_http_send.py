@@ -22,7 +22,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
-from .._secrets import check_header_values
+from .._keys._secrets import check_header_values
 from .._stream._options import StreamOptions
 from .._stream._registry import default_registry
 from .._types import Model

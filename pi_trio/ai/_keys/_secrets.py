@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 from urllib.parse import quote, quote_plus
 
+from .._errors import ProviderError
 from ._env import env_api_key_names
-from ._errors import ProviderError
 
 __all__ = [
     "REDACTED",
