@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ._types import AssistantMessage
+from .._types import AssistantMessage
 
 __all__ = [
     "get_overflow_patterns",

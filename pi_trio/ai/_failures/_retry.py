@@ -16,9 +16,9 @@ from typing import Any, Final
 import anyio
 import msgspec
 
+from .._stream._abort import AbortSignal
+from .._types import AssistantMessage
 from ._overflow import is_retryable_assistant_error
-from ._stream._abort import AbortSignal
-from ._types import AssistantMessage
 
 __all__ = [
     "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
