@@ -147,6 +147,59 @@ def test_the_extras_use_only_the_public_api_of_the_layers_below() -> None:
     assert private == []
 
 
+# the layers built on ai's internals reach them through one module, the seam: from ai they
+# import the public modules (``pi_trio.ai``, the public provider modules) and
+# ``pi_trio.ai._seam``, never another private module; ai itself does not import the seam
+SEAM = "pi_trio.ai._seam"
+SEAM_USERS = {"agent", "proxy", "cli"}
+
+
+def _past_the_seam(graph: dict[str, set[str]]) -> list[str]:
+    return [
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        for t in targets
+        if _layer(t) == "ai"
+        and t != SEAM
+        and any(part.startswith("_") for part in t.split("."))
+        and _layer(m) in SEAM_USERS
+    ] + [f"{m} -> {SEAM}" for m, targets in graph.items() if _layer(m) == "ai" and SEAM in targets]
+
+
+def test_the_layers_above_ai_reach_its_internals_only_through_the_seam() -> None:
+    assert _past_the_seam(GRAPH) == []
+
+
+def test_the_seam_check_sees_a_private_import_and_a_seam_used_inside_ai() -> None:
+    graph = {
+        "pi_trio.agent._loop": {"pi_trio.ai._stream._consume", SEAM, "pi_trio.ai"},
+        "pi_trio.cli._run": {"pi_trio.ai.providers.anthropic"},
+        "pi_trio.ai._stream._open": {SEAM},
+    }
+    assert _past_the_seam(graph) == [
+        "pi_trio.agent._loop -> pi_trio.ai._stream._consume",
+        "pi_trio.ai._stream._open -> pi_trio.ai._seam",
+    ]
+
+
+def test_the_seam_only_re_exports_what_it_lists() -> None:
+    """The seam is a list, not a place for code: imports from ai and ``__all__``."""
+    tree = ast.parse(MODULES[SEAM].read_text())
+    imported: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 1, ast.unparse(node)
+            imported += [alias.name for alias in node.names]
+            assert all(alias.asname == alias.name for alias in node.names), ast.unparse(node)
+        elif isinstance(node, ast.Assign):
+            assert [t.id for t in node.targets if isinstance(t, ast.Name)] == ["__all__"]
+        else:
+            assert isinstance(node, ast.Expr), ast.unparse(node)  # the docstring
+            assert node is tree.body[0], ast.unparse(node)
+    exported = ast.literal_eval(next(n for n in tree.body if isinstance(n, ast.Assign)).value)
+    assert sorted(imported) == sorted(exported)
+
+
 def _defined_names(tree: ast.AST) -> set[str]:
     """Names a module defines or binds itself (functions, classes, attributes it assigns,
     parameters, ``__slots__`` entries)."""

@@ -14,11 +14,18 @@ from typing import Any
 
 import msgspec
 
-from ..ai._errors import StreamProtocolError
-from ..ai._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
-from ..ai._json._depth import decode_checked
-from ..ai._stream._builder import MessageBuilder
-from ..ai._types import Model, TextContent, ThinkingContent, ToolCall
+from ..ai import (
+    AssistantMessageEvent,
+    ErrorEvent,
+    MessageBuilder,
+    Model,
+    StreamProtocolError,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolCallEndEvent,
+)
+from ..ai._seam import decode_checked
 from ._wire import (
     KNOWN_EVENT_TYPES,
     ProxyEvent,

@@ -13,35 +13,33 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 import msgspec
 
-from ..ai._events import (
+from ..ai import (
+    AssistantMessage,
     AssistantMessageEvent,
+    Context,
     DoneEvent,
     ErrorEvent,
+    Model,
     StartEvent,
+    StreamOptions,
+    TextContent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
+    ThinkingBudgets,
+    ThinkingContent,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
+    ThinkingLevel,
     ThinkingStartEvent,
+    ToolCall,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
-)
-from ..ai._json._depth import check_json_depth
-from ..ai._stream._options import StreamOptions, ThinkingBudgets
-from ..ai._transcript._system import normalize_context
-from ..ai._types import (
-    AssistantMessage,
-    CacheRetention,
-    Context,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ThinkingLevel,
-    ToolCall,
     Usage,
+    normalize_context,
 )
+from ..ai._seam import CacheRetention, check_json_depth
 
 __all__ = [
     "KNOWN_EVENT_TYPES",
