@@ -200,6 +200,27 @@ def test_the_seam_only_re_exports_what_it_lists() -> None:
     assert sorted(imported) == sorted(exported)
 
 
+# the providers: an entry module per API (``anthropic``, ``vertex``…) on shared private
+# modules; each API's private modules are named after it: its request builder, its wire
+# types and its mapper
+PROVIDERS = "pi_trio.ai.providers"
+# the Responses dialects (OpenAI, Azure, Codex) share one input conversion
+SHARED_REQUEST = {"responses": "_responses_shared"}
+
+
+def test_each_api_has_its_request_builder_wire_types_and_mapper() -> None:
+    stems = {m.rpartition(".")[2] for m in MODULES if m.startswith(PROVIDERS + "._")}
+    apis = {s[1:].removesuffix("_events") for s in stems if s.endswith("_events")}
+    missing = [
+        f"{PROVIDERS}.{name}"
+        for api in sorted(apis)
+        for name in (SHARED_REQUEST.get(api, f"_{api}_request"), f"_{api}_wire")
+        if name not in stems
+    ]
+    assert apis >= {"anthropic", "completions", "google", "mistral", "responses"}
+    assert missing == []
+
+
 def _defined_names(tree: ast.AST) -> set[str]:
     """Names a module defines or binds itself (functions, classes, attributes it assigns,
     parameters, ``__slots__`` entries)."""

@@ -1,7 +1,7 @@
 """The ``openai-completions`` provider: OpenAI Chat Completions and every server that speaks
 it (reference/ai.md §6.3, §7.3), over httpx2 without a vendor SDK.
 
-The request body is built by ``_openai_request`` and the stream mapped by
+The request body is built by ``_completions_request`` and the stream mapped by
 ``_completions_events`` (both sans-IO); this module adds the HTTP shell.
 """
 
@@ -21,10 +21,10 @@ from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._completions_events import CompletionsStreamMapper as CompletionsStreamMapper
 from ._completions_events import map_finish_reason as map_finish_reason
+from ._completions_request import build_body
 from ._http import ProviderRun, run_provider
 from ._http_errors import openai_sdk_error_text
 from ._openai_compat import resolve_compat
-from ._openai_request import build_body
 from ._openai_usage import apply_openrouter_cost as apply_openrouter_cost
 from ._openai_usage import parse_usage as parse_usage
 from ._simple import build_base_options
