@@ -201,11 +201,31 @@ def test_the_seam_only_re_exports_what_it_lists() -> None:
 
 
 # the providers: an entry module per API (``anthropic``, ``vertex``…) on shared private
-# modules; each API's private modules are named after it: its request builder, its wire
-# types and its mapper
+# modules; no entry module imports another, and each API's private modules are named
+# after it: its request builder, its wire types and its mapper
 PROVIDERS = "pi_trio.ai.providers"
 # the Responses dialects (OpenAI, Azure, Codex) share one input conversion
 SHARED_REQUEST = {"responses": "_responses_shared"}
+
+
+def _entry_modules() -> set[str]:
+    prefix = PROVIDERS + "."
+    return {m for m in MODULES if m.startswith(prefix) and not m[len(prefix) :].startswith("_")}
+
+
+def _providers_importing_providers(graph: dict[str, set[str]]) -> list[str]:
+    entries = _entry_modules()
+    return [f"{m} -> {t}" for m in sorted(entries) for t in sorted(graph[m] & entries)]
+
+
+def test_no_provider_imports_another() -> None:
+    assert _providers_importing_providers(GRAPH) == []
+
+
+def test_the_provider_check_sees_one_provider_importing_another() -> None:
+    graph = {m: set(GRAPH[m]) for m in GRAPH}
+    graph[f"{PROVIDERS}.vertex"].add(f"{PROVIDERS}.google")
+    assert _providers_importing_providers(graph) == [f"{PROVIDERS}.vertex -> {PROVIDERS}.google"]
 
 
 def test_each_api_has_its_request_builder_wire_types_and_mapper() -> None:

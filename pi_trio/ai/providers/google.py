@@ -1,28 +1,25 @@
 """The ``google-generative-ai`` provider:
 ``POST {base_url}/models/{id}:streamGenerateContent?alt=sse``.
 
-Request building lives in ``_google_request`` and the chunk mapping in ``_google_events``
-(both sans-IO); this module adds the HTTP shell and the ``*_simple`` reasoning mapping
-(reference/ai.md §6.5, §7.5).
+Request building lives in ``_google_request`` (with the ``*_simple`` reasoning mapping,
+which Vertex shares) and the chunk mapping in ``_google_events`` (both sans-IO); this module
+adds the HTTP shell (reference/ai.md §6.5, §7.5).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import anyio.abc
-import msgspec
 
-from .._catalog._models import clamp_thinking_level
 from .._events import AssistantMessageEvent
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._google_events import GoogleEventMapper
-from ._google_request import build_google_body, google_thinking_config
+from ._google_request import build_google_body, google_simple_options
 from ._http import ProviderRun, run_provider
-from ._simple import build_base_options
 
 __all__ = [
     "API_PROVIDER",
@@ -66,27 +63,6 @@ async def stream_google(
 
 
 # --------------------------------------------------------------------------- simple
-
-
-def google_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
-    """The native options for the unified ``reasoning``: a thinking level on Gemini 3 and
-    Gemma 4, a token budget elsewhere; without a level, thinking is switched off
-    explicitly on reasoning models."""
-    base = build_base_options(model, context, options)
-    extra: dict[str, Any] = dict(options.extra or {})
-    for key in ("thinking_level", "thinking_budget_tokens"):
-        extra.pop(key, None)
-    if not options.reasoning:
-        extra["thinking_enabled"] = False
-        return msgspec.structs.replace(base, extra=extra)
-    level = clamp_thinking_level(model, options.reasoning)
-    config = google_thinking_config(model, level, options.thinking_budgets)
-    extra["thinking_enabled"] = True
-    if "thinkingLevel" in config:
-        extra["thinking_level"] = config["thinkingLevel"]
-    else:
-        extra["thinking_budget_tokens"] = config["thinkingBudget"]
-    return msgspec.structs.replace(base, extra=extra)
 
 
 async def _stream_simple(run: ProviderRun, context: Context) -> None:

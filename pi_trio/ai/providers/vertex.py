@@ -36,9 +36,8 @@ from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._common import option_env
 from ._google_events import GoogleEventMapper
-from ._google_request import build_google_body
+from ._google_request import build_google_body, google_simple_options
 from ._http import ProviderRun, resolve_api_key, run_provider
-from .google import google_simple_options
 
 __all__ = [
     "API_PROVIDER",
