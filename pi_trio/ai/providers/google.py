@@ -10,16 +10,13 @@ from __future__ import annotations
 
 from typing import Final
 
-import anyio.abc
-
-from .._events import AssistantMessageEvent
-from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context
 from .._types import Context, Model
+from ._entry import provider_stream, relay
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body, google_simple_options
-from ._http import ProviderRun, run_provider
+from ._http import ProviderRun
 
 __all__ = [
     "API_PROVIDER",
@@ -44,40 +41,25 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         headers["x-goog-api-key"] = api_key
     mapper = GoogleEventMapper(run.builder, model)
     async with run.open_sse(google_url(model), run.headers(headers), payload) as sse:
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                await run.emit_all(mapper.feed_data(event.data))
+        await relay(run, sse, lambda event: mapper.feed_data(event.data))
     await run.emit_all(mapper.finish())
 
 
-async def stream_google(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_google(run: ProviderRun, context: Context) -> None:
     """Stream one Gemini request with provider-native options (``extra``:
     ``thinking_enabled``, ``thinking_budget_tokens``, ``thinking_level``, ``tool_choice``)."""
-    await run_provider(model, options, send, _stream, context)
+    await _stream(run, context)
 
 
 # --------------------------------------------------------------------------- simple
 
 
-async def _stream_simple(run: ProviderRun, context: Context) -> None:
+@provider_stream
+async def stream_simple_google(run: ProviderRun, context: Context) -> None:
+    """``stream_google`` with the unified options mapped (reference/ai.md §6.5)."""
     run.options = google_simple_options(run.model, context, run.options)
     await _stream(run, context)
-
-
-async def stream_simple_google(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
-    """``stream_google`` with the unified options mapped (reference/ai.md §6.5)."""
-    await run_provider(model, options, send, _stream_simple, context)
 
 
 API_PROVIDER: Final = ApiProvider(
