@@ -1,6 +1,6 @@
 """The one parse of a finished tool call's argument text: the arguments, or ``{}`` and an
 error text that quotes what the model sent (the streamed preview is
-``_streaming_json.StreamingJsonParser``)."""
+``_streaming.StreamingJsonParser``)."""
 
 from __future__ import annotations
 

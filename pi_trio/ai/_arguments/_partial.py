@@ -4,7 +4,7 @@
 parse of the repaired text, partial parse of the original, partial parse of the repaired
 text, ``{}``. The partial parser is a resumable state machine that reads its input once, in
 time linear in its length. (Streamed arguments are read by `StreamingJsonParser`, in
-``_streaming_json``, whose snapshots follow the original's streaming rules.)
+``_streaming``, whose snapshots follow the original's streaming rules.)
 
 Partial semantics at the end of the text: an unterminated string keeps its text (an
 incomplete escape, or a high surrogate still waiting for its low half, is dropped); a

@@ -24,7 +24,7 @@ commas and colons are tolerated, values in invalid positions and unknown words (
 ``Infinity``) are dropped, and text after the root value is ignored; the parser never
 raises. Unpaired surrogate escapes become U+FFFD, so every snapshot encodes to UTF-8.
 
-The parse of the finished text is ``_tool_arguments.parse_tool_call_arguments``.
+The parse of the finished text is ``_final.parse_tool_call_arguments``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Catalog look-ups, cost accounting and thinking-level support of a model.
 
-The catalog is the original's (``_catalog``), read on the first look-up. Every look-up
+The catalog is the original's (``_data``), read on the first look-up. Every look-up
 returns fresh ``Model`` structs decoded from the catalog's JSON, so a caller may adjust
 the model it got (say, point ``base_url`` at a local server) without changing what the
 next caller sees. ``get_model`` answers ``None`` for a name it does not know, as in the

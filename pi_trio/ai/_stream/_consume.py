@@ -9,7 +9,7 @@ Events of any other producer are replayed onto a message of the fold's own.
 to write an outcome from it (the aborted message, an error for a broken protocol or a
 missing terminal event). ``InlineStream`` runs a stream function in the calling task
 and hands each accepted event to a callback (the engine of an agent run);
-``AssistantMessageStream`` (``_stream``) reads them from a channel.
+``AssistantMessageStream`` (``_open``) reads them from a channel.
 """
 
 from __future__ import annotations

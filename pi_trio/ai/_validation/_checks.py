@@ -1,4 +1,4 @@
-"""The value side of the validation fast path (``_validation_fast``): checks that return a
+"""The value side of the validation fast path (``_fast``): checks that return a
 copy of the value they accept (dicts and lists copied, everything else shared, as
 ``copy_json`` copies) or `DECLINED`, which means "ask jsonschema", never "invalid".
 

@@ -7,8 +7,8 @@ reads them. On top of jsonschema's Draft 2020-12 validator:
 
 - a ``$ref`` that names nothing (a missing definition, another document) fails only the
   values at its place, with ``unresolved reference <ref>``;
-- ``pattern`` and ``patternProperties`` are ECMAScript patterns (``_validation_regex``);
-- ``format`` is checked for the formats of ``_validation_formats``, in every draft;
+- ``pattern`` and ``patternProperties`` are ECMAScript patterns (``_regex``);
+- ``format`` is checked for the formats of ``_formats``, in every draft;
 - ``multipleOf`` is exact for decimals (0.0075 is a multiple of 0.0001);
 - a keyword whose value is malformed is ignored, as the original ignores it: a bound or a
   length that is not a number (draft 4's ``exclusiveMaximum: true``), a ``required`` that is

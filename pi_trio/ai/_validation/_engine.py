@@ -1,8 +1,8 @@
-"""The compiled-schema half of tool-argument validation (see ``_validation``): each tool
+"""The compiled-schema half of tool-argument validation (see ``_validate``): each tool
 schema compiled once (in the original's dialect, with its fast path) and cached, and
 `check`, which runs the fast path, coercion, validation and the explanation of failures.
 
-Imported by ``_validation`` on the first validation, not with ``pi_trio``: jsonschema
+Imported by ``_validate`` on the first validation, not with ``pi_trio``: jsonschema
 and its dependencies take tens of milliseconds to import, which a program that never
 validates arguments (or not yet) should not pay.
 """

@@ -3,7 +3,7 @@
 `compile_fast_path` turns a tool's JSON Schema into a function that returns a copy of a
 value the schema surely accepts (dicts and lists copied, everything else shared, as
 ``copy_json`` copies), or `DECLINED`, which means "ask jsonschema", never "invalid":
-``_validation`` then coerces, validates and explains as before. One walk over the value
+``_validate`` then coerces, validates and explains as before. One walk over the value
 both checks and copies it.
 
 It understands what msgspec (and so ``@tool``) generates: local ``$ref``s into ``$defs``

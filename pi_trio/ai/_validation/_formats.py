@@ -10,7 +10,7 @@ anchored to the whole string.
 ``URL.canParse`` does: `ada_url` with the ``ecma`` extra (the parser Node.js uses), else
 `urllib.parse` with the same character rules, which accepts a little more. ``hostname``
 and ``idn-hostname`` check labels with `idna` (IDNA 2008); ``regex`` compiles the text as
-an ECMAScript pattern (see ``_validation_regex``).
+an ECMAScript pattern (see ``_regex``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Scalar conversions as JavaScript and TypeBox's ``Value.Convert`` make them, for
-``_validation_coerce``: ``Number(text)``, ``String(number)``, the ``Try*`` rules of each
+``_coerce``: ``Number(text)``, ``String(number)``, the ``Try*`` rules of each
 JSON type, and ``===`` / ``Object.is`` on JSON values. Every ``try_*`` returns `NO` when
 no conversion applies.
 """

@@ -1,9 +1,9 @@
 """Tool-argument validation (reference/ai.md §8.2).
 
 `validate_tool_arguments` copies the arguments, coerces the copy as upstream 1.6 does
-(``_validation_coerce``: optional nulls dropped, ``"42"`` → 42 for a number, a single
+(``_coerce``: optional nulls dropped, ``"42"`` → 42 for a number, a single
 value into a one-item array), validates it in upstream's dialect of JSON Schema
-(``_validation_dialect``) and returns it; the arguments handed in are never mutated. A
+(``_dialect``) and returns it; the arguments handed in are never mutated. A
 tool call whose argument text was not a JSON object (``arguments_error``) fails before any
 of that with ``Invalid arguments for tool "<name>": <arguments_error>``. A failure raises
 `ToolArgumentsError` with upstream's text::
@@ -14,7 +14,7 @@ of that with ``Invalid arguments for tool "<name>": <arguments_error>``. A failu
     Received arguments:
     <the arguments as handed in, JSON with 2-space indentation>
 
-Paths and messages are pi-schema's (upstream 1.6, see ``_validation_explain``): the
+Paths and messages are pi-schema's (upstream 1.6, see ``_explain``): the
 value's path joined with ``.``, ``root`` for the whole value; ``expected number, got
 string``, ``missing`` at the path of a missing property, ``expected "add"``, ``unknown
 field``. A ``$ref`` that names nothing fails the values at its place (``unresolved
@@ -23,7 +23,7 @@ Schema, or that recurses without end (``$ref``s in a circle without a check, or 
 nested past Python's recursion limit), leaves the arguments unvalidated and logs a warning
 on the ``pi_trio.ai`` logger naming the tool.
 
-Arguments the schema surely accepts take a fast path (``_validation_fast``): one compiled
+Arguments the schema surely accepts take a fast path (``_fast``): one compiled
 walk checks and copies them, with nothing to drop or coerce, in a few microseconds
 instead of jsonschema's hundred or more; anything it does not decide, every invalid value
 included, goes the way described above.
@@ -119,7 +119,7 @@ _engine_module: Any = None
 
 def _engine() -> Any:
     """The compiled-schema machinery, imported on the first validation (see
-    ``_validation_engine``) and kept: an import statement per call costs more than a
+    ``_engine``) and kept: an import statement per call costs more than a
     tenth of a fast-path validation."""
     global _engine_module
     if _engine_module is None:
