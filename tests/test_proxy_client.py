@@ -1,6 +1,7 @@
 """The proxy client (``stream_proxy``) against recorded responses: request shape, rebuilding
-the message from partial-less events, and every way a response can go wrong (scenarios P*,
-PD* of reference/scenarios.md §4). No network: httpx's MockTransport answers."""
+the message from partial-less events, and every way a response can go wrong (the original's
+``proxy.test.ts``, numbered P*, PD* in the comments as the port's catalogue of it did). No
+network: httpx's MockTransport answers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tool-argument validation: reference/ai.md §8.2 and §9 items 74-76."""
+"""Tool-argument validation, as the original's ``validateToolArguments`` /
+``validateToolCall`` (``src/utils/validation.ts``) and its ``validation.test.ts`` decide it."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def failure(parameters: Any, arguments: Any) -> ToolArgumentsError:
     return caught.value
 
 
-# -- §9 items 74-76
+# -- coercion on a copy, unknown tools, the error texts
 
 
 def test_a_numeric_string_is_coerced_for_a_number_schema_on_a_copy() -> None:

@@ -1,4 +1,5 @@
-"""Best-effort JSON for streamed tool-call arguments (reference/ai.md §8.1, DESIGN.md §3.2).
+"""Best-effort JSON for streamed tool-call arguments (the original's ``parseStreamingJson``
+and ``repairJson``, ``src/utils/json-parse.ts``), in linear time.
 
 `parse_streaming_json` turns any text into a dict and never raises: strict parse, strict
 parse of the repaired text, partial parse of the original, partial parse of the repaired

@@ -1,4 +1,5 @@
-"""Tool-argument validation (reference/ai.md §8.2).
+"""Tool-argument validation (the original's ``validateToolArguments`` and
+``validateToolCall``, ``src/utils/validation.ts``).
 
 `validate_tool_arguments` copies the arguments, coerces the copy as upstream 1.6 does
 (``_coerce``: optional nulls dropped, ``"42"`` → 42 for a number, a single

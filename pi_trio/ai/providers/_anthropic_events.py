@@ -1,4 +1,5 @@
-"""Anthropic Messages SSE events → assistant-message events (sans-IO, reference/ai.md §7.2).
+"""Anthropic Messages SSE events → assistant-message events (sans-IO; the original's
+``stream`` in ``src/api/anthropic-messages.ts``).
 
 ``AnthropicEventMapper.feed(name, data)`` takes one SSE event (its ``event:`` name and
 ``data:`` text), decodes the data into an ``_anthropic_wire`` Struct (a tagged union on its

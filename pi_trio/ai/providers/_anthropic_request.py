@@ -1,7 +1,8 @@
 """The request of the Anthropic Messages API, built from a normalized context (sans-IO).
 
-Reference behaviour: reference/ai.md §7.2 (body, messages, tools, cache control, beta
-headers) and §6.2 (thinking). Provider-native options come from ``options.extra``:
+The original's ``buildParams``, ``convertMessages``, ``getCacheControl`` and
+``getBetaFeatures`` (``src/api/anthropic-messages.ts``): body, messages, tools, cache
+control, beta headers and thinking. Provider-native options come from ``options.extra``:
 ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
 ``interleaved_thinking`` and ``tool_choice`` (the unified ``options.tool_choice`` is used
 when ``extra`` has none). ``options.output_format`` becomes ``output_config.format``

@@ -1,5 +1,6 @@
-"""The Chat Completions request body: messages, tools and parameters (reference/ai.md §7.3,
-§6.3). Pure functions of the model, the transcript, the options and the resolved compat."""
+"""The Chat Completions request body: messages, tools and parameters (the original's
+``buildParams``, ``convertMessages`` and ``convertTools``, ``src/api/openai-completions.ts``).
+Pure functions of the model, the transcript, the options and the resolved compat."""
 
 from __future__ import annotations
 
@@ -319,7 +320,7 @@ def build_body(
     thinking_budgets: ThinkingBudgets | None = None,
     tool_choice: Any = None,
 ) -> dict[str, Any]:
-    """The request body for a normalized transcript (§7.3 "Request body")."""
+    """The request body for a normalized transcript (the original's ``buildParams``)."""
     retention = cache_retention(options)
     body: dict[str, Any] = {
         "model": model.id,

@@ -1,7 +1,8 @@
 """The request of the Google Generative AI api, built from a normalized context (sans-IO).
 
-Reference behaviour: reference/ai.md §7.5 (contents, tools, tool config) and §6.5
-(thinking). Provider-native options come from ``options.extra``: ``thinking_enabled``,
+The original's ``buildParams`` (``src/api/google-generative-ai.ts``) with ``convertMessages``,
+``convertTools``, ``mapToolChoice`` and the thinking configs of ``src/api/google-shared.ts``.
+Provider-native options come from ``options.extra``: ``thinking_enabled``,
 ``thinking_budget_tokens``, ``thinking_level`` (``MINIMAL``/``LOW``/``MEDIUM``/``HIGH``)
 and ``tool_choice`` (``auto``/``none``/``any``; the unified ``options.tool_choice`` is
 used when ``extra`` has none). ``options.output_format`` becomes

@@ -16,7 +16,8 @@ A provider's stream function is a coroutine of a ``ProviderRun``, which
         # content order and sends ``done`` -- or ``error`` when the message's
         # ``stop_reason`` was set to ``"error"``/``"aborted"`` (with its ``error_message``).
 
-Rules the helpers implement (reference/ai.md §7.0):
+Rules the helpers implement, as every adapter of the original does over its vendor SDK
+(``src/api/*.ts``; retries: ``retryProviderRequest`` in ``src/utils/provider-retry.ts``):
 
 - Failures are data. Any ``Exception`` raised by the coroutine becomes one ``error`` event
   holding the content received so far: ``ProviderError`` (HTTP statuses, transport errors,

@@ -1,4 +1,5 @@
-"""HTTP failure texts and retry rules of the HTTP providers (sans-IO; reference/ai.md §7.0).
+"""HTTP failure texts and retry rules of the HTTP providers (sans-IO; the original's
+``src/utils/error-body.ts`` and ``src/utils/provider-retry.ts``).
 
 Texts are worded as the original runtime's SDKs word them, because downstream classifiers
 (context overflow, retryable errors) match on them: ``"<status> <message or body>"``,

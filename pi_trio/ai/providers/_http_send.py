@@ -1,4 +1,5 @@
-"""The POST with retries that every HTTP provider sends (reference/ai.md §7.0).
+"""The POST with retries that every HTTP provider sends (the original's
+``retryProviderRequest``, ``src/utils/provider-retry.ts``).
 
 ``open_response`` sends one JSON request, retries it as ``_http``'s docstring describes,
 and yields the successful response; leaving the block closes it. A provider whose body is

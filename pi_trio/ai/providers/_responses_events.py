@@ -1,4 +1,5 @@
-"""OpenAI Responses stream events → assistant-message events (sans-IO, reference/ai.md §7.4).
+"""OpenAI Responses stream events → assistant-message events (sans-IO; the original's
+``processResponsesStream``, ``src/api/openai-responses-shared.ts``).
 
 ``ResponsesEventMapper.feed_data(data)`` takes the ``data:`` text of one SSE event, decodes
 it into a ``_responses_wire`` Struct (a tagged union on the event's ``type``) and returns the

@@ -1,4 +1,5 @@
-"""Transcript → OpenAI Responses input items and tools (sans-IO, reference/ai.md §7.4).
+"""Transcript → OpenAI Responses input items and tools (sans-IO; the original's
+``convertResponsesMessages`` and ``convertResponsesTools``, ``src/api/openai-responses-shared.ts``).
 
 Shared by ``openai-responses``, ``azure-openai-responses`` and ``openai-codex-responses``.
 Replay data written by this api is kept exact: a thinking block's signature is the whole

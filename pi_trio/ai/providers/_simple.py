@@ -1,4 +1,5 @@
-"""The shared part of the ``*_simple`` entry points (reference/ai.md §6.1).
+"""The shared part of the ``*_simple`` entry points (the original's ``buildBaseOptions`` and
+its helpers, ``src/api/simple-options.ts``).
 
 The unified options name a ``reasoning`` level and optional ``thinking_budgets``; each
 provider maps them to its native thinking parameters. What they share lives here: the

@@ -2,7 +2,8 @@
 
 Request building lives in ``_anthropic_request`` and the wire-event mapping in
 ``_anthropic_events`` (both sans-IO); this module adds the HTTP shell, the headers and
-the ``*_simple`` reasoning mapping (reference/ai.md §6.2, §7.2).
+the ``*_simple`` reasoning mapping (the original's ``stream`` and ``streamSimple``,
+``src/api/anthropic-messages.ts``).
 
 A 400 ``invalid_request_error`` saying that the request's strict tools exceed Claude's
 limits, for a request that sent tools strict which only prefer it, is answered by sending
@@ -236,7 +237,7 @@ def anthropic_simple_options(
 
 @provider_stream
 async def stream_simple_anthropic(run: ProviderRun, context: Context) -> None:
-    """``stream_anthropic`` with the unified options mapped (reference/ai.md §6.2)."""
+    """``stream_anthropic`` with the unified options mapped (``anthropic_simple_options``)."""
     run.options = anthropic_simple_options(run.model, context, run.options)
     await _stream(run, context)
 

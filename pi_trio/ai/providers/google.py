@@ -3,7 +3,8 @@
 
 Request building lives in ``_google_request`` (with the ``*_simple`` reasoning mapping,
 which Vertex shares) and the chunk mapping in ``_google_events`` (both sans-IO); this module
-adds the HTTP shell (reference/ai.md §6.5, §7.5).
+adds the HTTP shell (the original's ``stream`` and ``streamSimple``,
+``src/api/google-generative-ai.ts``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ async def stream_google(run: ProviderRun, context: Context) -> None:
 
 @provider_stream
 async def stream_simple_google(run: ProviderRun, context: Context) -> None:
-    """``stream_google`` with the unified options mapped (reference/ai.md §6.5)."""
+    """``stream_google`` with the unified options mapped (``google_simple_options``)."""
     run.options = google_simple_options(run.model, context, run.options)
     await _stream(run, context)
 

@@ -1,5 +1,5 @@
 """The ``openai-completions`` provider: OpenAI Chat Completions and every server that speaks
-it (reference/ai.md §6.3, §7.3), over httpx2 without a vendor SDK.
+it (the original's ``src/api/openai-completions.ts``), over httpx2 without a vendor SDK.
 
 The request body is built by ``_completions_request`` and the stream mapped by
 ``_completions_events`` (both sans-IO); this module adds the HTTP shell.

@@ -3,8 +3,8 @@
 Input conversion lives in ``_responses_shared`` and the stream mapping in
 ``_responses_events``, Azure's URL and deployment, the session headers and the failure
 texts in ``_responses_http`` (all sans-IO); this module builds the body, adds the HTTP
-shell and headers and the ``*_simple`` reasoning mapping (reference/ai.md §6.4, §7.4,
-§7.6).
+shell and headers and the ``*_simple`` reasoning mapping (the original's
+``src/api/openai-responses.ts`` and ``src/api/azure-openai-responses.ts``).
 
 Azure follows pi 1.6's ``azure-openai-responses``: the key goes in ``api-key``; the base
 URL comes from ``extra["azure_base_url"]``, ``AZURE_OPENAI_BASE_URL``,
