@@ -2,7 +2,7 @@
 
 ``agent``, ``proxy`` and ``cli`` import from ``ai`` the public names of ``pi_trio.ai`` (and
 the public provider modules) and the names below, nothing else: no other private module of
-``ai``. The extras (``mcp``, ``session``, ``otel``, ``durable``, ``fanout``) and
+``ai``. The extras (``mcp``, ``session``, ``otel``, ``durable``, ``fanout``, ``agui``…) and
 ``testing`` use the public API alone. ``tests/test_architecture.py`` holds every layer to
 this.
 
