@@ -24,7 +24,7 @@ from pi_trio.ai import (
     get_model,
     open_stream,
 )
-from pi_trio.ai._registry import HTTP_MAX_KEEPALIVE
+from pi_trio.ai._stream._registry import HTTP_MAX_KEEPALIVE
 from pi_trio.testing import ServedRequest, SSEReply, serve_sse, sse_body
 
 ABORTED_RUNS = 1000

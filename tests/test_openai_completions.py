@@ -36,13 +36,13 @@ from pi_trio.ai import (
     complete_simple,
     open_stream,
 )
+from pi_trio.ai.providers._completions_request import build_body
 from pi_trio.ai.providers._completions_wire import CompletionsUsage
 from pi_trio.ai.providers._openai_compat import (
     normalize_tool_call_id,
     resolve_compat,
     short_hash,
 )
-from pi_trio.ai.providers._openai_request import build_body
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.openai_completions import (
     CompletionsStreamMapper,

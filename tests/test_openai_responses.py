@@ -31,7 +31,6 @@ from pi_trio.ai import (
     complete_simple,
     get_model,
     normalize_context,
-    open_stream,
 )
 from pi_trio.ai.providers._responses_events import ResponsesEventMapper
 from pi_trio.ai.providers._responses_shared import (
@@ -66,6 +65,7 @@ from .provider_support import (
     at_url,
     complete_with_fresh_registry,
     event_shape,
+    events_however_cut,
     replay_stream,
 )
 
@@ -1237,33 +1237,11 @@ async def test_error_event_and_connection_reset_keep_the_partial_content():
     assert events[-1].error.error_message.startswith("Network error")
 
 
-async def test_every_two_way_split_of_the_body_gives_identical_events():
-    body = fixture("text.sse")
-    expected, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    transport = ReplayTransport(
-        *[ReplayResponse([body[:i], body[i:]]) for i in range(1, len(body))]
-    )
-    registry = registry_with_transport(transport)
-    try:
-        for _ in range(1, len(body)):
-            async with open_stream(
-                GPT54, ctx(UserMessage(content="hi")), registry=registry, api_key=KEY
-            ) as stream:
-                events = [event async for event in stream]
-            assert shape(events) == shape(expected)
-    finally:
-        await registry.aclose()
-
-
-async def test_one_byte_chunks_give_identical_events():
-    body = fixture("reasoning_tools.sse")
-    expected, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    chunked, _ = await replay(
-        GPT54,
-        ctx(UserMessage(content="hi")),
-        ReplayResponse([body[i : i + 1] for i in range(len(body))]),
-    )
-    assert shape(chunked) == shape(expected)
+@pytest.mark.parametrize(("name", "step"), [("text.sse", 1), ("reasoning_tools.sse", 13)])
+async def test_the_stream_reads_the_same_however_the_network_cuts_it(name, step):
+    context = ctx(UserMessage(content="hi"))
+    whole, cut = await events_however_cut(GPT54, context, fixture(name), step=step, api_key=KEY)
+    assert [shape(events) for events in cut] == [shape(whole)] * len(cut)
 
 
 # =========================================================================== loopback server

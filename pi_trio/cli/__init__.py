@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from .. import __version__
-from ..ai._models import THINKING_LEVELS
+from ..ai._seam import THINKING_LEVELS
 from ._exit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
 __all__ = ["build_parser", "main"]

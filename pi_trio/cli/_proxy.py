@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import anyio
 
 from ..ai import PiError
-from ..ai._groups import sole_exception
+from ..ai._seam import sole_exception
 from ._exit import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["MISSING_EXTRA", "proxy_command", "serve_error_text"]

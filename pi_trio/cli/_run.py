@@ -26,8 +26,7 @@ from ..ai import (
     get_env_api_key,
     resolve_model,
 )
-from ..ai._models import THINKING_LEVELS
-from ..ai._registry import HTTP_READ_TIMEOUT_S
+from ..ai._seam import HTTP_READ_TIMEOUT_S, THINKING_LEVELS
 from ..testing import (
     FauxProvider,
     FauxState,

@@ -1,4 +1,5 @@
-"""The shared part of the ``*_simple`` entry points (reference/ai.md §6.1).
+"""The shared part of the ``*_simple`` entry points (the original's ``buildBaseOptions`` and
+its helpers, ``src/api/simple-options.ts``).
 
 The unified options name a ``reasoning`` level and optional ``thinking_budgets``; each
 provider maps them to its native thinking parameters. What they share lives here: the
@@ -14,9 +15,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .._models import THINKING_LEVELS, clamp_thinking_level
-from .._options import StreamOptions, ThinkingBudgets
-from .._transcript import normalize_context
+from .._catalog._models import THINKING_LEVELS, clamp_thinking_level
+from .._stream._options import StreamOptions, ThinkingBudgets
+from .._transcript._system import normalize_context
 from .._types import (
     AssistantMessage,
     Context,
