@@ -67,6 +67,7 @@ from ._registry import get_api_providers as get_api_providers
 from ._registry import register_api_provider as register_api_provider
 from ._registry import unregister_api_provider as unregister_api_provider
 from ._registry import unregister_api_providers as unregister_api_providers
+from ._replay import replay_events as replay_events
 from ._retry import DEFAULT_MAX_AGENT_RETRY_DELAY_MS as DEFAULT_MAX_AGENT_RETRY_DELAY_MS
 from ._retry import RetryPolicy as RetryPolicy
 from ._retry import retry_assistant_call as retry_assistant_call
@@ -159,6 +160,7 @@ __all__ = [
     "MessageBuilder",
     "MessageDecodeError",
     "MessageFold",
+    "replay_events",
     "MessageValidationError",
     "Model",
     "ModelCost",
