@@ -1,0 +1,275 @@
+"""Temporal runs with the worker in this process, on a dev server the session started
+(``temporal_address``): the activities a run records, events reaching listeners from the
+activities in the order an agent in one process delivers them, replay without the model or
+the tools (a worker that keeps no workflow in its cache replays the whole history at every
+step, and Temporal's ``Replayer`` checks the workflow is deterministic), cancellation as
+the abort contract, steering and follow-ups as signals. Worker death is in
+``test_temporal_crash``."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("temporalio")  # the `temporal` extra; `make test` installs it
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.common import RetryPolicy
+from temporalio.worker import Replayer
+
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, tool
+from pi_trio.ai import MessageBuilder, StreamOptions, TextContent, messages_to_json
+from pi_trio.temporal import (
+    DELIVER_ACTIVITY,
+    MODEL_ACTIVITY,
+    TOOL_ACTIVITY,
+    TemporalAgent,
+)
+from pi_trio.temporal._codec import (
+    REQUEST_OPTION_FIELDS,
+    WORKER_OPTION_FIELDS,
+    decode_event,
+    decode_options,
+    encode_options,
+    event_json,
+)
+from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
+
+_names = itertools.count()
+SCENARIO_TIMEOUT_S = 60.0
+"""A scenario that waits longer has hung (a repeated tool blocking on its gate): it fails."""
+
+
+def temporal_agent(factory: Callable[[], Agent]) -> TemporalAgent:
+    n = next(_names)
+    return TemporalAgent(
+        f"test-{n}",
+        factory,
+        task_queue=f"pi-trio-test-{n}",
+        heartbeat_timeout=timedelta(seconds=2),
+        retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=100)),
+    )
+
+
+def with_worker(
+    address: str, agent: TemporalAgent, scenario: Callable[[Client], Any], **worker: Any
+) -> Any:
+    """Run ``scenario(client)`` on asyncio while a worker of ``agent`` runs."""
+
+    async def main() -> Any:
+        client = await Client.connect(address)
+        async with agent.worker(client, **worker):
+            return await scenario(client)
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(main(), SCENARIO_TIMEOUT_S)
+
+    return asyncio.run(bounded())
+
+
+def normalized(messages: list[Any]) -> Any:
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("timestamp", "durationMs")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(json.loads(messages_to_json(messages)))
+
+
+def schema(*names: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {n: {"type": "integer"} for n in names}}
+
+
+async def activity_types(client: Client, workflow_id: str) -> list[str]:
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+
+
+# --------------------------------------------------------------------------- sans-IO
+
+
+def test_every_stream_option_is_either_carried_by_the_request_or_taken_from_the_worker():
+    assert sorted(REQUEST_OPTION_FIELDS + WORKER_OPTION_FIELDS) == sorted(
+        StreamOptions.__struct_fields__
+    )
+
+
+def test_request_options_cross_without_secrets_and_take_the_workers_own():
+    options = StreamOptions(
+        api_key="sk-secret",
+        headers={"x-key": "secret"},
+        env={"KEY": "secret"},
+        temperature=0.5,
+        session_id="s-1",
+        reasoning="high",
+        max_retries=3,
+    )
+    raw = encode_options(options)
+    assert b"secret" not in bytes(raw)
+    worker = StreamOptions(api_key="sk-worker", headers={"x-key": "worker"})
+    decoded = decode_options(raw, worker)
+    assert decoded.api_key == "sk-worker"
+    assert decoded.headers == {"x-key": "worker"}
+    assert (decoded.temperature, decoded.session_id, decoded.reasoning, decoded.max_retries) == (
+        0.5,
+        "s-1",
+        "high",
+        3,
+    )
+
+
+def test_every_event_of_a_run_crosses_to_an_activity_unchanged():
+    events: list[Any] = []
+    faux = FauxProvider(api="faux-codec")
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_text("Adding."), faux_tool_call("add", {"a": 1, "b": 2}, id="t-1")],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("3"),
+        ]
+    )
+
+    @tool
+    async def add(a: int, b: int, on_update: Any) -> str:
+        """Add."""
+        on_update(AgentToolResult(content=[TextContent(text="working")], details={"n": 1}))
+        return str(a + b)
+
+    agent = Agent(model=faux.get_model(), tools=[add], stream_fn=faux)
+    agent.subscribe(events.append)
+    anyio.run(agent.prompt, "1 + 2?")
+    kinds = {e.type for e in events}
+    assert {"message_update", "tool_execution_update", "turn_end", "agent_end"} <= kinds
+    for event in events:
+        again = decode_event(event_json(event))
+        assert type(again) is type(event)
+        assert bytes(event_json(again)) == bytes(event_json(event))
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _scripted_run() -> tuple[Callable[[], Agent], FauxProvider, list[str]]:
+    """Request 1 calls three tools (one raises, one times out), request 2 answers. Tools
+    count their executions in ``runs``; ``add`` reports progress."""
+    runs: list[str] = []
+    faux = FauxProvider(api="faux-temporal", token_size=(2, 3))
+
+    @tool
+    async def add(a: int, b: int, on_update: Any) -> str:
+        """Add."""
+        runs.append("add")
+        on_update(AgentToolResult(content=[TextContent(text="adding")]))
+        await anyio.lowlevel.checkpoint()
+        return str(a + b)
+
+    async def fail(tool_call_id: str, params: Any) -> Any:
+        runs.append("fail")
+        raise RuntimeError("the disk is full")
+
+    async def hang(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        runs.append("hang")
+        await anyio.Event().wait()
+
+    tools = [
+        add,
+        AgentTool(name="fail", description="Fails.", parameters=schema(), execute=fail),
+        AgentTool(
+            name="hang", description="Hangs.", parameters=schema(), execute=hang, timeout=0.05
+        ),
+    ]
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        if not any(m.role == "toolResult" for m in context.messages):
+            return faux_assistant_message(
+                [
+                    faux_text("Three at once."),
+                    faux_tool_call("add", {"a": 2, "b": 3}, id="t-add"),
+                    faux_tool_call("fail", {}, id="t-fail"),
+                    faux_tool_call("hang", {}, id="t-hang"),
+                ],
+                stop_reason="toolUse",
+            )
+        return faux_assistant_message("5, a full disk and a timeout.")
+
+    faux.set_responses([reply] * 10)
+
+    def build() -> Agent:
+        return Agent(
+            model=faux.get_model(), tools=tools, stream_fn=faux, tool_execution="sequential"
+        )
+
+    return build, faux, runs
+
+
+def _in_process_events(build: Callable[[], Agent], prompt: str) -> list[str]:
+    events: list[str] = []
+    agent = build()
+    agent.subscribe(lambda event: events.append(event.type))
+    anyio.run(agent.prompt, prompt)
+    return events
+
+
+def test_a_run_records_each_request_and_tool_call_and_listeners_see_the_in_process_events(
+    temporal_address,
+):
+    build, faux, runs = _scripted_run()
+    expected = _in_process_events(build, "Do three things.")
+    calls_before = faux.call_count
+    runs.clear()
+    agent = temporal_agent(build)
+    seen: list[Any] = []
+    agent.subscribe(lambda event, info: seen.append((event, info)))
+
+    async def scenario(client: Client) -> tuple[Any, list[str]]:
+        result = await agent.run(client, "Do three things.", workflow_id="scripted-1")
+        return result, await activity_types(client, result.workflow_id)
+
+    result, activities = with_worker(temporal_address, agent, scenario)
+    name = agent.name
+    assert activities == [
+        f"{MODEL_ACTIVITY}:{name}",
+        f"{TOOL_ACTIVITY}:{name}",
+        f"{TOOL_ACTIVITY}:{name}",
+        f"{TOOL_ACTIVITY}:{name}",
+        f"{MODEL_ACTIVITY}:{name}",
+        f"{DELIVER_ACTIVITY}:{name}",
+    ]
+    results = {m.tool_call_id: m for m in result.messages if m.role == "toolResult"}
+    assert results["t-add"].content[0].text == "5"
+    assert results["t-fail"].is_error
+    assert results["t-fail"].content[0].text == "the disk is full"
+    assert results["t-hang"].content[0].text == 'Tool "hang" timed out after 0.05s'
+    assert result.stop_reason == "stop"
+    assert not result.cancelled
+    assert [m.role for m in result.new_messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "toolResult",
+        "assistant",
+    ]
+    assert faux.call_count - calls_before == 2
+    assert runs == ["add", "fail", "hang"]
+    # every event once, in the order an agent in one process delivers them
+    assert [event.type for event, _ in seen] == expected
+    assert all(info.workflow_id == "scripted-1" and not info.replayed for _, info in seen)
+    ends = [e for e, _ in seen if e.type == "message_end"]
+    assert normalized([e.message for e in ends]) == normalized(result.new_messages)
