@@ -169,7 +169,7 @@ def _scripted_run() -> tuple[Callable[[], Agent], FauxProvider, list[str]]:
     """Request 1 calls three tools (one raises, one times out), request 2 answers. Tools
     count their executions in ``runs``; ``add`` reports progress."""
     runs: list[str] = []
-    faux = FauxProvider(api="faux-temporal", token_size=(2, 3))
+    faux = FauxProvider(api="faux-temporal", token_size=(3, 3))
 
     @tool
     async def add(a: int, b: int, on_update: Any) -> str:
@@ -273,3 +273,232 @@ def test_a_run_records_each_request_and_tool_call_and_listeners_see_the_in_proce
     assert all(info.workflow_id == "scripted-1" and not info.replayed for _, info in seen)
     ends = [e for e, _ in seen if e.type == "message_end"]
     assert normalized([e.message for e in ends]) == normalized(result.new_messages)
+
+
+def test_a_worker_that_caches_nothing_replays_every_step_without_the_model_or_the_tools(
+    temporal_address,
+):
+    """With no workflow cache, every workflow task replays the history from the start:
+    the model is asked twice, each tool runs once, each event reaches listeners once, and
+    Temporal's ``Replayer`` finds the recorded history deterministic."""
+    build, faux, runs = _scripted_run()
+    expected = _in_process_events(build, "Do three things.")
+    calls_before = faux.call_count
+    runs.clear()
+    agent = temporal_agent(build)
+    seen: list[str] = []
+    replays: list[bool] = []
+    agent.subscribe(lambda event: seen.append(event.type))
+    agent.subscribe(lambda event, info: replays.append(info.replayed), replayed=True)
+
+    async def scenario(client: Client) -> Any:
+        result = await agent.run(client, "Do three things.")
+        history = await client.get_workflow_handle(result.workflow_id).fetch_history()
+        await Replayer(workflows=[agent.workflow]).replay_workflow(history)
+        return result
+
+    result = with_worker(temporal_address, agent, scenario, max_cached_workflows=0)
+    assert faux.call_count - calls_before == 2
+    assert runs == ["add", "fail", "hang"]
+    assert seen == expected
+    # replays in the process that delivered the events are not delivered again
+    assert replays == [False] * len(expected)
+    assert result.messages[-1].content[0].text == "5, a full disk and a timeout."
+
+
+class Gate:
+    """An ``anyio.Event`` made in the event loop that uses it (``open()`` there)."""
+
+    def __init__(self) -> None:
+        self.event: anyio.Event | None = None
+
+    def open(self) -> anyio.Event:
+        self.event = anyio.Event()
+        return self.event
+
+    def set(self) -> None:
+        if self.event is not None:
+            self.event.set()
+
+
+def _blocking_run(started: Gate) -> Callable[[], Agent]:
+    """Request 1 calls ``wait`` (which blocks until cancelled), request 2 answers."""
+
+    async def wait(tool_call_id: str, params: Any) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        if context.messages[-1].role == "user":
+            return faux_assistant_message(
+                [faux_text("Waiting."), faux_tool_call("wait", {}, id="t-wait")],
+                stop_reason="toolUse",
+            )
+        return faux_assistant_message("Gave up waiting.")
+
+    faux = FauxProvider(api="faux-block")
+    faux.set_responses([reply] * 4)
+    tools = [AgentTool(name="wait", description="Wait.", parameters=schema(), execute=wait)]
+    return lambda: Agent(model=faux.get_model(), tools=tools, stream_fn=faux)
+
+
+def test_cancelling_the_workflow_while_a_tool_runs_aborts_the_run_with_the_contract(
+    temporal_address,
+):
+    started = Gate()
+    agent = temporal_agent(_blocking_run(started))
+    events: list[str] = []
+    agent.subscribe(lambda event: events.append(event.type))
+
+    async def scenario(client: Client) -> tuple[Any, Any]:
+        opened = started.open()
+        run = await agent.start(client, "Wait for it.")
+        await opened.wait()
+        await run.steer("hurry up")
+        await run.follow_up("after that")
+        await run.cancel()
+        return await run.result(), await run.status()
+
+    result, status = with_worker(temporal_address, agent, scenario)
+    assert result.cancelled
+    assert status == WorkflowExecutionStatus.COMPLETED  # the aborted transcript is the result
+    last = result.messages[-1]
+    assert last.role == "toolResult"
+    assert last.is_error
+    assert last.content[0].text == "Operation aborted"
+    assert result.stop_reason == "toolUse"
+    assert events[events.index("tool_execution_start") :] == [
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    # not delivered, not lost: steering first, then follow-ups, as an agent's queues
+    assert [m.content[0].text for m in result.queued] == ["hurry up", "after that"]
+
+
+def test_cancelling_the_workflow_while_the_model_streams_keeps_the_partial_answer(
+    temporal_address,
+):
+    streaming = Gate()
+
+    async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
+        builder = MessageBuilder(model)
+        await send.send(builder.start())
+        start = builder.text_start()
+        await send.send(start)
+        await send.send(builder.text_delta(start.content_index, "Hel"))
+        streaming.set()
+        await anyio.sleep_forever()
+
+    agent = temporal_agent(lambda: Agent(model=FauxProvider().get_model(), stream_fn=slow))
+    events: list[Any] = []
+    agent.subscribe(events.append)
+
+    async def scenario(client: Client) -> Any:
+        opened = streaming.open()
+        run = await agent.start(client, "Say hello.")
+        await opened.wait()
+        await run.cancel()
+        return await run.result()
+
+    result = with_worker(temporal_address, agent, scenario)
+    assert result.cancelled
+    last = result.messages[-1]
+    assert last.stop_reason == "aborted"
+    assert last.content[0].text == "Hel"
+    assert [e.type for e in events[-4:]] == [
+        "message_update",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    assert events[-3].message.stop_reason == "aborted"
+
+
+def test_steering_and_follow_ups_are_signals_that_arrive_in_order(temporal_address):
+    release = Gate()
+    started = Gate()
+
+    async def wait(tool_call_id: str, params: Any) -> str:
+        started.set()
+        assert release.event is not None
+        await release.event.wait()
+        return "waited"
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        if context.messages[-1].role == "user" and len(context.messages) == 2:
+            return faux_assistant_message(
+                [faux_tool_call("wait", {}, id="t-wait")], stop_reason="toolUse"
+            )
+        return faux_assistant_message(f"ok {len(context.messages)}")
+
+    faux = FauxProvider(api="faux-steer")
+    faux.set_responses([reply] * 8)
+    tools = [AgentTool(name="wait", description="Wait.", parameters=schema(), execute=wait)]
+    agent = temporal_agent(lambda: Agent(model=faux.get_model(), tools=tools, stream_fn=faux))
+
+    async def scenario(client: Client) -> Any:
+        opened = started.open()
+        release.open()
+        run = await agent.start(client, "Start.")
+        await opened.wait()
+        await run.steer("first steer")
+        await run.follow_up("the follow-up")
+        await run.steer("second steer")
+        release.set()
+        return await run.result()
+
+    result = with_worker(temporal_address, agent, scenario)
+    users = [m.content[0].text for m in result.messages if m.role == "user"]
+    assert users == ["Start.", "first steer", "second steer", "the follow-up"]
+    assert result.queued == []
+    assert result.messages[-1].role == "assistant"
+
+
+def test_a_message_sent_after_the_last_turn_is_reported_queued_not_lost(temporal_address):
+    at_end = Gate()
+    release = Gate()
+    faux = FauxProvider(api="faux-late")
+    faux.set_responses([faux_assistant_message("Done.")])
+    agent = temporal_agent(lambda: Agent(model=faux.get_model(), stream_fn=faux))
+
+    async def hold_at_end(event: Any) -> None:
+        # the run has looked for messages for the last time; it waits for this listener
+        if event.type == "agent_end":
+            at_end.set()
+            assert release.event is not None
+            await release.event.wait()
+
+    agent.subscribe(hold_at_end)
+
+    async def scenario(client: Client) -> Any:
+        ended = at_end.open()
+        release.open()
+        run = await agent.start(client, "Answer once.")
+        await ended.wait()
+        await run.follow_up("too late")
+        release.set()
+        return await run.result()
+
+    result = with_worker(temporal_address, agent, scenario)
+    assert [m.role for m in result.new_messages] == ["user", "assistant"]
+    assert [m.content[0].text for m in result.queued] == ["too late"]
+
+
+def test_starting_an_existing_workflow_id_returns_that_run(temporal_address):
+    faux = FauxProvider(api="faux-once")
+    faux.set_responses([faux_assistant_message("Once.")] * 3)
+    agent = temporal_agent(lambda: Agent(model=faux.get_model(), stream_fn=faux))
+
+    async def scenario(client: Client) -> tuple[Any, Any]:
+        first = await agent.run(client, "Hi.", workflow_id="only-once")
+        second = await agent.run(client, "Hi again.", workflow_id="only-once")
+        return first, second
+
+    first, second = with_worker(temporal_address, agent, scenario)
+    assert normalized(second.messages) == normalized(first.messages)
+    assert faux.call_count == 1

@@ -68,6 +68,28 @@ QUEUE_SIGNAL = "pi_trio.queue"
 _MESSAGE_EVENTS = frozenset(("message_start", "message_update", "message_end"))
 
 
+async def _activity_result(call: workflow.ActivityHandle[str]) -> str:
+    """The activity's result. When the run is aborted meanwhile (anyio cancels this
+    task), the activity is asked once to stop and the cancellation goes on at once.
+
+    Awaiting the handle itself would not do: the SDK keeps a cancelled handle waiting
+    until the server answers, which happens only after the workflow yields, while anyio
+    cancels the waiting task again on every turn of the event loop: the workflow would
+    never yield."""
+    try:
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        call.cancel()
+        call.add_done_callback(_retrieve)
+        raise
+
+
+def _retrieve(call: asyncio.Future[Any]) -> None:
+    """An abandoned activity's outcome, taken so that asyncio does not report it."""
+    if not call.cancelled():
+        call.exception()
+
+
 class ToolCallFailed(Exception):
     """A recorded tool failure, raised again so the agent reports it as it did then."""
 
@@ -155,7 +177,7 @@ class Execution:
         )
         self.model_call = call
         try:
-            raw = await call
+            raw = await _activity_result(call)
         except ActivityError as exc:
             if self.cancelled and is_cancelled_exception(exc):
                 await self._abort_now()
@@ -181,12 +203,13 @@ class Execution:
                 tool_name=name,
                 params=msgspec.Raw(msgspec.json.encode(params)),
             )
+            call: workflow.ActivityHandle[str] = workflow.start_activity(
+                args=[encode(request)],
+                cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
+                **options,
+            )
             try:
-                raw = await workflow.execute_activity(
-                    args=[encode(request)],
-                    cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-                    **options,
-                )
+                raw = await _activity_result(call)
             except ActivityError as exc:
                 if signal.aborted and is_cancelled_exception(exc):
                     await self._abort_now()
