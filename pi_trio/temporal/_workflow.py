@@ -146,6 +146,11 @@ class Execution:
         self.pending.append(Carried(replaying, event_json(event)))
 
     def take_events(self) -> list[Carried]:
+        """The events for the activity about to be scheduled. While replaying, that
+        activity is in the history already (it will not run again): the events stay
+        here for the first activity that runs."""
+        if workflow.unsafe.is_replaying():
+            return []
         events, self.pending = self.pending, []
         return events
 
@@ -273,15 +278,14 @@ class Execution:
     async def _run(self) -> str:
         agent = self.agent
         before = len(agent.state.messages)
-        try:
-            await agent.prompt(messages_from_json(bytes(self.run_input.prompts)))
-            # the run's last events; messages sent meanwhile join ``queued``
-            await workflow.execute_activity(
-                args=[encode(DeliverRequest(events=self.take_events()))],
-                **self._options(DELIVER_ACTIVITY),
-            )
-        finally:
-            self.owner.live_runs.discard(self.key)
+        await agent.prompt(messages_from_json(bytes(self.run_input.prompts)))
+        # the run's last events; messages sent meanwhile join ``queued``
+        await workflow.execute_activity(
+            args=[encode(DeliverRequest(events=self.take_events()))],
+            **self._options(DELIVER_ACTIVITY),
+        )
+        # (not when the worker evicts the workflow: it may replay it here again)
+        self.owner.live_runs.discard(self.key)
         queued = agent.take_queued_messages(lambda _: True)
         return encode_outcome(agent, len(agent.state.messages) - before, queued, self.cancelled)
 
