@@ -22,7 +22,7 @@ import asyncio
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import msgspec
@@ -47,10 +47,8 @@ from ..ai import (
     to_json,
 )
 from ._codec import DeliverRequest, ModelRequest, ToolRequest, decode, decode_options, encode
+from ._core import AgentCore
 from ._listeners import RunTarget
-
-if TYPE_CHECKING:
-    from ._agent import TemporalAgent
 
 __all__ = [
     "DELIVER_ACTIVITY",
@@ -87,7 +85,7 @@ class Recorded(msgspec.Struct, omit_defaults=True):
     failure: str | None = None
 
 
-def _target(owner: TemporalAgent) -> RunTarget:
+def _target(owner: AgentCore) -> RunTarget:
     info = activity.info()
     return owner.listeners.target(info.workflow_id or "", info.workflow_run_id or "")
 
@@ -136,7 +134,7 @@ async def _abort_on_cancel_request(work: Coroutine[Any, Any, T], abort: Callable
                 current.uncancel()
 
 
-def build_activities(owner: TemporalAgent) -> list[Callable[..., Any]]:
+def build_activities(owner: AgentCore) -> list[Callable[..., Any]]:
     """The activities of ``owner``, named after it."""
 
     @activity.defn(name=f"{MODEL_ACTIVITY}:{owner.name}")

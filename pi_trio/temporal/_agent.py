@@ -24,7 +24,7 @@ from ..agent import Agent, AgentMessage
 from ..ai import ImageContent, TextContent, UserMessage, messages_to_json, now_ms
 from ._activities import build_activities
 from ._codec import encode
-from ._listeners import Listeners
+from ._core import AgentCore
 from ._result import RunInput, TemporalResult, TemporalRun
 from ._workflow import QUEUE_SIGNAL, build_workflow
 
@@ -78,34 +78,20 @@ class TemporalAgent:
                 f"positive, got {heartbeat_timeout!r} and {activity_timeout!r}"
             )
         self.name = name
-        self.factory = factory
         self.task_queue = task_queue
-        self.activity_timeout = activity_timeout
-        self.heartbeat_timeout = heartbeat_timeout
-        self.retry_policy = retry_policy
-        self.workflow_name = f"pi_trio.agent:{name}"
-        self.listeners = Listeners()
-        # runs whose workflow this process executed live (not by replaying its history)
-        self.live_runs: set[str] = set()
-        self._worker_agent: Agent | None = None
-        self.workflow = build_workflow(self)
-        self.activities = build_activities(self)
+        self.core = AgentCore(
+            name,
+            factory,
+            activity_timeout=activity_timeout,
+            heartbeat_timeout=heartbeat_timeout,
+            retry_policy=retry_policy,
+        )
+        self.workflow_name = self.core.workflow_name
+        self.workflow = build_workflow(self.core)
+        self.activities = build_activities(self.core)
 
     def __repr__(self) -> str:
         return f"<TemporalAgent {self.name!r}>"
-
-    def worker_agent(self) -> Agent:
-        """The agent the activities of this process take their stream function, keys
-        and tools from (built by the factory on first use)."""
-        if self._worker_agent is None:
-            agent = self.factory()
-            if not isinstance(agent, Agent):
-                raise TypeError(
-                    f"the factory of TemporalAgent {self.name!r} must return an Agent, "
-                    f"got {agent!r}"
-                )
-            self._worker_agent = agent
-        return self._worker_agent
 
     # ------------------------------------------------------------------ listeners, worker
 
@@ -118,7 +104,7 @@ class TemporalAgent:
         a dying worker had started is not delivered again); ``replayed=True`` also
         delivers, when another worker resumes a run, the events of its recorded part
         again (marked ``info.replayed``), so a reconnecting UI rebuilds the whole run."""
-        return self.listeners.subscribe(listener, replayed)
+        return self.core.listeners.subscribe(listener, replayed)
 
     def worker(self, client: Client, **options: Any) -> Worker:
         """A Temporal ``Worker`` on ``task_queue`` running this agent's workflow and

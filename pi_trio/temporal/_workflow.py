@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -55,10 +55,8 @@ from ._codec import (
     encode_options,
     event_json,
 )
+from ._core import AgentCore
 from ._result import RunInput, encode_outcome
-
-if TYPE_CHECKING:
-    from ._agent import TemporalAgent
 
 __all__ = ["QUEUE_SIGNAL", "Execution", "ToolCallFailed", "build_workflow"]
 
@@ -98,7 +96,7 @@ class Execution:
     """One execution of a run's workflow: the agent, the events not delivered yet, and
     how a cancellation becomes the agent's abort."""
 
-    def __init__(self, owner: TemporalAgent, run: RunInput) -> None:
+    def __init__(self, owner: AgentCore, run: RunInput) -> None:
         self.owner = owner
         info = workflow.info()
         self.key = f"{info.workflow_id}/{info.run_id}"
@@ -290,7 +288,7 @@ class Execution:
         return encode_outcome(agent, len(agent.state.messages) - before, queued, self.cancelled)
 
 
-def build_workflow(owner: TemporalAgent) -> type[Any]:
+def build_workflow(owner: AgentCore) -> type[Any]:
     """The workflow class of ``owner`` (named ``pi_trio.agent:<name>``).
 
     Temporal refuses workflow classes defined inside a function, because its sandbox
