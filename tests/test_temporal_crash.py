@@ -310,3 +310,42 @@ def test_listeners_get_new_events_once_by_default_and_replays_when_asked(safe_cr
     replayed = [r["replayed"] for r in resumed]
     cut = len(before)
     assert replayed == [True] * cut + [False] * (len(resumed) - cut)
+
+
+def test_the_example_finishes_where_its_worker_was_killed(temporal_address):
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "temporal_agent.py"),
+        "--faux",
+        f"--address={temporal_address}",
+        f"--run-id=example-{os.getpid()}",
+        f"--task-queue=example-{os.getpid()}",
+        "--heartbeat-seconds=1",
+    ]
+
+    def run_to_end(*extra: str) -> list[str]:
+        out = subprocess.run(
+            [*command, *extra], cwd=ROOT, capture_output=True, text=True, timeout=READ_TIMEOUT
+        )
+        assert out.returncode == 0, out.stderr[-4000:]
+        return out.stdout.splitlines()
+
+    first = subprocess.Popen(
+        [*command, "--tool-seconds=600"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert first.stdout is not None
+    with first.stdout:
+        assert first.stdout.readline() == "  [new] assistant: Let me look.\n"
+        assert first.stdout.readline() == "  fetch status.example started\n"
+        first.send_signal(signal.SIGKILL)
+        assert first.wait(timeout=READ_TIMEOUT) == -signal.SIGKILL
+
+    answer = "answer: The status page says all systems are nominal."
+    assert run_to_end("--tool-seconds=0") == [
+        "  fetch status.example started",  # replay="safe": the interrupted fetch runs again
+        "  [replayed] assistant: Let me look.",  # from the history, not the model
+        "  [new] fetch -> <html>status.example: all systems nominal</html>",
+        "  [new] assistant: The status page says all systems are nominal.",
+        answer,
+    ]
+    assert run_to_end() == [answer]  # finished: the recorded result
