@@ -501,7 +501,7 @@ def test_the_leading_system_message_is_not_announced_and_a_tool_change_is():
 
 # --------------------------------------------------------------------------- beyond one process
 
-# Names the two sketches leave to the reader, defined offline (a faux provider, two tools).
+# Names the three sketches leave to the reader, defined offline (a faux provider, two tools).
 DURABLE_PRELUDE = """
 from pi_trio.agent import tool
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
@@ -573,6 +573,26 @@ def test_the_durable_block_runs_a_workflow_on_sqlite(tmp_path):
     assert (tmp_path / "support.sqlite").exists()
 
 
+def test_the_temporal_block_runs_a_workflow_on_the_dev_server(tmp_path, temporal_address):
+    # the one substitution: the dev server the session started instead of the default
+    # address; the process ends with os._exit, as the Temporal SDK's Rust threads may
+    # abort a finalizing interpreter (temporalio/sdk-python#300)
+    block = code("Beyond one process", 2)
+    assert '"localhost:7233"' in block
+    block = block.replace('"localhost:7233"', repr(temporal_address))
+    out = run_script(
+        DURABLE_PRELUDE
+        + block
+        + "\nprint(faux.state.call_count, events.count('agent_end'), events[-2])\n"
+        + "import os, sys; sys.stdout.flush(); os._exit(0)\n",
+        tmp_path,
+    )
+    calls, ended, before_end = out.split()
+    assert int(calls) >= 2  # the tool call and the answer (the steer may come too late)
+    assert ended == "1"  # the worker's listener got the run's events, each once
+    assert before_end == "turn_end"
+
+
 def test_the_fanout_block_runs_every_job_on_a_local_ray(tmp_path):
     # the one substitution: a small local cluster instead of the machine's default
     block = code("Beyond one process", 1).replace(
@@ -604,6 +624,7 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,
+    ("Beyond one process", 2): test_the_temporal_block_runs_a_workflow_on_the_dev_server,
 }  # fmt: skip
 
 

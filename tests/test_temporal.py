@@ -20,6 +20,7 @@ import pytest
 
 pytest.importorskip("temporalio")  # the `temporal` extra; `make test` installs it
 
+from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy
@@ -97,6 +98,24 @@ async def activity_types(client: Client, workflow_id: str) -> list[str]:
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
     ]
+
+
+def payload_data(message: Any) -> bytes:
+    """The data of every payload in a history event (a protobuf message), decoded."""
+    if isinstance(message, Payload):
+        return bytes(message.data)
+    found: list[bytes] = []
+    for _, value in message.ListFields():
+        if hasattr(value, "ListFields"):
+            values = [value]
+        elif hasattr(value, "values"):  # a map field
+            values = list(value.values())
+        elif isinstance(value, (str, bytes, int, float, bool)):
+            continue
+        else:  # a repeated field
+            values = list(value)
+        found.extend(payload_data(v) for v in values if hasattr(v, "ListFields"))
+    return b"\n".join(found)
 
 
 # --------------------------------------------------------------------------- sans-IO
@@ -502,3 +521,55 @@ def test_starting_an_existing_workflow_id_returns_that_run(temporal_address):
     first, second = with_worker(temporal_address, agent, scenario)
     assert normalized(second.messages) == normalized(first.messages)
     assert faux.call_count == 1
+
+
+def test_keys_stay_in_the_worker_and_a_failing_listener_does_not_stop_the_run(
+    temporal_address, caplog
+):
+    seen_keys: list[str | None] = []
+
+    async def answer(model: Any, context: Any, options: Any, send: Any) -> None:
+        seen_keys.append(options.api_key)
+        faux = FauxProvider(api="faux-keys")
+        faux.set_responses([faux_assistant_message("Keyed.")])
+        await faux(model, context, options, send)
+
+    def build() -> Agent:
+        return Agent(
+            model=FauxProvider(api="faux-keys").get_model(),
+            stream_fn=answer,
+            stream_options=StreamOptions(api_key="sk-static-secret", temperature=0.25),
+            get_api_key=lambda provider: "sk-hook-secret",
+        )
+
+    agent = temporal_agent(build)
+    seen: list[str] = []
+
+    def broken(event: Any) -> None:
+        raise RuntimeError("the listener is broken")
+
+    agent.subscribe(broken)
+    agent.subscribe(lambda event: seen.append(event.type))
+
+    async def scenario(client: Client) -> tuple[Any, bytes]:
+        result = await agent.run(client, "Use the key.")
+        history = await client.get_workflow_handle(result.workflow_id).fetch_history()
+        return result, b"\n".join(payload_data(event) for event in history.events)
+
+    result, history = with_worker(temporal_address, agent, scenario)
+    assert result.messages[-1].content[0].text == "Keyed."
+    assert seen_keys == ["sk-hook-secret"]  # the worker's hook, called in the activity
+    assert b"sk-" not in history
+    assert b"0.25" in history  # the request's plain options travel in the history
+    assert seen[0] == "agent_start"
+    assert seen[-1] == "agent_end"
+    failures = [r for r in caplog.records if "the run goes on" in r.getMessage()]
+    assert len(failures) == len(seen)
+    assert failures[0].exc_info is not None
+
+
+def test_a_temporal_agent_refuses_an_empty_name_and_a_non_positive_timeout():
+    with pytest.raises(ValueError, match=r"needs a non-empty name, got ''"):
+        TemporalAgent("", Agent)
+    with pytest.raises(ValueError, match=r"'x': heartbeat_timeout and activity_timeout must be"):
+        TemporalAgent("x", Agent, heartbeat_timeout=timedelta(0))
