@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "pi_trio.durable",
     "pi_trio.temporal",
     "pi_trio.fanout",
+    "pi_trio.agui",
 ]
 
 
