@@ -11,6 +11,9 @@ moved or removed without one. Blocks run as written, except for these substituti
 - the proxy block's server address: ``http://127.0.0.1:8787`` becomes the address of a
   proxy server the test starts on a free port, whose provider calls answer from a
   recorded Anthropic stream;
+- the Temporal block's server address: ``"localhost:7233"`` becomes the address of the
+  dev server the session started (``temporal_address``), and the script ends with
+  ``os._exit`` (the Temporal SDK's threads may abort a finalizing interpreter);
 - fragments get what they use: the deadline block runs inside a function given an
   ``agent`` on a faux provider (on a fake clock), the ``@tool`` block's tool runs in an
   agent, the SQLite store class is used on an in-memory database, and the sessions block's
