@@ -82,10 +82,7 @@ def dev_server(workdir: Path) -> Iterator[str]:
         asyncio.run(_ready(address))
         yield address
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        # the database is the session's own: a graceful stop (seconds) would keep nothing
+        process.kill()
+        process.wait()
         log.close()
