@@ -115,6 +115,7 @@ ALLOWED = {
     "mcp": {"ai", "agent", "mcp"},
     "otel": {"ai", "agent", "otel"},
     "durable": {"ai", "agent", "durable"},
+    "temporal": {"ai", "agent", "temporal"},
     "fanout": {"ai", "agent", "fanout"},
     "agui": {"ai", "agent", "agui"},
     "cli": {"ai", "agent", "proxy", "testing", "cli"},
@@ -133,7 +134,7 @@ def test_layers_import_only_downwards() -> None:
 
 # the layers built on the public API alone: from another layer they import only public
 # modules (``pi_trio.ai``, ``pi_trio.agent``), never a private one
-PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "fanout", "agui"}
+PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "temporal", "fanout", "agui"}
 
 
 def test_the_extras_use_only_the_public_api_of_the_layers_below() -> None:

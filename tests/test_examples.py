@@ -466,9 +466,12 @@ def test_trio_service_stops_on_ctrl_c_with_one_line_and_exit_130():
     assert err == "interrupted; the runs in flight were aborted\n"
 
 
-@pytest.mark.parametrize("name", ["durable_agent", "ray_fanout"])
+ENGINES = {"durable_agent": "dbos", "temporal_agent": "temporalio", "ray_fanout": "ray"}
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
 def test_the_engine_examples_explain_themselves_and_refuse_a_misspelt_model(name):
-    pytest.importorskip("dbos" if name == "durable_agent" else "ray")
+    pytest.importorskip(ENGINES[name])
     helping = example_process(name, "--help")  # both at once: each imports its engine
     process = example_process(name, "--model", "anthropic/claude-hiku-4-5")
     out, _ = helping.communicate(timeout=60)
@@ -542,3 +545,46 @@ def test_bench_harness_where_every_task_fails_says_why_and_exits_1(tmp_path):
         "bench_harness: 3 of 3 tasks failed; the first: No API key for provider: anthropic"
     )
     assert json.loads(out)["statuses"] == {"error": 3}
+
+
+def test_the_temporal_example_says_why_its_run_failed_and_exits_1(temporal_address):
+    pytest.importorskip("temporalio")
+    process = example_process(
+        "temporal_agent", "--model", "anthropic/claude-haiku-4-5",
+        f"--address={temporal_address}", "--run-id=failed-run", "--task-queue=failed-run",
+    )  # fmt: skip
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "answer:" not in out
+    assert err.splitlines()[-1] == (
+        "temporal_agent: the run failed: No API key for provider: anthropic"
+    )
+
+
+def test_the_temporal_example_without_a_server_says_so_in_one_line():
+    pytest.importorskip("temporalio")
+    process = example_process("temporal_agent", "--faux", "--address=127.0.0.1:1")
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert "Traceback" not in err
+    assert err.startswith("temporal_agent: no Temporal server at 127.0.0.1:1 (")
+    assert err.rstrip().endswith("start one with `temporal server start-dev` or give --address")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_the_temporal_example_stops_on_ctrl_c_with_one_line(temporal_address):
+    pytest.importorskip("temporalio")
+    process = example_process(
+        "temporal_agent", "--faux", "--tool-seconds=600",
+        f"--address={temporal_address}", "--run-id=ctrl-c-run", "--task-queue=ctrl-c-run",
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
+    assert process.stdout.readline() == "  fetch status.example started\n"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        "temporal_agent: interrupted; run the same command again to resume"
+    )

@@ -11,6 +11,9 @@ moved or removed without one. Blocks run as written, except for these substituti
 - the proxy block's server address: ``http://127.0.0.1:8787`` becomes the address of a
   proxy server the test starts on a free port, whose provider calls answer from a
   recorded Anthropic stream;
+- the Temporal block's server address: ``"localhost:7233"`` becomes the address of the
+  dev server the session started (``temporal_address``), and the script ends with
+  ``os._exit`` (the Temporal SDK's threads may abort a finalizing interpreter);
 - fragments get what they use: the deadline block runs inside a function given an
   ``agent`` on a faux provider (on a fake clock), the ``@tool`` block's tool runs in an
   agent, the SQLite store class is used on an in-memory database, and the sessions block's
@@ -502,7 +505,7 @@ def test_the_leading_system_message_is_not_announced_and_a_tool_change_is():
 
 # --------------------------------------------------------------------------- beyond one process
 
-# Names the two sketches leave to the reader, defined offline (a faux provider, two tools).
+# Names the three sketches leave to the reader, defined offline (a faux provider, two tools).
 DURABLE_PRELUDE = """
 from pi_trio.agent import tool
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
@@ -574,6 +577,26 @@ def test_the_durable_block_runs_a_workflow_on_sqlite(tmp_path):
     assert (tmp_path / "support.sqlite").exists()
 
 
+def test_the_temporal_block_runs_a_workflow_on_the_dev_server(tmp_path, temporal_address):
+    # the one substitution: the dev server the session started instead of the default
+    # address; the process ends with os._exit, as the Temporal SDK's Rust threads may
+    # abort a finalizing interpreter (temporalio/sdk-python#300)
+    block = code("Beyond one process", 2)
+    assert '"localhost:7233"' in block
+    block = block.replace('"localhost:7233"', repr(temporal_address))
+    out = run_script(
+        DURABLE_PRELUDE
+        + block
+        + "\nprint(faux.state.call_count, events.count('agent_end'), events[-2])\n"
+        + "import os, sys; sys.stdout.flush(); os._exit(0)\n",
+        tmp_path,
+    )
+    calls, ended, before_end = out.split()
+    assert int(calls) >= 2  # the tool call and the answer (the steer may come too late)
+    assert ended == "1"  # the worker's listener got the run's events, each once
+    assert before_end == "turn_end"
+
+
 def test_the_fanout_block_runs_every_job_on_a_local_ray(tmp_path):
     # the one substitution: a small local cluster instead of the machine's default
     block = code("Beyond one process", 1).replace(
@@ -638,6 +661,7 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,
+    ("Beyond one process", 2): test_the_temporal_block_runs_a_workflow_on_the_dev_server,
     ("AG-UI: agents in the browser", 0): test_the_agui_block_serves_ag_ui_events_and_says_why_a_run_failed,
 }  # fmt: skip
 

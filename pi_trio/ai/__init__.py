@@ -80,6 +80,7 @@ from ._stream._registry import get_api_providers as get_api_providers
 from ._stream._registry import register_api_provider as register_api_provider
 from ._stream._registry import unregister_api_provider as unregister_api_provider
 from ._stream._registry import unregister_api_providers as unregister_api_providers
+from ._stream._replay import replay_events as replay_events
 from ._transcript._history import ResolvedTranscriptTools as ResolvedTranscriptTools
 from ._transcript._history import get_declared_tools as get_declared_tools
 from ._transcript._history import get_initial_system_message as get_initial_system_message
@@ -257,6 +258,7 @@ __all__ = [
     "register_api_provider",
     "render_system_message_update",
     "repair_json",
+    "replay_events",
     "resolve_model",
     "resolve_transcript",
     "resolve_transcript_tools",

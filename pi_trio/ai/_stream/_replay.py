@@ -1,8 +1,8 @@
 """The events that re-send a recorded assistant message (sans-IO).
 
-A durable run records the final message of every model request. When the run is resumed,
-the request is not made again: the recorded message is sent to the agent as a stream of
-its own, one ``start``, each block as ``*_start`` / one whole delta / ``*_end``, then the
+A durable run (``pi_trio.durable`` on DBOS, ``pi_trio.temporal``) records the final
+message of every model request. When the run is resumed, the request is not made again:
+the recorded message is sent to the agent as a stream of its own, one ``start``, each block as ``*_start`` / one whole delta / ``*_end``, then the
 terminal ``done`` or ``error`` carrying the recorded message itself, so the transcript gets
 exactly the message that was recorded.
 """
@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import msgspec
 
-from ..ai import (
-    AssistantMessage,
-    AssistantMessageEvent,
-    DoneEvent,
-    ErrorEvent,
-    MessageBuilder,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-)
+from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from .._types import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall
+from ._builder import MessageBuilder
 
 __all__ = ["replay_events"]
 
