@@ -29,7 +29,13 @@ from pi_trio.ai import (
     get_model,
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
-from pi_trio.proxy import ProxyApp, catalog_models_only, create_app, serve
+from pi_trio.proxy import (
+    DEFAULT_FORWARD_HEADERS,
+    ProxyApp,
+    catalog_models_only,
+    create_app,
+    serve,
+)
 from pi_trio.proxy import _rebuild as proxy_rebuild
 from pi_trio.proxy._app import DRAIN_LIMIT
 from pi_trio.testing import (
@@ -48,8 +54,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 NETWORK_READ = 64 * 1024
 
 
-def serve_any(model: Model) -> str | None:
-    return None
+def serve_any(model: Model) -> Model:
+    return model
+
+
+def catalog_at(url: str) -> Any:
+    """The default policy, serving the catalog entry at ``url`` (an operator's catalog)."""
+
+    def policy(model: Model) -> Model | str:
+        served = catalog_models_only(model)
+        return served if isinstance(served, str) else msgspec.structs.replace(served, base_url=url)
+
+    return policy
 
 
 def hello() -> Context:
@@ -224,12 +240,12 @@ async def test_only_allowed_headers_reach_the_provider_next_to_the_servers_key(
     async with serve_sse([SSEReply(recorded)]) as upstream:
         base = get_model("anthropic", "claude-haiku-4-5")
         assert base is not None
-        model = msgspec.structs.replace(
-            base, base_url=upstream.url, headers={**hostile, "X-Title": "from the model"}
-        )
+        # the client's copy of the model: its headers are never read
+        model = msgspec.structs.replace(base, headers={**hostile, "X-Title": "from the model"})
         registry = ProviderRegistry()
-        url, _ = await start(nursery, registry=registry)
-        body = body_for(model, headers={**hostile, "anthropic-beta": "from-the-options"})
+        url, _ = await start(nursery, registry=registry, model_policy=catalog_at(upstream.url))
+        options = {**hostile, "anthropic-beta": "from-the-options", "X-Title": "from the options"}
+        body = body_for(model, headers=options)
         try:
             async with httpx2.AsyncClient() as http:
                 response = await http.post(
@@ -245,11 +261,17 @@ async def test_only_allowed_headers_reach_the_provider_next_to_the_servers_key(
     assert sent.headers["host"] == upstream.url.removeprefix("http://")
     assert sent.headers["x-api-key"] == SERVER_KEY
     assert sent.headers["anthropic-version"] == "2023-06-01"
-    assert sent.headers["x-title"] == "from the model"
+    assert sent.headers["x-title"] == "from the options"
     assert "from-the-options" in sent.headers["anthropic-beta"]
     for name in ("authorization", "transfer-encoding", "upgrade"):
         assert name not in sent.headers
     assert sent.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+def test_no_client_may_be_allowed_the_headers_of_the_key_or_the_message() -> None:
+    for name in ("Authorization", "x-api-key", "Host", "Transfer-Encoding", "cookie"):
+        with pytest.raises(ValueError, match=rf"forward_headers may not name '{name.lower()}'"):
+            create_app(tokens=[TOKEN], forward_headers=[*DEFAULT_FORWARD_HEADERS, name])
 
 
 # --------------------------------------------------------------------------- uploads

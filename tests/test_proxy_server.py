@@ -58,8 +58,8 @@ NODE_PACKAGE = "@mariozechner/pi-agent-core@0.73.1"
 HELD_APART = 0.001  # tokens per second: after its first event a paced faux stream waits
 
 
-def serve_any(model: Model) -> str | None:
-    return None
+def serve_any(model: Model) -> Model:
+    return model
 
 
 class Upstream:
@@ -419,7 +419,7 @@ async def test_the_default_policy_serves_only_catalog_models_at_their_base_url(
     )
     provider = get_providers()[0]
     model = get_models(provider)[0]
-    assert catalog_models_only(model) is None
+    assert catalog_models_only(model) == model  # the catalog's own entry
     moved = msgspec.structs.replace(model, base_url="https://attacker.example")
     refusal = catalog_models_only(moved)
     assert refusal is not None
