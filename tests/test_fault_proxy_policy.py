@@ -264,3 +264,66 @@ async def test_a_model_at_another_address_or_not_in_the_catalog_is_refused(
     assert response.status_code == 403
     assert "is not in this proxy's catalog" in response.json()["error"]
     assert sent == sent2 == []
+
+
+# --------------------------------------------------------------------------- the server's model
+
+
+def provider_for(api: str) -> Provider:
+    return next(p.values[0] for p in PROVIDERS if p.values[0].api == api)
+
+
+@pytest.mark.parametrize(
+    ("provider_id", "model_id"),
+    [("github-copilot", "claude-haiku-4.5"), ("nvidia", "google/gemma-3-12b-it")],
+)
+async def test_a_model_that_needs_its_catalog_headers_gets_them_through_the_proxy(
+    nursery: trio.Nursery, provider_id: str, model_id: str
+) -> None:
+    """GitHub Copilot wants its editor headers, NVIDIA its polling header: the server's
+    catalog entry carries them, and they go out as the catalog writes them."""
+    model = get_model(provider_id, model_id)
+    assert model is not None
+    assert model.headers
+    provider = provider_for(model.api)
+    registry = keyed_registry(model.api, provider.key)
+    async with serve_sse(upstream_reply(provider)) as upstream:
+        app = create_app(tokens=[TOKEN], registry=registry, model_policy=catalog_at(upstream.url))
+        url = await nursery.start(partial(serve, "127.0.0.1", 0, app=app))
+        try:
+            async with httpx2.AsyncClient() as http:
+                response = await http.post(
+                    f"{url}/api/stream",
+                    content=request_body(model, {}, {}),
+                    headers={"Authorization": f"Bearer {TOKEN}"},
+                )
+        finally:
+            await registry.aclose()
+    assert response.status_code == 200, response.text
+    assert b'"type":"done"' in response.content
+    (sent,) = upstream.requests
+    for name, value in model.headers.items():
+        assert sent.headers[name.lower()] == value, name
+
+
+RADIUS_FIELDS = {  # what the original's catalog gives a Radius model beyond pi_trio's
+    "lab": "Moonshot AI",
+    "enabled": True,
+    "providers": [{"id": "openrouter", "name": "OpenRouter", "credential": "radius"}],
+    "free": False,
+}
+
+
+async def test_a_model_with_fields_this_version_does_not_know_is_served(
+    nursery: trio.Nursery,
+) -> None:
+    """A Radius model as the original's 1.6 catalog writes it, with ``lab``, ``enabled``,
+    ``providers`` and ``free``: the client's copy only names the model, so fields the
+    server does not know are no reason to refuse it."""
+    provider = provider_for("pi-messages")
+    response, sent, model = await through_proxy(nursery, provider, RADIUS_FIELDS, {})
+    assert response.status_code == 200, response.text
+    assert b'"type":"done"' in response.content
+    (request,) = sent
+    check_sent_clean(provider, request, model)
+    assert b"Moonshot" not in request.content
