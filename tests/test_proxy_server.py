@@ -58,6 +58,7 @@ from pi_trio.testing import (
 
 TOKEN = "s3cret-token"
 NODE_PACKAGE = "@mariozechner/pi-agent-core@0.73.1"
+PI16_PACKAGES = ("@earendil-works/pi-agent-core@1.6.0", "@earendil-works/pi-ai@1.6.0")
 HELD_APART = 0.001  # tokens per second: after its first event a paced faux stream waits
 
 
@@ -670,25 +671,32 @@ console.log(JSON.stringify({ types, result }));
 """
 
 
-@pytest.fixture(scope="session")
-def node_client() -> Path:
-    """A folder with the original ``@mariozechner/pi-agent-core`` installed (cached under
-    benchmarks/.cache); the test is skipped when node or the package is unavailable."""
+def npm_installed(folder: str, *packages: str) -> Path:
+    """A folder under benchmarks/.cache with ``packages`` installed by npm (once; later
+    runs reuse it); the test is skipped when node, npm or the install is unavailable."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("node and npm are needed to run the original TypeScript client")
-    root = Path(__file__).resolve().parent.parent / "benchmarks" / ".cache" / "pi-agent-core"
-    package = root / "node_modules" / "@mariozechner" / "pi-agent-core"
-    if not package.exists():
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / ".cache" / folder
+    done = root / ".installed"
+    if not done.exists():
         root.mkdir(parents=True, exist_ok=True)
         try:
             subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root), NODE_PACKAGE],
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root), *packages],
                 check=True, capture_output=True, timeout=600,
             )  # fmt: skip
         except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"could not install @mariozechner/pi-agent-core: {exc}")
-    script = root / "client.mjs"
+            pytest.skip(f"could not install {' '.join(packages)}: {exc}")
+        done.write_text(" ".join(packages))
+    return root
+
+
+@pytest.fixture(scope="session")
+def node_client() -> Path:
+    """The original ``@mariozechner/pi-agent-core`` client script (the package cached
+    under benchmarks/.cache)."""
+    script = npm_installed("pi-agent-core", NODE_PACKAGE) / "client.mjs"
     script.write_text(NODE_CLIENT)
     return script
 
@@ -731,14 +739,16 @@ console.log(JSON.stringify(await stream.result()));
 """
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def pi16_core() -> Path:
-    """The 1.6 agent core's entry module under PI16_DIR; skipped (in this synchronous
-    fixture, where the skip keeps its reason) without node or the package."""
+    """The 1.6 agent core's entry module: under PI16_DIR when set, else installed (once)
+    under benchmarks/.cache; skipped (in this synchronous fixture, where the skip keeps
+    its reason) without node or the package."""
     directory = os.environ.get("PI16_DIR")
-    core = Path(directory or ".") / "node_modules/@earendil-works/pi-agent-core/dist/index.js"
-    if shutil.which("node") is None or not directory or not core.exists():
-        pytest.skip("set PI16_DIR to a folder with @earendil-works/pi-agent-core 1.6 and node")
+    root = Path(directory) if directory else npm_installed("pi16", *PI16_PACKAGES)
+    core = root / "node_modules/@earendil-works/pi-agent-core/dist/index.js"
+    if shutil.which("node") is None or not core.exists():
+        pytest.skip(f"{root} holds no @earendil-works/pi-agent-core 1.6 (or node is missing)")
     return core
 
 

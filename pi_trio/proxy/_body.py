@@ -4,10 +4,11 @@ charge each request holds against ``max_bytes_in_flight`` until it ends.
 While a body arrives, its request is charged the bytes received (a declared
 ``Content-Length`` is charged in full before any byte is read). Once it has arrived, the
 charge becomes ``memory_estimate(body)``: what the body may take in memory once decoded
-and turned into the provider's request, which is bounded per byte of text and per JSON
-value (a body of a million empty objects decodes to about 25 times its size). A body
-whose estimate exceeds the whole budget is refused (413); a request that does not fit
-beside the others is answered 503 with ``Retry-After``.
+and turned into the provider's request, bounded per byte and per JSON value (a body of
+empty objects becomes about 27 times its size, 50 for Bedrock; text with one character
+beyond the Basic Multilingual Plane about 9), held until the request ends. A body whose
+estimate exceeds the whole budget is refused (413); a request that does not fit beside
+the others is answered 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Final
 from ._asgi import Receive, Scope, content_length
 
 __all__ = [
+    "ASCII_BYTE_COST",
     "BYTE_COST",
     "Budget",
     "DEFAULT_MAX_BODY_BYTES",
@@ -37,30 +39,40 @@ __all__ = [
 DEFAULT_MAX_BODY_BYTES: Final = 32 * 1024 * 1024
 
 # What all requests together may hold: bodies arriving, and what the bodies of running
-# streams became. 1 GiB takes three of the largest text bodies at once (their worst
-# case: text beyond the Basic Multilingual Plane is held as four bytes a character) or a
-# few hundred sessions of a few hundred KiB.
-DEFAULT_MAX_BYTES_IN_FLIGHT: Final = 1024 * 1024 * 1024
+# streams became (by ``memory_estimate``). 512 MiB holds one of the largest bodies at its
+# worst (32 MiB of text in one string with a character beyond the Basic Multilingual
+# Plane, held at four bytes a character) beside many ordinary ones: a session of a few
+# hundred KiB is charged a few MiB.
+DEFAULT_MAX_BYTES_IN_FLIGHT: Final = 512 * 1024 * 1024
 
 # How much of a refused (too large) body is still read and dropped: the client then reads
 # the 413 instead of a connection reset. Beyond this the connection is just closed.
 DRAIN_LIMIT: Final = 1024 * 1024
 
 # Bytes of memory one byte of body may become, at most: a string decoded at four bytes a
-# character, the provider's request encoded from it, and the body itself
-# (tests/test_fault_proxy.py measures it with tracemalloc).
-BYTE_COST: Final = 10
+# character, the provider's request encoded from it, the body itself. Measured worst:
+# 9.6 (tests/test_fault_proxy.py measures every API with tracemalloc, 128 KiB bodies,
+# the server's own costs per request included).
+BYTE_COST: Final = 12
+# The same for a body of ASCII without ``\u`` escapes, whose strings are held at one byte
+# a character. Measured worst: 4.9.
+ASCII_BYTE_COST: Final = 6
 # Bytes of memory one JSON value may become beyond its text: the Python object, its slot
-# in a list or dict, the provider's request object built from it (measured likewise).
+# in a list or dict, the provider's request object built from it. Measured worst: about
+# 70 (empty objects in tool-call arguments sent to Bedrock, or to Radius in a body with a
+# lone surrogate escape).
 VALUE_COST: Final = 128
 
 
 def memory_estimate(body: bytes) -> int:
     """An upper bound of the memory ``body`` takes once decoded and sent on: every byte
-    at ``BYTE_COST``, every JSON value at ``VALUE_COST`` more. The values are counted
-    from above, one per comma and opening bracket (commas inside strings count too)."""
+    at ``BYTE_COST`` (``ASCII_BYTE_COST`` when the body is ASCII without ``\\u``
+    escapes), every JSON value at ``VALUE_COST`` more. The values are counted from above,
+    one per comma and opening bracket (commas inside strings count too)."""
+    ascii_only = body.isascii() and b"\\u" not in body
+    per_byte = ASCII_BYTE_COST if ascii_only else BYTE_COST
     values = body.count(b",") + body.count(b"{") + body.count(b"[")
-    return len(body) * BYTE_COST + values * VALUE_COST
+    return len(body) * per_byte + values * VALUE_COST
 
 
 class Budget:
