@@ -266,6 +266,30 @@ async def test_a_model_at_another_address_or_not_in_the_catalog_is_refused(
     assert sent == sent2 == []
 
 
+async def test_a_transcript_cannot_declare_a_hosted_tool(nursery: trio.Nursery) -> None:
+    """A tool of the transcript is a name, a description and a schema, sent as a function
+    tool; one that says it is something else is not a tool the server reads."""
+    provider = provider_for("openai-responses")
+    model = catalog_model(provider)
+    hosted = {"name": "x", "description": "", "parameters": {}, **HOSTED_MCP[0]}
+    system = {"role": "system", "content": "s", "toolsAdded": [hosted], "timestamp": 1}
+    body = json.loads(request_body(model, {}, {}))
+    body["context"]["messages"].insert(0, system)
+    app = create_app(tokens=[TOKEN], model_policy=catalog_models_only)
+    url = await nursery.start(partial(serve, "127.0.0.1", 0, app=app))
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(
+            f"{url}/api/stream",
+            content=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "Invalid request body: Object contains unknown field `type` - at "
+        "`$.context.messages[0].toolsAdded[0]`"
+    )
+
+
 # --------------------------------------------------------------------------- the server's model
 
 

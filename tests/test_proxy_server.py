@@ -529,9 +529,25 @@ def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path) -> None:
     assert load_tokens(tokens_file=path, env=env) == {"one", "two", "alpha", "beta"}
     with pytest.raises(PiError, match=rf"no tokens to accept: set {TOKENS_ENV}"):
         create_app(tokens=[])
-    for limit in ({"max_streams": 0}, {"max_body_bytes": 0}, {"body_timeout": 0}):
+    limits = ({"max_streams": 0}, {"max_body_bytes": 0}, {"body_timeout": 0})
+    for limit in (*limits, {"max_bytes_in_flight": 0}):
         with pytest.raises(ValueError, match=r"must be positive"):
             create_app(tokens=["t"], **limit)
+
+
+def test_the_limits_default_to_what_the_readme_says() -> None:
+    app = create_app(tokens=["t"])
+    assert app.max_body_bytes == 32 * 1024 * 1024
+    assert app.max_bytes_in_flight == 512 * 1024 * 1024
+    assert (app.body_timeout, app.max_streams) == (30.0, 64)
+    assert app.sampling_params == {
+        "top_p", "top_k", "min_p", "frequency_penalty", "presence_penalty",
+        "repetition_penalty", "seed",
+    }  # fmt: skip
+    assert app.forward_headers == {
+        "anthropic-beta", "openai-beta", "x-session-affinity", "x-session-id", "session_id",
+        "x-client-request-id", "http-referer", "x-title",
+    }  # fmt: skip
 
 
 def test_an_empty_tokens_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
