@@ -39,6 +39,7 @@ from pi_trio.proxy import (
     serve,
 )
 from pi_trio.proxy import _rebuild as proxy_rebuild
+from pi_trio.proxy._access import serve_model
 from pi_trio.proxy._body import (
     ASCII_BYTE_COST,
     BYTE_COST,
@@ -281,6 +282,42 @@ async def test_only_allowed_headers_reach_the_provider_next_to_the_servers_key(
     for name in ("authorization", "transfer-encoding", "upgrade"):
         assert name not in sent.headers
     assert sent.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+async def test_a_trusting_policy_sends_the_clients_model_headers_but_never_framing_ones(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lambda model: model`` serves every field a client sends, its headers too; the
+    headers that frame the HTTP message are dropped from any model."""
+    monkeypatch.delenv("ANTHROPIC_OAUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SERVER_KEY)
+    recorded = (FIXTURES / "anthropic" / "text.sse").read_bytes()
+    async with serve_sse([SSEReply(recorded)]) as upstream:
+        base = get_model("anthropic", "claude-haiku-4-5")
+        assert base is not None
+        framing = {"Host": "evil.example", "Transfer-Encoding": "chunked", "Connection": "close"}
+        model = msgspec.structs.replace(
+            base, base_url=upstream.url, headers={**framing, "X-Team": "blue"}
+        )
+        registry = ProviderRegistry()
+        url, _ = await start(nursery, registry=registry)  # serve_any
+        try:
+            async with httpx2.AsyncClient() as http:
+                fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+                result = await complete(model, hello(), stream_fn=fn)
+        finally:
+            await registry.aclose()
+    assert result.stop_reason == "stop", result.error_message
+    (sent,) = upstream.requests
+    assert sent.headers["x-team"] == "blue"
+    assert sent.headers["host"] == upstream.url.removeprefix("http://")
+    assert "transfer-encoding" not in sent.headers
+    assert sent.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+def test_a_policy_that_answers_neither_a_model_nor_a_reason_is_a_bug_named() -> None:
+    with pytest.raises(TypeError, match=r"^the proxy's model_policy returned None: return the"):
+        serve_model(lambda model: None, faux_registry()[1])  # type: ignore[arg-type, return-value]
 
 
 # The headers the README says no client may have forwarded.
