@@ -332,6 +332,8 @@ def test_no_client_may_be_allowed_the_headers_of_the_key_or_the_message() -> Non
     for name in NEVER_FORWARDED:
         with pytest.raises(ValueError, match=rf"forward_headers may not name '{name.lower()}'"):
             create_app(tokens=[TOKEN], forward_headers=[*DEFAULT_FORWARD_HEADERS, name])
+    with pytest.raises(TypeError, match=r"forward_headers must be a collection of names"):
+        create_app(tokens=[TOKEN], forward_headers="x-title")
 
 
 # --------------------------------------------------------------------------- uploads

@@ -112,6 +112,8 @@ _FRAMING = frozenset(
 
 def check_forward_headers(names: Iterable[str]) -> frozenset[str]:
     """``names`` in lower case; ``ValueError`` when one of them is never forwarded."""
+    if isinstance(names, str):
+        raise TypeError(f"forward_headers must be a collection of names, got the str {names!r}")
     lowered = frozenset(name.lower() for name in names)
     refused = sorted(lowered & NEVER_FORWARDED)
     if refused:
