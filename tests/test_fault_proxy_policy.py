@@ -97,11 +97,16 @@ def request_body(model: Model, model_fields: dict[str, Any], options: dict[str, 
 
 
 async def through_proxy(
-    nursery: trio.Nursery, provider: Provider, model_fields: dict[str, Any], options: dict[str, Any]
+    nursery: trio.Nursery,
+    provider: Provider,
+    model_fields: dict[str, Any],
+    options: dict[str, Any],
+    model: Model | None = None,
 ) -> tuple[httpx2.Response, list[ServedRequest], Model]:
-    """POST a request for ``provider``'s catalog model with ``model_fields`` written over
-    the client's copy and ``options``; the response and what the upstream received."""
-    model = catalog_model(provider)
+    """POST a request for ``model`` (by default ``provider``'s catalog model) with
+    ``model_fields`` written over the client's copy and ``options``; the response and
+    what the upstream received."""
+    model = model or catalog_model(provider)
     registry = keyed_registry(provider.api, provider.key)
     async with serve_sse(upstream_reply(provider)) as upstream:
         app = create_app(tokens=[TOKEN], registry=registry, model_policy=catalog_at(upstream.url))
@@ -310,22 +315,10 @@ async def test_a_model_that_needs_its_catalog_headers_gets_them_through_the_prox
     assert model is not None
     assert model.headers
     provider = provider_for(model.api)
-    registry = keyed_registry(model.api, provider.key)
-    async with serve_sse(upstream_reply(provider)) as upstream:
-        app = create_app(tokens=[TOKEN], registry=registry, model_policy=catalog_at(upstream.url))
-        url = await nursery.start(partial(serve, "127.0.0.1", 0, app=app))
-        try:
-            async with httpx2.AsyncClient() as http:
-                response = await http.post(
-                    f"{url}/api/stream",
-                    content=request_body(model, {}, {}),
-                    headers={"Authorization": f"Bearer {TOKEN}"},
-                )
-        finally:
-            await registry.aclose()
+    response, requests, _ = await through_proxy(nursery, provider, {}, {}, model)
     assert response.status_code == 200, response.text
     assert b'"type":"done"' in response.content
-    (sent,) = upstream.requests
+    (sent,) = requests
     for name, value in model.headers.items():
         assert sent.headers[name.lower()] == value, name
 
