@@ -339,9 +339,12 @@ def test_proxy_without_tokens_explains_and_exits_2(capsys, monkeypatch):
 
 def test_proxy_limits_come_from_the_flags(capsys, monkeypatch):
     monkeypatch.setenv("PI_TRIO_PROXY_TOKENS", "t0ken")
-    code, _, err = cli(capsys, "proxy", "--port", "0", "--max-streams", "0", "--body-timeout", "5")
+    code, _, err = cli(
+        capsys, "proxy", "--port", "0", "--max-streams", "0", "--body-timeout", "5",
+        "--max-bytes-in-flight", "7",
+    )  # fmt: skip
     assert code == 2
-    assert "got 33554432, 0 and 5.0" in err
+    assert "got 33554432, 0, 7 and 5.0" in err
 
 
 def test_proxy_without_the_extra_names_it(capsys, monkeypatch):

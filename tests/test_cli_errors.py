@@ -142,7 +142,9 @@ def test_the_proxy_help_says_how_tokens_are_given_and_what_it_serves(capsys):
     assert "PI_TRIO_PROXY_TOKENS=token1,token2 pi-trio proxy" in out
     assert "required unless PI_TRIO_PROXY_TOKENS is set" in " ".join(out.split())
     assert "stream_proxy(proxy_url=..., auth_token=...) from pi_trio.proxy" in " ".join(out.split())
-    assert "serves only catalog models at their catalog URLs" in " ".join(out.split())
+    assert "serves only catalog models, each called as its own catalog entry says" in " ".join(
+        out.split()
+    )
 
 
 def test_a_proxy_port_in_use_is_one_line_and_exit_1():

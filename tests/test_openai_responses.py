@@ -18,6 +18,7 @@ from pi_trio.ai import (
     ImageContent,
     MessageBuilder,
     Model,
+    OutputFormat,
     ProviderError,
     StreamOptions,
     SystemMessage,
@@ -38,6 +39,7 @@ from pi_trio.ai.providers._responses_shared import (
     parse_text_signature,
     short_hash,
 )
+from pi_trio.ai.providers._simple import RESPONSES_OWNED_KEYS
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.openai_responses import (
     azure_base_url,
@@ -1313,3 +1315,51 @@ async def test_live_openai_responses_streams_a_short_answer():
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()
     assert message.usage.output > 0
     assert message.response_id
+
+
+# --------------------------------------------------------------------------- sampling params
+
+
+@pytest.mark.parametrize("key", sorted(RESPONSES_OWNED_KEYS))
+def test_a_sampling_parameter_may_not_set_a_key_the_builder_owns(key: str) -> None:
+    with pytest.raises(
+        ProviderError,
+        match=rf"^sampling_params may not set '{key}': the openai-responses request builder",
+    ):
+        body_of(GPT54, ctx(UserMessage(content="q")), sampling_params={"top_p": 1, key: 0})
+
+
+def test_a_models_own_sampling_parameters_are_held_to_it_too() -> None:
+    hostile = msgspec.structs.replace(
+        GPT54, sampling_params_by_thinking_level={"high": {"store": True}}
+    )
+    body_of(hostile, ctx(UserMessage(content="q")), extra={"reasoning_effort": "low"})
+    with pytest.raises(ProviderError, match=r"^sampling_params may not set 'store'"):
+        body_of(hostile, ctx(UserMessage(content="q")), extra={"reasoning_effort": "high"})
+
+
+def test_sampling_parameters_are_added_last_and_tune_what_they_name() -> None:
+    body = body_of(
+        GPT41,
+        ctx(UserMessage(content="q")),
+        temperature=0.2,
+        sampling_params={"temperature": 0.7, "top_p": 0.5},
+    )
+    assert (body["temperature"], body["top_p"], body["model"]) == (0.7, 0.5, "gpt-4.1")
+
+
+def test_every_key_the_builder_writes_besides_tuning_is_owned() -> None:
+    tool = Tool(name="echo", description="Echo", parameters={"type": "object"})
+    body = body_of(
+        GPT54,
+        ctx(UserMessage(content="q"), tools=[tool]),
+        max_tokens=100,
+        session_id="s",
+        cache_retention="long",
+        tool_choice="auto",
+        output_format=OutputFormat(schema={"type": "object", "properties": {}}),
+        extra={"reasoning_effort": "high", "service_tier": "flex"},
+    )
+    tuning = {"temperature", "reasoning"}
+    assert set(body) - tuning <= RESPONSES_OWNED_KEYS, set(body) - RESPONSES_OWNED_KEYS
+    assert {"tools", "tool_choice", "text", "include", "service_tier"} <= set(body)

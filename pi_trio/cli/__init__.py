@@ -44,7 +44,8 @@ PROXY_DESCRIPTION = """\
 Serve the Pi proxy protocol: POST /api/stream with a bearer token and a JSON body
 {"model": ..., "context": {"messages": [...]}, "options": {...}}, answered by
 Server-Sent Events. The server calls the providers with its own API keys (from its
-environment) and serves only catalog models at their catalog URLs. Clients use
+environment) and serves only catalog models, each called as its own catalog entry
+says (a client names the model and picks from a few options). Clients use
 stream_proxy(proxy_url=..., auth_token=...) from pi_trio.proxy (or the original's
 streamProxy)."""
 
@@ -222,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="time a client has to send its request body (default 30)",
     )
+    proxy.add_argument(
+        "--max-bytes-in-flight",
+        type=int,
+        default=None,
+        metavar="N",
+        help="memory all request bodies may take at once, counted as they arrive and "
+        "then as what they decode into (default 1 GiB)",
+    )
     return parser
 
 
@@ -295,6 +304,7 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
                 "max_body_bytes": args.max_body_bytes,
                 "max_streams": args.max_streams,
                 "body_timeout": args.body_timeout,
+                "max_bytes_in_flight": args.max_bytes_in_flight,
             }
             return proxy_command(
                 host=args.host,

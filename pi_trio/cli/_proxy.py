@@ -76,7 +76,7 @@ def proxy_command(
     limits: dict[str, Any] | None = None,
 ) -> int:
     """Serve until Ctrl-C. ``limits``: ``create_app`` keyword arguments (``max_body_bytes``,
-    ``max_streams``, ``body_timeout``)."""
+    ``max_streams``, ``body_timeout``, ``max_bytes_in_flight``)."""
     if importlib.util.find_spec("hypercorn") is None:
         err.write(MISSING_EXTRA)
         return EXIT_USAGE

@@ -36,7 +36,12 @@ from ._constrained import strict_tool_schema
 from ._openai_compat import CompletionsCompat, tool_call_id_normalizer
 from ._openai_reasoning import apply_reasoning
 from ._output import fit_output_schema, openai_strict_unsupported
-from ._simple import clamp_thinking_budget_to_answer_room, thinking_budget_for_level
+from ._simple import (
+    COMPLETIONS_OWNED_KEYS,
+    add_sampling_params,
+    clamp_thinking_budget_to_answer_room,
+    thinking_budget_for_level,
+)
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -384,6 +389,5 @@ def build_body(
     if routing and (routing.get("only") or routing.get("order")):
         gateway = {k: routing[k] for k in ("only", "order") if routing.get(k)}
         body["providerOptions"] = {"gateway": gateway}
-    if options.sampling_params:
-        body.update(options.sampling_params)
+    add_sampling_params(body, options.sampling_params, COMPLETIONS_OWNED_KEYS, "openai-completions")
     return body

@@ -64,7 +64,12 @@ from ._responses_shared import (
     responses_text_format,
     responses_tool_support,
 )
-from ._simple import build_base_options, resolve_sampling_params
+from ._simple import (
+    RESPONSES_OWNED_KEYS,
+    add_sampling_params,
+    build_base_options,
+    resolve_sampling_params,
+)
 
 __all__ = [
     "API_PROVIDERS",
@@ -159,7 +164,8 @@ def build_responses_body(
     ``tool_choice`` (the unified ``options.tool_choice`` when ``extra`` has none).
     ``options.output_format`` becomes ``text.format`` (strict unless
     ``compat.supportsStrictMode`` is false or the schema does not fit). Sampling
-    parameters (the model's, its thinking level's, the request's) are added last.
+    parameters (the model's, its thinking level's, the request's) are added last; one
+    naming a key of ``RESPONSES_OWNED_KEYS`` fails the request.
     ``sign_in``: the key is a ChatGPT token (``is_chatgpt_sign_in``), which leaves out
     the fields such requests are refused for."""
     azure = model.api == "azure-openai-responses"
@@ -218,8 +224,7 @@ def build_responses_body(
     summary = _extra(options, "reasoning_summary")
     level = effort or ("medium" if summary else "off")
     sampling = resolve_sampling_params(model, level, options.sampling_params)
-    if sampling:
-        body.update(sampling)
+    add_sampling_params(body, sampling, RESPONSES_OWNED_KEYS, model.api)
     return body
 
 
