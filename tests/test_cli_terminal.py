@@ -257,3 +257,29 @@ def test_the_demos_next_step_is_the_bare_command_when_it_is_on_path(capsys, monk
         pytest.skip("pi-trio is not installed as a script here")
     monkeypatch.setenv("PATH", os.pathsep.join([scripts, "/usr/bin", "/bin"]))
     assert next_steps() == 'next: pi-trio models, then pi-trio run "…" --model provider/id'
+
+
+def test_ctrl_c_in_the_demos_second_act_leaves_nothing_to_the_acts_after_it(terminal):
+    # paced so that the steered answer still streams when the key is pressed
+    term = terminal("--plain", "demo", "--tokens-per-second", "40")
+    term.wait_for("-- steering while tools run")  # the steering message is queued
+    term.type("\x03")
+    assert term.finish() == 0
+    text = term.text().replace("\r\n", "\n")
+    assert "-- this act was aborted by Ctrl-C; the tour goes on" in text
+    act3 = text.split("== 3 · abort mid-stream ==")[1].split("== 4 ·")[0]
+    act4 = text.split("== 4 · ready again after the abort ==")[1].split("== transcript ==")[0]
+    # act 3 gets neither act 2's steering message nor its unused answer, and aborts itself
+    request, answer = act3.splitlines()[1:3]
+    assert request == "user: Now write me a long essay on cancellation semantics."
+    assert answer.startswith("assistant: Cancellation is the part of concurrency that most")
+    assert "-- calling agent.abort() mid-stream (Ctrl-C does the same)" in act3
+    assert "[aborted] Request was aborted" in act3
+    assert "keep the final answer" not in act3
+    assert act4.splitlines()[1:3] == [
+        "user: Still there after that abort?",
+        "assistant: Yes. The aborted answer stayed in the transcript, marked aborted, and "
+        "this run started from a clean state.",
+    ]
+    assert "user → assistant(aborted) → user → assistant(stop)\n" in text
+    assert "Traceback" not in text
