@@ -78,6 +78,7 @@ def test_chat_shows_a_prompt_edits_lines_and_recalls_them_with_the_arrow_keys(te
     term.wait_for("you > ", count=3)
     term.type("\x04")  # Ctrl-D ends the chat
     assert term.finish() == 0
+    assert term.text().endswith("you > \r\n")  # the shell's prompt starts on a line of its own
     assert "You said: \x1b" not in term.text()
     assert "hellp" not in term.text().split("You said:")[1]
     assert term.settings_kept()
@@ -124,6 +125,23 @@ def test_chat_reads_piped_lines_and_names_one_that_is_not_utf8():
         out
     )
     assert "you > " not in out  # no prompt when the input is not a terminal
+
+
+def test_piped_chat_lines_are_turns_in_order_however_fast_they_arrive():
+    # all three lines are in the pipe before the first (paced) answer has finished
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_trio", "--plain", "chat", "--model", "faux/faux-1",
+         "--tokens-per-second", "200"],
+        input=b"one\ntwo\nthree\n", capture_output=True, cwd=REPO, timeout=60, env=NO_KEYS,
+    )  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "steering" not in out
+    said = [line.rpartition("You said: ")[2] for line in out.splitlines() if "You said: " in line]
+    assert said == ["one", "two", "three"]
+    asked = [line for line in out.splitlines() if line.startswith("user: ")]
+    assert asked == ["user: one", "user: two", "user: three"]  # each turn says what it answers
+    assert "each line of the input is a prompt" in out.splitlines()[0]
 
 
 # --------------------------------------------------------------------------- run
