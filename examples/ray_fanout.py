@@ -94,6 +94,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.faux and args.model:  # one of them would be ignored
+        parser.error(
+            "--faux and --model exclude each other: --faux is the offline scripted "
+            "model, --model a real one"
+        )
     if not args.faux:
         try:  # a misspelt model is refused now, not in every job
             resolve_model(args.model)

@@ -84,6 +84,19 @@ def test_tokens_per_second_is_refused_for_a_real_model(capsys, monkeypatch):
     )
 
 
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_base_url_is_refused_for_the_offline_model(capsys, command):
+    words = ["hi"] if command == "run" else []
+    code, out, err = cli(
+        capsys, command, *words, "--model", "faux/faux-1", "--base-url", "http://127.0.0.1:9/v1"
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "pi-trio: --base-url sends the requests to another server, and the offline model "
+        "faux/faux-1 makes none; leave it out\n"
+    )
+
+
 # --------------------------------------------------------------------------- prompts
 
 

@@ -327,6 +327,16 @@ def test_example_help_texts_are_plain_text(capsys):
         ),
         ("asyncio_sse_app", ["--faux", "--port", "99999"], "--port must be 0-65535, got 99999"),
         ("sqlite_session", ["--faux", "  "], "the prompt is empty"),
+    ]
+    + [
+        (
+            name,
+            ["--faux", "--model", "anthropic/claude-haiku-4-5"]
+            + (["hi"] if name == "sqlite_session" else []),
+            "--faux and --model exclude each other: --faux is the offline scripted model, "
+            "--model a real one",
+        )
+        for name in ("asyncio_sse_app", "bench_harness", "sqlite_session", "trio_service")
     ],
 )
 def test_example_usage_errors_exit_2_with_one_line(capsys, name, argv, message):
