@@ -10,6 +10,7 @@ import io
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -490,41 +491,103 @@ def test_the_engine_examples_explain_themselves_and_refuse_a_misspelt_model(name
     )
 
 
-def test_the_durable_example_says_why_its_run_failed_and_exits_1(tmp_path):
-    pytest.importorskip("dbos")
-    process = example_process(
-        "durable_agent", "--model", "anthropic/claude-haiku-4-5",
-        f"--db={tmp_path / 'failed.sqlite'}",
-    )  # fmt: skip
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 1, err
+def test_the_durable_example_starts_a_new_run_after_a_failed_one(tmp_path):
+    # the docstring's path: first with --model and no key, then offline with --faux on the
+    # same (default) database; the second run is a run of its own, not the first's failure
+    failed = example_process("durable_agent", "--model", "anthropic/claude-haiku-4-5", cwd=tmp_path)
+    out, err = failed.communicate(timeout=120)
+    assert failed.returncode == 1, err
     assert "answer:" not in out
     assert err.splitlines()[-1] == (
         "durable_agent: the run failed: No API key for provider: anthropic"
     )
+    first_id = out.split()[1].rstrip(":")
+    offline = example_process("durable_agent", "--faux", "--tool-seconds=0", cwd=tmp_path)
+    out, err = offline.communicate(timeout=120)
+    assert offline.returncode == 0, err
+    assert (tmp_path / "durable.sqlite").exists()
+    header, *events, answer = out.splitlines()
+    run_id = header.split()[1].rstrip(":")
+    assert run_id != first_id
+    assert header == f"run {run_id}: a new run (interrupted, it resumes with --resume {run_id})"
+    assert events[0] == "  [new] assistant: Let me look."
+    assert answer == "answer: The status page says all systems are nominal."
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_the_durable_example_stops_on_ctrl_c_with_one_line(tmp_path):
-    pytest.importorskip("dbos")
-    process = example_process(
-        "durable_agent", "--faux", "--tool-seconds=600", f"--db={tmp_path / 'c.sqlite'}"
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
-    assert process.stdout.readline() == "  fetch status.example started\n"
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+def test_the_durable_example_resumes_a_run_only_when_asked_and_says_so(tmp_path):
+    db = f"--db={tmp_path / 'c.sqlite'}"
+    with example_process("durable_agent", "--faux", "--tool-seconds=600", db) as process:
+        try:
+            assert process.stdout is not None
+            run_id = process.stdout.readline().split()[1].rstrip(":")
+            assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
+            assert process.stdout.readline() == "  fetch status.example started\n"
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=120)
+        finally:
+            process.kill()  # its tool waits for 600 s: never left behind by a failure
     assert process.returncode == 130
     assert "Traceback" not in err
     assert err.splitlines()[-1] == (
-        "durable_agent: interrupted; run the same command again to resume"
+        f"durable_agent: interrupted; to finish the run: python "
+        f"{EXAMPLES / 'durable_agent.py'} --faux {db.replace('=', ' ')} --resume {run_id}"
+    )
+    resumed = example_process("durable_agent", "--faux", "--tool-seconds=0", db, "--resume", run_id)
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert out.splitlines() == [
+        f"run {run_id}: resuming from the database (recorded steps are replayed)",
+        "  [replayed] assistant: Let me look.",  # the model is not asked again
+        "  fetch status.example started",  # the interrupted fetch (replay="safe") runs again
+        "  [new] fetch -> <html>status.example: all systems nominal</html>",
+        "  [new] assistant: The status page says all systems are nominal.",
+        "answer: The status page says all systems are nominal.",
+    ]
+    again = example_process("durable_agent", "--faux", db, "--resume", run_id)
+    unknown = example_process("durable_agent", "--faux", db, "--resume", "status-check-none")
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert out.splitlines() == [
+        f"run {run_id}: finished earlier; its recorded result:",
+        "answer: The status page says all systems are nominal.",
+    ]
+    _, err = unknown.communicate(timeout=120)
+    assert unknown.returncode == 2
+    assert err == (
+        f"durable_agent: no run 'status-check-none' in the database "
+        f"{str(tmp_path / 'c.sqlite')!r}; leave out --resume to start a new one\n"
     )
 
 
-def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
-    import socket
+def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
+    unopenable = str(tmp_path / "no such dir" / "x.sqlite")
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    refused = f"postgresql://pi:secret@127.0.0.1:{port}/runs"
+    processes = [
+        example_process("durable_agent", "--faux", "--db", db) for db in (unopenable, refused)
+    ]
+    results = [(*process.communicate(timeout=120), process.returncode) for process in processes]
+    assert results == [
+        (
+            "",
+            f"durable_agent: cannot open the database {unopenable!r}: unable to open database "
+            "file\n",
+            1,
+        ),
+        (
+            "",
+            f"durable_agent: cannot open the database 'postgresql://pi:***@127.0.0.1:{port}/runs': "
+            f'connection failed: connection to server at "127.0.0.1", port {port} failed: '
+            "Connection refused\n",
+            1,
+        ),
+    ]
 
+
+def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
