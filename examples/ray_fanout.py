@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,9 @@ from pi_trio.agent import Agent, AgentTool
 from pi_trio.ai import UnknownModelError, resolve_model
 from pi_trio.fanout import AgentJob, Harness
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
+
+CONNECT_TIMEOUT = 5.0  # seconds for --address to answer at all
+NO_CLUSTER = "start one with `ray start --head` there, or leave out --address for a local one"
 
 
 def lookup_tool(block: bool) -> AgentTool:
@@ -92,6 +96,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="JSONL file of transcripts")
     parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto')")
     args = parser.parse_args(argv)
+    args.cluster = None  # (host, port) of --address, checked before Ray starts
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
     if args.faux and args.model:  # one of them would be ignored
@@ -104,13 +109,58 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             resolve_model(args.model)
         except UnknownModelError as exc:
             parser.error(f"--model: {exc}")
+    # every mistake is refused here, before Ray starts (which takes seconds)
+    for name, value, least in (
+        ("--jobs", args.jobs, 0),
+        ("--shards", args.shards, 1),
+        ("--concurrency", args.concurrency, 1),
+        ("--block-every", args.block_every, 0),
+    ):
+        if value is not None and value < least:
+            parser.error(f"{name} must be at least {least}, got {value}")
+    for name, seconds in (("--deadline", args.deadline), ("--job-deadline", args.job_deadline)):
+        if seconds is not None and not seconds > 0:
+            parser.error(f"{name} must be positive seconds, got {seconds}")
+    if args.out is not None:
+        try:  # a transcripts file that cannot be written is an error now, not after the jobs
+            with args.out.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            parser.error(f"--out {str(args.out)!r}: {exc.strerror or exc}")
+    if args.address not in (None, "auto", "local"):
+        host, _, port = args.address.removeprefix("ray://").rpartition(":")
+        if not host or not port.isdigit():
+            parser.error(
+                f"--address takes host:port, ray://host:port or auto, got {args.address!r}"
+            )
+        args.cluster = (host.strip("[]"), int(port))
     return args
+
+
+def reach_cluster(host: str, port: int) -> None:
+    """Refuse an address where nothing answers, within ``CONNECT_TIMEOUT`` seconds: Ray
+    itself would keep trying for minutes."""
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        if isinstance(exc, TimeoutError):
+            reason = f"no answer within {CONNECT_TIMEOUT:g} s"
+        else:
+            reason = exc.strerror or str(exc)
+        sys.exit(
+            f"ray_fanout: cannot reach a Ray cluster at {host}:{port} ({reason}); {NO_CLUSTER}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.cluster is not None:
+        reach_cluster(*args.cluster)
     if not ray.is_initialized():
-        ray.init(address=args.address, include_dashboard=False)
+        try:
+            ray.init(address=args.address, include_dashboard=False)
+        except ConnectionError as exc:  # no cluster for "auto", or what answers is not Ray
+            sys.exit(f"ray_fanout: --address {args.address}: {exc}")
     harness = Harness(
         make_jobs(args),
         shards=args.shards,

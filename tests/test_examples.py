@@ -491,6 +491,62 @@ def test_the_engine_examples_explain_themselves_and_refuse_a_misspelt_model(name
     )
 
 
+@pytest.mark.parametrize("name", ["durable_agent", "ray_fanout"])
+def test_the_engine_examples_refuse_faux_together_with_a_model(name):
+    process = example_process(name, "--faux", "--model", "anthropic/claude-haiku-4-5")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert err.splitlines()[-1] == (
+        f"{name}.py: error: --faux and --model exclude each other: --faux is the offline "
+        "scripted model, --model a real one"
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:  # bound, never listening: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_ray_example_refuses_its_mistakes_before_starting_ray(tmp_path):
+    port = closed_port()
+    cases = [
+        (["--shards", "0"], 2, "ray_fanout.py: error: --shards must be at least 1, got 0"),
+        (
+            ["--concurrency", "0"],
+            2,
+            "ray_fanout.py: error: --concurrency must be at least 1, got 0",
+        ),
+        (
+            ["--out", str(tmp_path / "missing" / "t.jsonl")],
+            2,
+            f"ray_fanout.py: error: --out {str(tmp_path / 'missing' / 't.jsonl')!r}: No such "
+            "file or directory",
+        ),
+        (
+            ["--address", "ray-head"],
+            2,
+            "ray_fanout.py: error: --address takes host:port, ray://host:port or auto, got "
+            "'ray-head'",
+        ),
+        (
+            ["--address", f"127.0.0.1:{port}"],
+            1,
+            f"ray_fanout: cannot reach a Ray cluster at 127.0.0.1:{port} (Connection refused); "
+            "start one with `ray start --head` there, or leave out --address for a local one",
+        ),
+    ]
+    processes = [
+        example_process("ray_fanout", "--faux", "--jobs", "4", *argv) for argv, *_ in cases
+    ]
+    for process, (argv, code, line) in zip(processes, cases, strict=True):
+        out, err = process.communicate(timeout=60)  # Ray would keep trying for minutes
+        assert (process.returncode, err.splitlines()[-1]) == (code, line), argv
+        assert out == ""
+        assert "Ray instance" not in err  # "Started a local Ray instance", "Connecting to ..."
+        assert "Traceback" not in err
+
+
 def test_the_durable_example_starts_a_new_run_after_a_failed_one(tmp_path):
     # the docstring's path: first with --model and no key, then offline with --faux on the
     # same (default) database; the second run is a run of its own, not the first's failure
@@ -562,9 +618,7 @@ def test_the_durable_example_resumes_a_run_only_when_asked_and_says_so(tmp_path)
 
 def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
     unopenable = str(tmp_path / "no such dir" / "x.sqlite")
-    with socket.socket() as closed:  # a port nothing listens on
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
+    port = closed_port()
     refused = f"postgresql://pi:secret@127.0.0.1:{port}/runs"
     processes = [
         example_process("durable_agent", "--faux", "--db", db) for db in (unopenable, refused)
