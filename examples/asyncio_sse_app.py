@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -232,7 +233,8 @@ async def main(
 if __name__ == "__main__":
     try:
         asyncio.run(main())
-    except KeyboardInterrupt:
-        pass  # Ctrl-C stops the server
+    except KeyboardInterrupt:  # Ctrl-C stops the server, with the shell's status for it
+        print("asyncio_sse_app: stopped", file=sys.stderr)
+        sys.exit(130)
     except OSError as exc:  # the port is taken, the host unknown, ...
         raise SystemExit(f"asyncio_sse_app: cannot serve: {exc}") from None

@@ -6,7 +6,7 @@ finished job on stdout, a progress line on stderr, the transcripts in a JSONL fi
 
 Ctrl-C (or ``--deadline``) aborts the agents still running: their transcripts, cut off
 consistently by the abort contract, are written like the others, and the run ends with a
-summary. A second Ctrl-C exits at once. ``--block-every N`` makes every Nth faux job wait
+summary and exit status 130. A second Ctrl-C exits at once. ``--block-every N`` makes every Nth faux job wait
 in a tool until it is aborted, to see that happen. A job that fails (no key, a network
 error) says why on its line, and the exit status is then 1. Needs
 ``pip install 'pi-trio[ray]'``.
@@ -32,6 +32,7 @@ from pi_trio.fanout import AgentJob, Harness
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 CONNECT_TIMEOUT = 5.0  # seconds for --address to answer at all
+INTERRUPTED = "ray_fanout: interrupted; the jobs in flight were aborted (exit status 130)"
 NO_CLUSTER = "start one with `ray start --head` there, or leave out --address for a local one"
 
 
@@ -183,11 +184,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             out.close()
     summary = {"jobs": len(harness.jobs), "cancelled": harness.cancelled, "counts": harness.counts}
     print(json.dumps({"summary": summary}), flush=True)
+    if harness.interrupted:  # the summary is out; exit as a command ended by Ctrl-C does
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
     return summary
 
 
 if __name__ == "__main__":
-    counts = main()["counts"]
+    try:
+        counts = main()["counts"]
+    except KeyboardInterrupt:  # the second Ctrl-C: at once
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
     failed = counts.get("error", 0) + counts.get("failed", 0)
     if failed:  # each job's line above says why
         sys.exit(f"ray_fanout: {failed} of {sum(counts.values())} jobs failed")

@@ -641,6 +641,19 @@ def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
     ]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_the_sse_app_stops_on_ctrl_c_with_exit_130():
+    with example_process("asyncio_sse_app", "--faux", "--port", "0") as process:
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline().startswith("serving http://127.0.0.1:")
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert (process.returncode, err) == (130, "asyncio_sse_app: stopped\n")
+
+
 def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
