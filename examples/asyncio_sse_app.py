@@ -52,7 +52,15 @@ document.getElementById("f").onsubmit = (e) => {
     const ev = JSON.parse(m.data);
     out.textContent += `\\n[${ev.toolName}: ${ev.result.content[0].text}]\\n`;
   });
+  source.addEventListener("message_end", (m) => {  // a failed or aborted answer says why
+    const message = JSON.parse(m.data).message;
+    if (message.role === "assistant" && message.errorMessage)
+      out.textContent += `\\n[${message.stopReason}: ${message.errorMessage}]\\n`;
+  });
   source.addEventListener("agent_end", () => source.close());
+  source.onerror = () => {  // the server went away before the run ended: no retry
+    source.close(); out.textContent += "\\n[the connection to the server was lost]\\n";
+  };
 };
 </script>
 """

@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -142,6 +143,68 @@ def test_asyncio_app_aborts_the_run_when_the_browser_goes_away():
         return app.outcomes
 
     assert asyncio.run(scenario()) == ["aborted"]
+
+
+async def _page_shows(server_handler: Any, prompt: str) -> str:
+    """What the SSE app's page shows for ``prompt``, run by node against ``server_handler``
+    (an asyncio connection handler) on loopback."""
+    server = await asyncio.start_server(server_handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        node = await asyncio.create_subprocess_exec(
+            "node", str(Path(__file__).parent / "sse_page_driver.mjs"),
+            f"http://127.0.0.1:{port}", prompt,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        async with asyncio.timeout(60):
+            out, err = await node.communicate()
+    assert node.returncode == 0, err.decode()
+    return out.decode()
+
+
+@pytest.mark.node
+def test_the_sse_page_shows_the_answer_and_why_a_run_failed(monkeypatch):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    module = load("asyncio_sse_app")
+    answered = module.App(*module.faux_stream())
+    failing = module.App(module.resolve_model("anthropic/claude-haiku-4-5"), None)
+
+    shown = asyncio.run(_page_shows(answered.handle, "6 times 7?"))
+    assert shown == ("Arithmetic: use the tool.Let me multiply.\n[multiply: 42]\nThe answer is 42.")
+    shown = asyncio.run(_page_shows(failing.handle, "hi"))
+    assert shown == "\n[error: No API key for provider: anthropic]\n"  # not an empty page
+    assert failing.outcomes == ["error"]
+
+
+@pytest.mark.node
+def test_the_sse_page_says_when_the_server_went_away_and_does_not_retry():
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    module = load("asyncio_sse_app")
+    requests: list[str] = []
+
+    async def dies_after_one_event(reader: Any, writer: Any) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        path = head.split(b" ")[1].decode()
+        requests.append(path.split("?")[0])
+        if path == "/":
+            await module.App(None, None).respond(
+                writer, "200 OK", "text/html", module.PAGE.encode()
+            )
+        else:  # the server process dies during the run
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                b'event: message_update\ndata: {"assistantMessageEvent": '
+                b'{"type": "text_delta", "delta": "Let me"}}\n\n'
+            )
+        writer.close()
+
+    shown = asyncio.run(_page_shows(dies_after_one_event, "hi"))
+    assert shown == "Let me\n[the connection to the server was lost]\n"
+    assert requests == ["/", "/events"]  # the prompt was not sent again
 
 
 # --------------------------------------------------------------------------- bench harness
