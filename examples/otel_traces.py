@@ -5,7 +5,7 @@ import sys
 
 import trio
 
-try:
+try:  # the otel extra: the OpenTelemetry API and SDK
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -13,8 +13,7 @@ try:
     from pi_trio.otel import instrument
 except ImportError as exc:
     sys.exit(
-        f"otel_traces: {exc.name or 'OpenTelemetry'} is not installed; this example needs the "
-        "otel extra (the OpenTelemetry API and SDK): pip install 'pi-trio[otel]'"
+        f"otel_traces: {exc.name} is missing; install the otel extra: pip install 'pi-trio[otel]'"
     )
 
 from pi_trio.agent import Agent, tool

@@ -175,7 +175,10 @@ def test_the_sse_page_shows_the_answer_and_why_a_run_failed(monkeypatch):
     shown = asyncio.run(_page_shows(answered.handle, "6 times 7?"))
     assert shown == ("Arithmetic: use the tool.Let me multiply.\n[multiply: 42]\nThe answer is 42.")
     shown = asyncio.run(_page_shows(failing.handle, "hi"))
-    assert shown == "\n[error: No API key for provider: anthropic]\n"  # not an empty page
+    assert (
+        shown
+        == "\n[error: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key]\n"
+    )  # not an empty page
     assert failing.outcomes == ["error"]
 
 
@@ -431,7 +434,12 @@ def test_trio_service_prints_why_each_run_failed_and_exits_1():
     assert process.returncode == 1, err
     jobs = [line for line in out.splitlines() if line.startswith("job ")]
     assert len(jobs) == 2
-    assert all(line.endswith("No API key for provider: anthropic") for line in jobs)
+    assert all(
+        line.endswith(
+            "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
+        )
+        for line in jobs
+    )
     assert "Traceback" not in err
 
 
@@ -472,7 +480,7 @@ async def test_sqlite_session_exits_1_with_the_reason_when_the_run_fails(tmp_pat
             ["--model", "anthropic/claude-haiku-4-5", "--db", str(tmp_path / "c.db"), "hi"]
         )
     assert caught.value.code == (
-        "sqlite_session: the run failed: No API key for provider: anthropic"
+        "sqlite_session: the run failed: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
     )
 
 
@@ -618,7 +626,7 @@ def test_the_durable_example_starts_a_new_run_after_a_failed_one(tmp_path):
     assert failed.returncode == 1, err
     assert "answer:" not in out
     assert err.splitlines()[-1] == (
-        "durable_agent: the run failed: No API key for provider: anthropic"
+        "durable_agent: the run failed: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
     )
     first_id = out.split()[1].rstrip(":")
     offline = example_process("durable_agent", "--faux", "--tool-seconds=0", cwd=tmp_path)
@@ -738,6 +746,6 @@ def test_bench_harness_where_every_task_fails_says_why_and_exits_1(tmp_path):
     out, err = process.communicate(timeout=60)
     assert process.returncode == 1
     assert err.splitlines()[-1] == (
-        "bench_harness: 3 of 3 tasks failed; the first: No API key for provider: anthropic"
+        "bench_harness: 3 of 3 tasks failed; the first: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
     )
     assert json.loads(out)["statuses"] == {"error": 3}

@@ -374,5 +374,7 @@ def test_the_example_says_why_jobs_failed_and_exits_1(cluster):
     )
     assert done.returncode == 1, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [line.get("error") for line in lines[:-1]] == ["No API key for provider: anthropic"] * 2
+    assert [line.get("error") for line in lines[:-1]] == [
+        "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
+    ] * 2
     assert done.stderr.splitlines()[-1] == "ray_fanout: 2 of 2 jobs failed"

@@ -185,7 +185,10 @@ def test_quickstart_without_a_key_says_why_it_failed():
     )  # fmt: skip
     assert done.returncode == 1
     assert done.stdout == "\n"
-    assert done.stderr == "the run failed: No API key for provider: anthropic\n"
+    assert (
+        done.stderr
+        == "the run failed: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key\n"
+    )
 
 
 def test_quickstart_offline_block(recorded_anthropic):
