@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import io
 import json
+import os
 import queue
 import re
 import shlex
@@ -178,7 +179,7 @@ def test_quickstart_calls_the_tool_and_streams_the_answer(recorded_anthropic):
 
 
 def test_quickstart_without_a_key_says_why_it_failed():
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ANTHROPIC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     done = subprocess.run(
         [sys.executable, "-c", code("Quickstart (trio)")],
         capture_output=True, text=True, env=env, timeout=60, cwd=ROOT,
@@ -328,6 +329,19 @@ def test_the_make_targets_exist():
     recipe = re.search(rf"^{re.escape(stamp.group(1))}: .*?\n\n", makefile, re.M | re.S)
     assert recipe is not None
     assert "pip install --quiet -e '.[cli]'" in recipe.group(0)
+
+
+def test_the_size_make_test_installs_is_the_one_the_readme_gives():
+    """The environment these tests run in has what ``make test`` installs (the test extra
+    pulls in every engine); its size is the README's figure, give or take a quarter."""
+    claim = re.search(r"`\.venv` grows to about (\d+) MB", " ".join(README.split()))
+    assert claim is not None
+    size = 0
+    for folder, _, files in os.walk(sys.prefix):
+        for name in files:
+            with contextlib.suppress(OSError):
+                size += Path(folder, name).lstat().st_size
+    assert 0.75 <= size / 1e6 / int(claim.group(1)) <= 1.25, f"{size / 1e6:.0f} MB"
 
 
 def test_every_command_line_parses_and_the_offline_one_runs(capsys):
