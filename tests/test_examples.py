@@ -275,6 +275,60 @@ async def test_sqlite_session_saves_each_message_and_resumes_the_chat(tmp_path, 
     assert "assistant: Message 2 of this chat, received." in capsys.readouterr().out
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sqlite_session_on_ctrl_c_keeps_the_answer_so_far_and_exits_130(tmp_path):
+    import time
+
+    db = tmp_path / "chat.sqlite3"
+    # the example as it is, its scripted model slowed down to a few words a second
+    slow = (
+        "import runpy, sys\n"
+        "import pi_trio.testing as testing\n"
+        "made = testing.FauxProvider.__init__\n"
+        "def slow(self, *args, **kwargs):\n"
+        "    made(self, *args, **kwargs, tokens_per_second=5)\n"
+        "testing.FauxProvider.__init__ = slow\n"
+        f"sys.argv = ['sqlite_session.py', '--faux', '--db', {str(db)!r}, 'hello']\n"
+        f"runpy.run_path({str(EXAMPLES / 'sqlite_session.py')!r}, run_name='__main__')\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            deadline = time.monotonic() + 60
+            while not (db.exists() and sqlite_rows(db) >= 2):  # the prompt is saved: it runs
+                assert time.monotonic() < deadline, "the chat did not start"
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert (process.returncode, err) == (
+        130,
+        "sqlite_session: interrupted; the answer so far is saved\n",
+    )
+    assert out == ""
+    check = sqlite3.connect(db)
+    try:
+        saved = [
+            from_json(row[0]) for row in check.execute("SELECT json FROM messages ORDER BY seq")
+        ]
+    finally:
+        check.close()
+    assert [m.role for m in saved] == ["system", "user", "assistant"]
+    assert saved[-1].stop_reason == "aborted"
+
+
+def sqlite_rows(db: Path) -> int:
+    check = sqlite3.connect(db)
+    try:
+        return int(check.execute("SELECT count(*) FROM messages").fetchone()[0])
+    except sqlite3.OperationalError:  # the table is not there yet
+        return 0
+    finally:
+        check.close()
+
+
 class VanishingWriter:
     """An asyncio ``StreamWriter`` whose browser goes away when ``vanish(data)`` is true
     for what the server writes: that write and every later one raise ``ConnectionError``."""
