@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 from dbos import DBOS
+from dbos import error as dbos_error
 from sqlalchemy.exc import SQLAlchemyError
 
 from pi_trio.agent import Agent, AgentTool
@@ -152,9 +153,10 @@ def launch(args: argparse.Namespace, run_id: str) -> None:
             DBOS.launch()
         finally:
             dbos_log.setLevel(level)
-    except (SQLAlchemyError, ValueError) as exc:
+    except (SQLAlchemyError, dbos_error.DBOSInitializationError, ValueError) as exc:
         DBOS.destroy()
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        reason = reason.removeprefix("DBOS Error 3: Error initializing DBOS Transact: ")
         sys.exit(f"durable_agent: cannot open the database {shown_database(args.db)!r}: {reason}")
 
 

@@ -746,7 +746,8 @@ def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
     port = closed_port()
     refused = f"postgresql://pi:secret@127.0.0.1:{port}/runs"
     processes = [
-        example_process("durable_agent", "--faux", "--db", db) for db in (unopenable, refused)
+        example_process("durable_agent", "--faux", "--db", db)
+        for db in (unopenable, refused, "postgresql://pi@127.0.0.1")
     ]
     results = [(*process.communicate(timeout=120), process.returncode) for process in processes]
     assert results == [
@@ -761,6 +762,12 @@ def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
             f"durable_agent: cannot open the database 'postgresql://pi:***@127.0.0.1:{port}/runs': "
             f'connection failed: connection to server at "127.0.0.1", port {port} failed: '
             "Connection refused\n",
+            1,
+        ),
+        (
+            "",
+            "durable_agent: cannot open the database 'postgresql://pi@127.0.0.1': Database "
+            "name must be specified in the connection URL\n",
             1,
         ),
     ]
