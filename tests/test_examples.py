@@ -422,7 +422,7 @@ def test_asyncio_app_survives_real_clients_leaving_after_any_number_of_lines():
 
 
 def test_example_help_texts_are_plain_text(capsys):
-    for name in ("asyncio_sse_app", "trio_service", "bench_harness", "sqlite_session"):
+    for name in ("asyncio_sse_app", "trio_service", "bench_harness", "sqlite_session", "chat_app"):
         with pytest.raises(SystemExit) as caught:
             load(name).parse_args(["--help"])
         assert caught.value.code == 0
@@ -448,6 +448,10 @@ def test_example_help_texts_are_plain_text(capsys):
         ),
         ("asyncio_sse_app", ["--faux", "--port", "99999"], "--port must be 0-65535, got 99999"),
         ("sqlite_session", ["--faux", "  "], "the prompt is empty"),
+        ("chat_app", ["--faux", "--port", "99999"], "--port must be 0-65535, got 99999"),
+        ("chat_app", ["--faux", "--faux-speed", "0"], "--faux-speed must be positive, got 0.0"),
+        ("chat_app", ["--model", "anthropic/claude-hiku-4-5"], "did you mean 'claude-haiku-4-5'"),
+        ("chat_app", [], "choose --faux (offline) or --model provider/model-id"),
     ]
     + [
         (
@@ -457,7 +461,13 @@ def test_example_help_texts_are_plain_text(capsys):
             "--faux and --model exclude each other: --faux is the offline scripted model, "
             "--model a real one",
         )
-        for name in ("asyncio_sse_app", "bench_harness", "sqlite_session", "trio_service")
+        for name in (
+            "asyncio_sse_app",
+            "bench_harness",
+            "chat_app",
+            "sqlite_session",
+            "trio_service",
+        )
     ],
 )
 def test_example_usage_errors_exit_2_with_one_line(capsys, name, argv, message):
@@ -774,8 +784,9 @@ def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_the_sse_app_stops_on_ctrl_c_with_exit_130():
-    with example_process("asyncio_sse_app", "--faux", "--port", "0") as process:
+@pytest.mark.parametrize("name", ["asyncio_sse_app", "chat_app"])
+def test_the_web_apps_stop_on_ctrl_c_with_exit_130(name):
+    with example_process(name, "--faux", "--port", "0") as process:
         try:
             assert process.stdout is not None
             assert process.stdout.readline().startswith("serving http://127.0.0.1:")
@@ -783,7 +794,9 @@ def test_the_sse_app_stops_on_ctrl_c_with_exit_130():
             _, err = process.communicate(timeout=60)
         finally:
             process.kill()
-    assert (process.returncode, err) == (130, "asyncio_sse_app: stopped\n")
+    # (hypercorn, under the chat app, logs a line of its own first)
+    assert (process.returncode, err.splitlines()[-1]) == (130, f"{name}: stopped")
+    assert "Traceback" not in err
 
 
 def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():

@@ -18,8 +18,11 @@ EXTRAS = [
     ("pi_trio.otel", "otel", ["opentelemetry"]),
     ("pi_trio.durable", "dbos", ["dbos"]),
     ("pi_trio.fanout", "ray", ["ray"]),
+    ("pi_trio.agui", "agui", ["ag_ui"]),
 ]
-EVERY_EXTRA = ["mcp", "opentelemetry", "dbos", "ray", "hypercorn", "rich", "botocore", "google"]
+EVERY_EXTRA = [
+    "mcp", "opentelemetry", "dbos", "ray", "hypercorn", "rich", "botocore", "google", "ag_ui",
+]  # fmt: skip
 
 
 def without(packages: list[str], code: str) -> subprocess.CompletedProcess[str]:
