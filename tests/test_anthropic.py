@@ -1183,7 +1183,10 @@ async def test_missing_key_is_an_error_event_without_start(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_OAUTH_TOKEN", raising=False)
     events, transport = await replay(SONNET, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: anthropic"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 

@@ -764,3 +764,26 @@ def test_models_rich_style_keeps_the_plain_layout_and_dims_unserved_rows(monkeyp
     styled = _TTY()
     models_command(out=styled, style="rich", **args)
     assert "\x1b[2m  radius/" in styled.getvalue()  # dim: api not callable yet
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_the_proxy_with_exit_130():
+    pytest.importorskip("hypercorn")
+    env = {**os.environ, "PI_TRIO_PROXY_TOKENS": "token1"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "pi_trio", "proxy", "--port", "0"],
+        stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+    ) as process:  # fmt: skip
+        try:
+            assert process.stderr is not None
+            for line in process.stderr:  # hypercorn's own line comes first
+                if line.startswith("pi-trio: proxy serving http://"):
+                    break
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert (process.returncode, err.splitlines()[-1]) == (
+        EXIT_INTERRUPTED,
+        "pi-trio: proxy stopped",
+    )

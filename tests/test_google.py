@@ -763,7 +763,10 @@ async def test_missing_key_is_an_error_event(monkeypatch):
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     events, transport = await replay(FLASH, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: google"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: google; set GEMINI_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 

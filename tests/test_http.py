@@ -250,7 +250,10 @@ def test_missing_api_key_fails_with_the_upstream_text_unless_headers_authenticat
     receive.close()
     model = make_model(provider="groq")
     run = ProviderRun(model, StreamOptions(), send)
-    with pytest.raises(ProviderError, match=r"^No API key for provider: groq$"):
+    with pytest.raises(
+        ProviderError,
+        match=r"^No API key for provider: groq; set GROQ_API_KEY, or pass api_key / get_api_key$",
+    ):
         run.api_key()
     run = ProviderRun(model, StreamOptions(headers={"authorization": "Bearer x"}), send)
     assert run.api_key() is None

@@ -490,7 +490,10 @@ async def test_missing_key_names_the_provider(monkeypatch):
     monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
     events, transport = await replay(SMALL, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: mistral"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: mistral; set MISTRAL_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 

@@ -455,7 +455,10 @@ async def test_missing_api_key_is_an_error_event(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     events, message, transport = await replay(fixture("text.sse"), api_key=None)
     assert shape(events) == [("error", "error")]
-    assert message.error_message == "No API key for provider: openai"
+    assert (
+        message.error_message
+        == "No API key for provider: openai; set OPENAI_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 
@@ -1303,7 +1306,10 @@ async def test_simple_without_a_key_fails_as_an_error_event(
     model = make_model(provider="groq", base_url="https://api.groq.com/openai/v1")
     message = await complete_simple(model, CONTEXT, registry=ProviderRegistry())
     assert message.stop_reason == "error"
-    assert message.error_message == "No API key for provider: groq"
+    assert (
+        message.error_message
+        == "No API key for provider: groq; set GROQ_API_KEY, or pass api_key / get_api_key"
+    )
 
 
 # --------------------------------------------------------------------------- loopback

@@ -1033,7 +1033,10 @@ async def test_missing_key_names_the_provider(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     events, transport = await replay(GPT54, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: openai"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: openai; set OPENAI_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 

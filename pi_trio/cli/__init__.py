@@ -91,6 +91,7 @@ def _rate(text: str) -> float:
 
 
 PLAIN_HELP = "plain text output even on a terminal"
+STDOUT_CLOSED = "standard output is closed (started with >&-); redirect it to a file or /dev/null"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -324,6 +325,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: the process arguments); return the exit code."""
     from ._render import GuardedOutput
 
+    if sys.stderr is None:  # started with stderr closed (2>&-): its lines go nowhere
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
+    if sys.stdout is None:  # started with stdout closed (>&-): nothing could be shown
+        sys.stderr.write(f"pi-trio: cannot write the output: {STDOUT_CLOSED}\n")
+        return EXIT_FAILED
     out = GuardedOutput(sys.stdout)
     try:
         try:

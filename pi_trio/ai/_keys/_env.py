@@ -20,6 +20,7 @@ __all__ = [
     "env_api_key_names",
     "find_env_keys",
     "get_env_api_key",
+    "missing_key_hint",
 ]
 
 AUTHENTICATED: Final = "<authenticated>"
@@ -165,3 +166,14 @@ def env_api_key_names(provider: str) -> list[str]:
         names.remove(suggested)
         names.insert(0, suggested)
     return names
+
+
+def missing_key_hint(provider: str) -> str:
+    """What to add to the missing-key error of ``provider`` (after the original's text,
+    ``No API key for provider: <p>``): the variable to set and the other ways to give a
+    key; ``""`` for a provider without a key variable."""
+    names = env_api_key_names(provider)
+    if not names:
+        return ""
+    alternatives = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
+    return f"; set {names[0]}{alternatives}, or pass api_key / get_api_key"

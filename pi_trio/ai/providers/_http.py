@@ -64,7 +64,7 @@ from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .._http_body import ERROR_BODY_READ_LIMIT
 from .._identity import get_identity_headers
-from .._keys._env import get_env_api_key
+from .._keys._env import get_env_api_key, missing_key_hint
 from .._keys._secrets import clean_api_key
 from .._stream._builder import MessageBuilder
 from .._stream._consume import InlineStream
@@ -257,14 +257,16 @@ class ProviderRun:
         """The API key (options, then environment) after ``clean_api_key``; remembered as a
         secret. ``None`` when the model or option headers already authenticate the request;
         otherwise a missing key raises ``ProviderError(missing_text or "No API key for
-        provider: <p>")``."""
+        provider: <p>")``, followed by the variable to set (``missing_key_hint``)."""
         key = resolve_api_key(self.model, self.options)
         if key:
             return self.clean_key(key)
         given = merge_headers(self.model.headers, self.options.headers)
         if any(name.lower() in AUTH_HEADERS for name in given):
             return None
-        raise ProviderError(missing_text or f"No API key for provider: {self.model.provider}")
+        provider = self.model.provider
+        missing = missing_text or f"No API key for provider: {provider}"
+        raise ProviderError(missing + missing_key_hint(provider))
 
     def clean_key(self, key: str, sources: list[str] | None = None) -> str:
         """``key`` after ``clean_api_key`` (``sources``: where such keys come from, named
