@@ -15,7 +15,7 @@ from typing import Any, Final
 import msgspec
 
 from ..ai import OutputFormat
-from ..ai._json_depth import BoundedDecoder
+from ..ai._seam import BoundedDecoder
 
 __all__ = ["OUTPUT_SCHEMA_CACHE_SIZE", "OutputSchema", "output_schema"]
 

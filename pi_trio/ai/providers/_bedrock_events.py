@@ -20,12 +20,12 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_depth import decode_json
-from .._live import LiveThinking
-from .._models import calculate_cost
+from .._json._depth import decode_json
+from .._stream._builder import MessageBuilder
+from .._stream._live import LiveThinking
 from .._types import Model
 from ._bedrock_wire import (
     EVENT_DECODERS,

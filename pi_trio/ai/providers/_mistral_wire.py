@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .._json_depth import BoundedDecoder
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [

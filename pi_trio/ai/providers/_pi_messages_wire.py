@@ -22,7 +22,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from .._json_depth import BoundedDecoder
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [

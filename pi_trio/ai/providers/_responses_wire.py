@@ -1,4 +1,5 @@
-"""The OpenAI Responses stream as msgspec Structs (reference/ai.md §7.4).
+"""The OpenAI Responses stream as msgspec Structs (the events the original's
+``processResponsesStream`` reads, ``src/api/openai-responses-shared.ts``).
 
 An event's data is a tagged union on its ``type`` (``ResponsesEvent``); the item of
 ``response.output_item.added`` is one on the item's ``type`` (``OutputItem``). The item of
@@ -14,7 +15,7 @@ from typing import Final
 
 import msgspec
 
-from .._json_depth import BoundedDecoder
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [

@@ -4,9 +4,9 @@ message.
 
 Each provider module decodes an event's ``data:`` text straight into msgspec Structs
 (``_<provider>_wire``): unknown fields are ignored, and the common path is one
-``BoundedDecoder.decode`` (msgspec's decoder behind the nesting limit of
-``_json_depth``: the data comes from outside). Only when that fails does ``decode_event`` look at the JSON as plain
-values, to tell what the mapper skips (data that is not an object; an event, block or
+``BoundedDecoder.decode`` (msgspec's decoder behind the nesting limit of ``_json._depth``:
+the data comes from outside). Only when that fails does ``decode_event`` look at the JSON
+as plain values, to tell what the mapper skips (data that is not an object; an event, block or
 item type it does not know — providers add them often) from what is broken (a field it
 reads holding the wrong type, or data that is not JSON), which fails the stream with a
 ``ProviderError`` naming the data.
@@ -19,9 +19,9 @@ from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
-from .._json_depth import BoundedDecoder, decode_json
-from .._models import calculate_cost
+from .._json._depth import BoundedDecoder, decode_json
 from .._types import AssistantMessage, Model, Usage
 
 __all__ = [
