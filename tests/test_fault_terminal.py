@@ -18,14 +18,9 @@ from .fault_providers_support import PROVIDERS, Provider
 from .fault_server import FaultConn, chunk, head, loopback_registry, serve_faults
 from .test_fault_providers import ok_head, stream
 
-pytestmark = pytest.mark.parametrize("provider", PROVIDERS)
-
-
-@pytest.fixture
-def closing_provider(provider: Provider) -> Provider:
-    if not provider.closing_event:
-        pytest.skip("a Gemini stream has no closing event: it may end after any chunk")
-    return provider
+# every provider but Gemini's (whose stream has no closing event: it may end after any chunk)
+CLOSING = [p for p in PROVIDERS if p.values[0].closing_event]
+closing_providers = pytest.mark.parametrize("provider", CLOSING)
 
 
 def _complete(provider: Provider, outcome: object) -> None:
@@ -36,12 +31,12 @@ def _complete(provider: Provider, outcome: object) -> None:
     assert outcome.events[-1].type == "done"  # type: ignore[attr-defined]
 
 
+@closing_providers
 @pytest.mark.parametrize("framing", ["chunked", "content-length"])
 @pytest.mark.parametrize("cut", ["close", "reset"])
 async def test_a_connection_lost_after_the_closing_event_keeps_the_complete_answer(
-    closing_provider: Provider, framing: str, cut: str
+    provider: Provider, framing: str, cut: str
 ) -> None:
-    provider = closing_provider
     body = provider.body
 
     async def script(conn: FaultConn) -> None:
@@ -62,10 +57,10 @@ async def test_a_connection_lost_after_the_closing_event_keeps_the_complete_answ
     _complete(provider, outcome)
 
 
+@closing_providers
 async def test_a_body_held_open_after_the_closing_event_does_not_hold_up_the_answer(
-    closing_provider: Provider, autojump_clock: trio.abc.Clock
+    provider: Provider, autojump_clock: trio.abc.Clock
 ) -> None:
-    provider = closing_provider
 
     async def script(conn: FaultConn) -> None:
         framed = head(200, ok_head(provider, **{"transfer-encoding": "chunked"}))
@@ -81,12 +76,10 @@ async def test_a_body_held_open_after_the_closing_event_does_not_hold_up_the_ans
     _complete(provider, outcome)
 
 
+@pytest.mark.parametrize("provider", [p for p in CLOSING if p.values[0].sse])
 async def test_after_the_closing_event_the_connection_still_goes_back_to_the_pool(
-    closing_provider: Provider,
+    provider: Provider,
 ) -> None:
-    provider = closing_provider
-    if not provider.sse:
-        pytest.skip("the loopback SSE server sends SSE")
     # each event in a write of its own, the body's last chunk in another one after them
     reply = SSEReply(list(provider.events), headers={"content-type": provider.content_type})
     async with serve_sse([reply, reply]) as server:
@@ -99,8 +92,8 @@ async def test_after_the_closing_event_the_connection_still_goes_back_to_the_poo
     assert server.connections == 1
 
 
-async def test_what_follows_the_closing_event_is_not_read(closing_provider: Provider) -> None:
-    provider = closing_provider
+@closing_providers
+async def test_what_follows_the_closing_event_is_not_read(provider: Provider) -> None:
     after = provider.garbage("broken json") + provider.garbage("deep nesting")
     if provider.sse:
         after += b"event: error\ndata: {}\n\n"  # Anthropic's error event
@@ -113,3 +106,21 @@ async def test_what_follows_the_closing_event_is_not_read(closing_provider: Prov
     async with serve_faults(script) as server:
         outcome = await stream(provider, server.url)
     _complete(provider, outcome)
+
+
+@pytest.mark.parametrize("provider", [p for p in PROVIDERS if not p.values[0].closing_event])
+async def test_without_a_closing_event_a_connection_lost_after_the_last_chunk_is_an_error(
+    provider: Provider,
+) -> None:
+    body = provider.body
+
+    async def script(conn: FaultConn) -> None:
+        framed = head(200, ok_head(provider, **{"content-length": str(len(body) + 100)}))
+        if await conn.send(framed + body):
+            await anyio.sleep(0.05)
+
+    async with serve_faults(script) as server:
+        outcome = await stream(provider, server.url)
+    assert outcome.message.stop_reason == "error"
+    assert (outcome.message.error_message or "").startswith("Network error")
+    assert outcome.message.content  # what arrived is kept
