@@ -12,6 +12,7 @@ import anyio
 import pytest
 import trio
 
+from pi_trio.ai.providers._sse import DRAIN_TIMEOUT_S
 from pi_trio.testing import SSEReply, serve_sse
 
 from .fault_providers_support import PROVIDERS, Provider
@@ -124,3 +125,29 @@ async def test_without_a_closing_event_a_connection_lost_after_the_last_chunk_is
     assert outcome.message.stop_reason == "error"
     assert (outcome.message.error_message or "").startswith("Network error")
     assert outcome.message.content  # what arrived is kept
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [p for p in CLOSING if p.values[0].api in ("openai-completions", "bedrock-converse-stream")],
+)
+def test_on_asyncio_an_answer_ends_at_its_closing_event_held_open_or_cut(
+    provider: Provider,
+) -> None:
+    async def main() -> None:
+        for cut in (False, True):
+
+            async def script(conn: FaultConn, cut: bool = cut) -> None:
+                framed = head(200, ok_head(provider, **{"transfer-encoding": "chunked"}))
+                if await conn.send(framed + chunk(provider.body)):
+                    if cut:
+                        conn.reset()
+                    else:
+                        await conn.wait_closed()
+
+            async with serve_faults(script) as server:
+                with anyio.fail_after(DRAIN_TIMEOUT_S + 5):
+                    outcome = await stream(provider, server.url, timeout_ms=600_000)
+            _complete(provider, outcome)
+
+    anyio.run(main, backend="asyncio")
