@@ -16,7 +16,9 @@ import anyio
 import anyio.lowlevel
 import trio
 from pi_trio.agent import Agent, AgentTool, AgentToolResult
-from pi_trio.ai import MessageBuilder, Model, ModelCost, TextContent
+from pi_trio.ai import Model, TextContent
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder
 
 __all__ = [
     "ABORTED_TEXT",

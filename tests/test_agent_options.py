@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pi_trio.agent import Agent, AgentHooks, on_agent_created
+from pi_trio.agent import Agent, AgentHooks
+from pi_trio.agent.extend import on_agent_created
 from pi_trio.ai import StreamOptions
 from pi_trio.testing import FauxProvider, faux_assistant_message
 

@@ -9,11 +9,9 @@ import pytest
 
 from pi_trio.agent import AgentContext
 from pi_trio.agent._declarations import ToolDeclarations
-from pi_trio.ai import (
-    SystemMessage,
-    Tool,
+from pi_trio.ai import SystemMessage, Tool, UserMessage
+from pi_trio.ai.transcript import (
     ToolRef,
-    UserMessage,
     create_initial_system_message,
     declare_tool_changes,
     get_current_tools,

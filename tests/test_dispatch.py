@@ -213,7 +213,7 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
 
 
 async def test_a_blocked_async_listener_holds_the_provider_at_once() -> None:
-    from pi_trio.ai import MessageBuilder
+    from pi_trio.ai.providers import MessageBuilder
 
     DISPATCH_BUFFER = 64  # only sizes the stream
 

@@ -19,10 +19,10 @@ from pi_trio.agent import (
     BeforeToolCallResult,
     agent_loop,
     agent_loop_continue,
-    positional_arity,
     run_agent_loop,
     run_agent_loop_continue,
 )
+from pi_trio.agent.extend import positional_arity
 from pi_trio.ai import SystemMessage, TextContent, Usage
 from pi_trio.ai._types import Cost
 from pi_trio.testing import FauxProvider, faux_assistant_message

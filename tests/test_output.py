@@ -15,7 +15,6 @@ import msgspec
 import pytest
 
 from pi_trio.agent import (
-    FINAL_RESULT_TOOL,
     Agent,
     AgentTool,
     OutputValidationError,
@@ -23,15 +22,16 @@ from pi_trio.agent import (
     RunError,
     RunResult,
 )
+from pi_trio.agent.extend import FINAL_RESULT_TOOL
 from pi_trio.ai import (
     AssistantMessage,
     Context,
-    ProviderRegistry,
     StreamOptions,
-    get_current_tools,
     messages_from_json,
     messages_to_json,
 )
+from pi_trio.ai.providers import ProviderRegistry
+from pi_trio.ai.transcript import get_current_tools
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
 from .helpers import echo_tool, user_text

@@ -46,7 +46,7 @@ import pytest
 import trio
 import trio.testing
 
-from pi_trio.ai import default_registry
+from pi_trio.ai.providers import default_registry
 from pi_trio.testing import RecordedRequest, ReplayResponse, ReplayTransport, sse_body
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,8 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult, tool
-from pi_trio.ai import MessageBuilder, StreamOptions, TextContent, messages_to_json
+from pi_trio.ai import StreamOptions, TextContent, messages_to_json
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.temporal import (
     DELIVER_ACTIVITY,
     MODEL_ACTIVITY,

@@ -1,52 +1,47 @@
-"""The agent layer: the loop engine, the stateful ``Agent``, tools and queues."""
+"""The agent layer: the loop engine, the stateful ``Agent``, tools and queues.
+
+The top level holds what a program writes every day: ``Agent`` and its settings
+(``AgentHooks``, ``RunPolicy``, ``OutputSettings``), tools (``tool``, ``AgentTool``,
+``AgentToolResult``), what a run returns (``RunResult`` and its errors), the events, the
+context and result types of the hooks, the abort signal and the stateless loop
+(``agent_loop``, ``run_agent_loop``…). The rest lives in namespaces:
+
+- ``pi_trio.agent.hooks``: the types of the hook and listener callables, and the default
+  ``convert_to_llm``;
+- ``pi_trio.agent.extend``: for code built on the agent (wrappers, instrumentation,
+  other runtimes): calling a hook or a tool as the agent does (``call_hook``,
+  ``positional_arity``, ``as_tool_result``, ``run_tool_call``), ``on_agent_created``, and
+  the agent's constants.
+
+A name that moved from the top level to a namespace says where it went when it is used.
+"""
+
+from typing import TYPE_CHECKING
 
 from ..ai import AbortController as AbortController
 from ..ai import AbortSignal as AbortSignal
+from ..ai._seam import moved_name_error
 from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
-from ._agent import AgentCreatedHook as AgentCreatedHook
-from ._agent import on_agent_created as on_agent_created
-from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
-from ._config import AgentListener as AgentListener
 from ._config import AgentLoopConfig as AgentLoopConfig
-from ._config import BeforeToolCallHook as BeforeToolCallHook
-from ._config import ConvertToLlmHook as ConvertToLlmHook
-from ._config import FinishTurnHook as FinishTurnHook
-from ._config import GetApiKeyHook as GetApiKeyHook
-from ._config import MessagePoll as MessagePoll
-from ._config import PrepareNextTurnHook as PrepareNextTurnHook
-from ._config import PrepareRequestHook as PrepareRequestHook
-from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
-from ._config import SignalHook as SignalHook
-from ._config import TransformContextHook as TransformContextHook
-from ._config import default_convert_to_llm as default_convert_to_llm
-from ._hooks import call_hook as call_hook
-from ._hooks import positional_arity as positional_arity
-from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
-from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
-from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
 from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
 from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
 from ._result import RunResult as RunResult
-from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
-from ._run import AgentEventStream as AgentEventStream
 from ._run import ContinueError as ContinueError
 from ._run import agent_loop as agent_loop
 from ._run import agent_loop_continue as agent_loop_continue
 from ._run import run_agent_loop as run_agent_loop
 from ._run import run_agent_loop_continue as run_agent_loop_continue
+from ._settings import OutputSettings as OutputSettings
+from ._settings import RunPolicy as RunPolicy
 from ._state import AgentState as AgentState
 from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
-from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
-from ._tool_call import ToolCallOutcome as ToolCallOutcome
-from ._tool_call import as_tool_result as as_tool_result
-from ._tool_call import run_tool_call as run_tool_call
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
 from ._types import AgentContext as AgentContext
@@ -70,28 +65,20 @@ from ._types import PrepareRequestContext as PrepareRequestContext
 from ._types import ToolExecutionEndEvent as ToolExecutionEndEvent
 from ._types import ToolExecutionStartEvent as ToolExecutionStartEvent
 from ._types import ToolExecutionUpdateEvent as ToolExecutionUpdateEvent
-from ._types import ToolUpdateCallback as ToolUpdateCallback
 from ._types import TurnEndEvent as TurnEndEvent
 from ._types import TurnStartEvent as TurnStartEvent
 
 __all__ = [
-    "DEFAULT_AGENT_IDENTITY",
-    "ABORTED_TOOL_TEXT",
-    "AGENT_EVENT_BUFFER",
     "AbortController",
     "AbortSignal",
     "AfterToolCallContext",
-    "AfterToolCallHook",
     "AfterToolCallResult",
     "Agent",
     "AgentBusyError",
     "AgentContext",
-    "AgentCreatedHook",
     "AgentEndEvent",
     "AgentEvent",
-    "AgentEventStream",
     "AgentHooks",
-    "AgentListener",
     "AgentLoopConfig",
     "AgentLoopTurnUpdate",
     "AgentMessage",
@@ -105,47 +92,37 @@ __all__ = [
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
     "BeforeToolCallContext",
-    "BeforeToolCallHook",
     "BeforeToolCallResult",
     "ContinueError",
-    "ConvertToLlmHook",
-    "DEFAULT_MAX_OUTPUT_RETRIES",
-    "FINAL_RESULT_TOOL",
-    "FinishTurnHook",
-    "GetApiKeyHook",
     "MessageEndEvent",
-    "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "OutputMode",
+    "OutputSettings",
     "OutputValidationError",
-    "PrepareNextTurnHook",
     "PrepareRequestContext",
-    "PrepareRequestHook",
     "QueueMode",
     "RunAbortedError",
     "RunError",
+    "RunPolicy",
     "RunResult",
-    "ShouldStopAfterTurnHook",
-    "SignalHook",
-    "ToolCallOutcome",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
-    "ToolUpdateCallback",
-    "TransformContextHook",
     "TurnEndEvent",
     "TurnStartEvent",
     "agent_loop",
     "agent_loop_continue",
-    "as_tool_result",
-    "call_hook",
-    "default_convert_to_llm",
-    "on_agent_created",
-    "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",
-    "run_tool_call",
     "stream_proxy",
     "tool",
 ]
+
+# the namespaces, where the names that left the top level live
+_NAMESPACES = ("pi_trio.agent.hooks", "pi_trio.agent.extend")
+
+if not TYPE_CHECKING:  # a type checker keeps reporting unknown names as errors
+
+    def __getattr__(name: str) -> object:
+        raise moved_name_error(__name__, name, _NAMESPACES)

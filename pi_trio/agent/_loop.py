@@ -26,21 +26,15 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ..ai import (
-    PI_TRIO_ATTRIBUTION,
-    AbortSignal,
-    AssistantMessage,
-    ClientIdentity,
-    Context,
-    StreamOptions,
-    ToolCall,
-    ToolResultMessage,
-    default_registry,
-    is_retryable_assistant_error,
-    merge_client_identity,
-    retry_delay_ms,
-)
+from ..ai import AbortSignal, AssistantMessage, Context, StreamOptions, ToolCall, ToolResultMessage
 from ..ai._seam import InlineStream, resolve_stream_fn
+from ..ai.failures import is_retryable_assistant_error, retry_delay_ms
+from ..ai.providers import (
+    PI_TRIO_ATTRIBUTION,
+    ClientIdentity,
+    default_registry,
+    merge_client_identity,
+)
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher

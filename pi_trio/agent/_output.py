@@ -38,9 +38,9 @@ from ..ai import (
     TextContent,
     ToolCall,
     UserMessage,
-    now_ms,
-    supports_json_schema_output,
 )
+from ..ai.models import supports_json_schema_output
+from ..ai.providers import now_ms
 from ._config import AgentLoopConfig, FinishTurnHook, PrepareNextTurnHook, turn_decision
 from ._hooks import call_hook, coerce_result, next_turn_arguments
 from ._output_schema import OutputSchema, output_schema

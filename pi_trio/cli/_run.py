@@ -15,18 +15,10 @@ import anyio
 import msgspec
 
 from ..agent import Agent
-from ..ai import (
-    Context,
-    Model,
-    StreamOptions,
-    UnknownModelError,
-    clamp_thinking_level,
-    default_registry,
-    env_api_key_names,
-    get_env_api_key,
-    resolve_model,
-)
+from ..ai import Context, Model, StreamOptions, UnknownModelError, resolve_model
 from ..ai._seam import HTTP_READ_TIMEOUT_S, THINKING_LEVELS
+from ..ai.models import clamp_thinking_level
+from ..ai.providers import default_registry, env_api_key_names, get_env_api_key
 from ..testing import (
     FauxProvider,
     FauxState,

@@ -17,7 +17,8 @@ import msgspec
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
 from dbos import error as dbos_error
 
-from ..agent import Agent, AgentMessage, call_hook
+from ..agent import Agent, AgentMessage
+from ..agent.extend import call_hook
 from ..ai import (
     AbortSignal,
     ImageContent,
@@ -25,8 +26,8 @@ from ..ai import (
     UserMessage,
     messages_from_json,
     messages_to_json,
-    now_ms,
 )
+from ..ai.providers import now_ms
 from ._execution import Execution
 from ._listeners import Subscription, agent_listener
 from ._queue import drain_into, send

@@ -6,7 +6,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import Agent, on_agent_created
+from ..agent import Agent
+from ..agent.extend import on_agent_created
 from ._listener import AgentTelemetry
 from ._telemetry import Telemetry
 from ._tools import ToolWrapping

@@ -21,7 +21,6 @@ from ..ai import (
     ProviderError,
     StreamOptions,
     StreamProtocolError,
-    default_registry,
 )
 from ..ai._seam import (
     AFTER_TERMINAL_GRACE_S,
@@ -31,6 +30,7 @@ from ..ai._seam import (
     read_body_prefix,
     redact,
 )
+from ..ai.providers import default_registry
 from ._rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
 from ._wire import encode_request
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..agent import Agent, AgentMessage
-from ..ai import MessageDecodeError, PiError, messages_from_json, messages_from_jsonl, to_json
+from ..ai import MessageDecodeError, PiError, messages_from_json, to_json
+from ..ai.json import messages_from_jsonl
 
 __all__ = ["FileSessionStore", "SessionError", "SessionStore", "load_messages", "record_session"]
 

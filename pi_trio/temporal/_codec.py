@@ -54,7 +54,6 @@ REQUEST_OPTION_FIELDS = (
     "cache_retention",
     "session_id",
     "metadata",
-    "transport",
     "timeout_ms",
     "max_retries",
     "max_retry_delay_ms",

@@ -6,15 +6,8 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from pi_trio.ai import (
-    AssistantMessage,
-    StopReason,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    Usage,
-    now_ms,
-)
+from pi_trio.ai import AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage
+from pi_trio.ai.providers import now_ms
 
 __all__ = [
     "FAUX_API",

@@ -26,9 +26,8 @@ from pi_trio.ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
-    get_system_message_text,
-    normalize_context,
 )
+from pi_trio.ai.transcript import get_system_message_text, normalize_context
 
 __all__ = [
     "PromptCache",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import msgspec
 
@@ -98,7 +98,6 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     session_id: str | None = None
     headers: dict[str, str | None] | None = None
     metadata: dict[str, Any] | None = None
-    transport: Literal["sse", "websocket", "auto"] | None = None
     timeout_ms: int | None = None
     max_retries: int = 0
     max_retry_delay_ms: int = 60_000
