@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunPolicy
 from pi_trio.ai import TextContent
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
@@ -191,8 +191,12 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
             faux_assistant_message("never"),
         ]
     )
-    agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[echo_tool()])
-    agent.close_timeout = 2.0
+    agent = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        tools=[echo_tool()],
+        policy=RunPolicy(close_timeout=2.0),
+    )
     recorder = Recorder()
 
     async def stuck(event: Any) -> None:

@@ -485,6 +485,41 @@ def test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_def
     )  # fmt: skip
 
 
+def test_the_configuring_block_gives_each_group_to_the_agent():
+    from pi_trio.agent import Agent, RunPolicy
+
+    out, namespace = run_code(code("Configuring an Agent"))
+    assert out == "sequential 2.0\n"
+    agent = namespace["agent"]
+    assert agent.hooks.before_tool_call is namespace["no_deletes"]
+    assert (agent.stream_options.session_id, agent.stream_options.max_tokens) == (
+        "support-42",
+        1024,
+    )
+    assert agent.policy.retry.max_retries == 3
+    assert agent.output.max_retries == 1
+    prose = " ".join(README.split("## Configuring an Agent", 1)[1].split("\n## ", 1)[0].split())
+    with pytest.raises(ValueError, match="tool_execution") as refused:
+        RunPolicy(tool_execution="eager")  # type: ignore[arg-type]
+    assert f"raises `{refused.value}`" in prose
+    with pytest.raises(AttributeError) as moved:
+        _ = agent.tool_execution  # type: ignore[attr-defined]
+    assert f"raises `{moved.value}`" in prose
+    flat = Agent(model="anthropic/claude-haiku-4-5", tool_execution="sequential")
+    assert flat.policy.tool_execution == "sequential"
+    with pytest.raises(TypeError, match="transport"):
+        Agent(model="anthropic/claude-haiku-4-5", transport="sse")  # type: ignore[call-arg]
+
+
+def test_the_public_api_draws_the_exception_hierarchy_of_the_code():
+    from pi_trio.ai import _errors
+
+    from .test_exports import drawn_tree
+
+    assert drawn_tree(code("The public API")) == drawn_tree(_errors.__doc__ or "")
+    assert len(drawn_tree(code("The public API"))) == len(code("The public API").splitlines())
+
+
 # --------------------------------------------------------------------------- claims
 
 
@@ -747,6 +782,8 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The same under asyncio", 0): test_the_quickstart_under_asyncio,
     ("The same under asyncio", 1): test_the_deadline_block_cancels_the_run_and_the_agent_settles,
     ("Transcripts and JSON", 0): test_the_transcript_block_round_trips_and_names_the_broken_field,
+    ("Configuring an Agent", 0): test_the_configuring_block_gives_each_group_to_the_agent,
+    ("The public API", 0): test_the_public_api_draws_the_exception_hierarchy_of_the_code,
     ("Tools and the `tool` decorator", 0): test_the_tool_decorator_block_builds_a_tool_that_reports_progress,
     ("Structured output", 0): test_the_structured_output_block_prints_what_is_shown_below_it,
     ("Structured output", 1): test_the_structured_output_block_prints_what_is_shown_below_it,

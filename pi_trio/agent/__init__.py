@@ -16,11 +16,11 @@ context and result types of the hooks, the abort signal and the stateless loop
 A name that moved from the top level to a namespace says where it went when it is used.
 """
 
-from typing import TYPE_CHECKING
+import typing
 
 from ..ai import AbortController as AbortController
 from ..ai import AbortSignal as AbortSignal
-from ..ai._seam import moved_name_error
+from ..ai._seam import moved_name_error as _moved_name_error
 from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
@@ -122,7 +122,7 @@ __all__ = [
 # the namespaces, where the names that left the top level live
 _NAMESPACES = ("pi_trio.agent.hooks", "pi_trio.agent.extend")
 
-if not TYPE_CHECKING:  # a type checker keeps reporting unknown names as errors
+if not typing.TYPE_CHECKING:  # a type checker keeps reporting unknown names as errors
 
     def __getattr__(name: str) -> object:
-        raise moved_name_error(__name__, name, _NAMESPACES)
+        raise _moved_name_error(__name__, name, _NAMESPACES)

@@ -171,15 +171,15 @@ def check_group(group: str, value: object) -> None:
     kind = _GROUPS[group]
     if not isinstance(value, kind):
         raise TypeError(
-            f"Agent({group}=...) takes a {kind.__name__} (e.g. {_EXAMPLES[group]}), got {value!r}"
+            f"Agent({group}=...) takes {_EXAMPLES[group]}, got {value!r}"
         )
 
 
 _EXAMPLES: Final = {
-    "hooks": "AgentHooks(before_tool_call=check)",
-    "stream_options": "StreamOptions(temperature=0.2)",
-    "policy": "RunPolicy(tool_execution='sequential')",
-    "output": "OutputSettings(type=Weather)",
+    "hooks": "an AgentHooks, such as AgentHooks(before_tool_call=check)",
+    "stream_options": "a StreamOptions, such as StreamOptions(temperature=0.2)",
+    "policy": "a RunPolicy, such as RunPolicy(tool_execution='sequential')",
+    "output": "an OutputSettings, such as OutputSettings(type=Weather)",
 }
 
 

@@ -26,7 +26,8 @@ __all__ = ["DEFAULT_OUTPUT", "DEFAULT_POLICY", "OutputSettings", "RunPolicy"]
 
 def _one_of(where: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        expected = " or ".join(repr(c) for c in choices)
+        *rest, last = [repr(c) for c in choices]
+        expected = f"{', '.join(rest)} or {last}"
         raise ValueError(f"{where} must be {expected}; got {value!r}")
 
 

@@ -21,7 +21,7 @@ namespaces:
 A name that moved from the top level to a namespace says where it went when it is used.
 """
 
-from typing import TYPE_CHECKING
+import typing
 
 from ._arguments._partial import parse_streaming_json as parse_streaming_json
 from ._catalog._models import calculate_cost as calculate_cost
@@ -54,7 +54,7 @@ from ._json._codec import from_json as from_json
 from ._json._codec import messages_from_json as messages_from_json
 from ._json._codec import messages_to_json as messages_to_json
 from ._json._codec import to_json as to_json
-from ._moved import moved_name_error
+from ._moved import moved_name_error as _moved_name_error
 from ._stream._abort import AbortController as AbortController
 from ._stream._abort import AbortSignal as AbortSignal
 from ._stream._open import AssistantMessageStream as AssistantMessageStream
@@ -164,7 +164,7 @@ _NAMESPACES = (
     "pi_trio.ai.providers",
 )
 
-if not TYPE_CHECKING:  # a type checker keeps reporting unknown names as errors
+if not typing.TYPE_CHECKING:  # a type checker keeps reporting unknown names as errors
 
     def __getattr__(name: str) -> object:
-        raise moved_name_error(__name__, name, _NAMESPACES)
+        raise _moved_name_error(__name__, name, _NAMESPACES)

@@ -145,7 +145,7 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     for message in held[len(saved) :]:
         store.append(message)
     # A failed response is saved once the next event shows it stays: with a retry policy
-    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead.
+    # (``RunPolicy(retry=...)``) ``auto_retry_start`` withdraws it from the transcript instead.
     failed: list[AgentMessage] = []
 
     def save(event: Any) -> None:
