@@ -347,3 +347,14 @@ def test_what_an_agent_created_hook_raises_comes_out_of_the_constructor() -> Non
     Agent(model=MOCK_MODEL)
     with pytest.raises(TypeError, match=r"on_agent_created\(\) takes a function called"):
         on_agent_created("first")  # type: ignore[arg-type]
+
+
+def test_the_given_hooks_and_request_options_are_copied_for_the_agent() -> None:
+    options = StreamOptions(temperature=0.5)
+    hooks = AgentHooks()
+    agent = Agent(model=MOCK_MODEL, stream_options=options, hooks=hooks)
+    agent.stream_options.max_tokens = 5
+    agent.hooks.finish_turn = lambda context: "end"
+    assert options.max_tokens is None
+    assert hooks.finish_turn is None
+    assert Agent(model=MOCK_MODEL, stream_options=options).stream_options.max_tokens is None

@@ -470,3 +470,24 @@ def test_the_readme_lists_every_name_that_moved_with_its_new_home() -> None:
     }
     moved = {(m, n) for spaces in NAMESPACES.values() for m in spaces for n in TIERS[m].split()}
     assert listed == moved
+
+
+@pytest.mark.parametrize("top", list(NAMESPACES))
+def test_type_checkers_do_not_see_the_moved_names_hook(top: str) -> None:
+    """The package's ``__getattr__`` is defined only outside type checking, so a type
+    checker reports a moved name as unknown (as the README says) instead of typing it as
+    whatever ``__getattr__`` returns."""
+    path = ROOT / top.replace(".", "/") / "__init__.py"
+    tree = ast.parse(path.read_text())
+    hidden = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and ast.unparse(node.test) == "not typing.TYPE_CHECKING"
+        and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in node.body)
+    ]
+    anywhere = [
+        n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"
+    ]
+    assert len(hidden) == 1
+    assert len(anywhere) == 1

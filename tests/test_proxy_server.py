@@ -226,10 +226,12 @@ async def test_options_reach_the_provider_but_api_keys_never_come_from_the_reque
         env={"OPENAI_API_KEY": "sk-from-the-client"},
         requestIdentity={"sessionId": "sess", "turnId": "t"},
         topP=0.5,
+        transport="websocket",  # the original's clients send it; pi_trio has no such option
     )
     response = await post(url, body)
     assert response.status_code == 200
     (options,) = upstream.options
+    assert "transport" not in StreamOptions.__struct_fields__
     assert (options.temperature, options.max_tokens, options.reasoning) == (0.25, 99, "low")
     assert (options.session_id, options.max_retry_delay_ms) == ("sess", 5)
     assert options.api_key is None

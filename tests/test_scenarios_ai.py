@@ -296,7 +296,8 @@ def test_cerebras_bodyless_errors_with_and_without_the_status_label(
 # S44
 def test_long_whitespace_only_cerebras_errors_are_rejected_without_backtracking() -> None:
     script = """
-from pi_trio.ai import AssistantMessage, Usage, is_context_overflow
+from pi_trio.ai import AssistantMessage, Usage
+from pi_trio.ai.failures import is_context_overflow
 
 def cerebras(text):
     return AssistantMessage(content=[], api="openai-completions", provider="cerebras",

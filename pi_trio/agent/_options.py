@@ -170,9 +170,7 @@ def check_group(group: str, value: object) -> None:
     that group's type."""
     kind = _GROUPS[group]
     if not isinstance(value, kind):
-        raise TypeError(
-            f"Agent({group}=...) takes {_EXAMPLES[group]}, got {value!r}"
-        )
+        raise TypeError(f"Agent({group}=...) takes {_EXAMPLES[group]}, got {value!r}")
 
 
 _EXAMPLES: Final = {

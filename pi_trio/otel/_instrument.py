@@ -55,7 +55,7 @@ _instrumented: weakref.WeakKeyDictionary[Agent, weakref.ref[_Instrumentation]] =
 
 class _Global:
     """Every ``Agent`` constructed while this is installed gets instrumented (through
-    ``pi_trio.agent.on_agent_created``; the ``Agent`` class is left as it is)."""
+    ``pi_trio.agent.extend.on_agent_created``; the ``Agent`` class is left as it is)."""
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
@@ -89,7 +89,7 @@ def instrument(
     ``gen_ai.client.operation.duration`` per request, ``gen_ai.invoke_agent.duration`` per
     run, ``gen_ai.execute_tool.duration`` per tool call. A tool's own spans nest under its
     ``execute_tool`` span. Without ``agent``, new agents are found through
-    ``pi_trio.agent.on_agent_created``.
+    ``pi_trio.agent.extend.on_agent_created``.
 
     ``tracer_provider`` / ``meter_provider`` default to the global ones. Message
     content (prompts, answers, tool arguments and results) is recorded only with
