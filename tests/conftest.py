@@ -17,3 +17,10 @@ def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> I
     monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
     yield Pipeline()
     no_recording_errors(caplog)
+
+
+def pytest_report_header() -> str:
+    """The contract chaos suite's seed, so a failing session can be replayed."""
+    from .test_contract_chaos import chaos_seed_header
+
+    return chaos_seed_header()

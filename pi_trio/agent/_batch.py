@@ -263,7 +263,13 @@ class ToolBatch:
         # The call has finished: an abort from here on keeps this result.
         self.outcomes[i] = outcome
         if not dispatcher.idle:
-            await dispatcher.settle()
+            try:
+                await dispatcher.settle()
+            except Exception as exc:
+                # a listener failed on an update: the batch reports it once every call
+                # has settled (see ``_job``)
+                if self._failure is None:
+                    self._failure = exc
         hook = self.config.after_tool_call
         if hook is None:
             return outcome
