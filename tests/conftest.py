@@ -19,6 +19,16 @@ def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> I
     no_recording_errors(caplog)
 
 
+@pytest.fixture(scope="session")
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of a Temporal dev server (``tests/temporal_server.py``), started once
+    per session on a free loopback port and stopped at its end."""
+    from .temporal_server import dev_server
+
+    with dev_server(tmp_path_factory.mktemp("temporal")) as address:
+        yield address
+
+
 def pytest_report_header() -> str:
     """The contract chaos suite's seed, so a failing session can be replayed."""
     from .test_contract_chaos import chaos_seed_header

@@ -17,7 +17,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ..ai._groups import sole_exception
+from ..ai._seam import sole_exception
 from ._eager import Eager
 
 __all__ = ["Job", "ToolGroup", "run_concurrently"]
