@@ -42,7 +42,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -108,11 +108,6 @@ class ListenerSet:
         self.all_sync = not any(x.is_async for x in entries)
 
 
-# What ``_call_listeners`` stops at: the index of the next listener to call, and the
-# awaitable the one before it returned.
-_Waiting = tuple[int, Awaitable[Any]]
-
-
 class Dispatcher:
     """Delivers events to ``listeners`` after ``reduce``; see the module docstring.
 
@@ -172,8 +167,9 @@ class Dispatcher:
         """Deliver ``event`` synchronously; only when ``ready()``."""
         if self._reduce is not None:
             self._reduce(event)
-        self._call_listeners(event, self._listeners.entries, 0)
-        self._raise_failure()
+        self._call_listeners(event, iter(self._listeners.entries))
+        if self.failure is not None:
+            raise self.failure
 
     async def send(self, event: Any) -> None:
         """Deliver ``event`` after anything queued before it (after ``hold``: queue it)."""
@@ -185,8 +181,8 @@ class Dispatcher:
             return
         if self._reduce is not None:
             self._reduce(event)
-        listeners = self._listeners.entries
-        waiting = self._call_listeners(event, listeners, 0)
+        listeners = iter(self._listeners.entries)
+        waiting = self._call_listeners(event, listeners)
         if waiting is not None:
             self._delivering = True
             try:
@@ -215,7 +211,7 @@ class Dispatcher:
         if self.ready():
             if self._reduce is not None:
                 self._reduce(event)
-            self._call_listeners(event, self._listeners.entries, 0)
+            self._call_listeners(event, iter(self._listeners.entries))
             return
         self._enqueue(event)
 
@@ -281,8 +277,8 @@ class Dispatcher:
         for event in events:
             if self._reduce is not None:
                 self._reduce(event)
-            listeners = self._listeners.entries
-            waiting = self._call_listeners(event, listeners, 0)
+            listeners = iter(self._listeners.entries)
+            waiting = self._call_listeners(event, listeners)
             if waiting is not None:
                 await self._await_listeners(event, listeners, waiting)
             if first is None:
@@ -293,15 +289,13 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ the one path
 
-    def _call_listeners(
-        self, event: Any, listeners: tuple[Listener, ...], start: int
-    ) -> _Waiting | None:
-        """Call ``listeners[start:]`` with ``event`` in order until one returns an
-        awaitable; return it with the index to go on from (``None``: all called). A
-        listener error is recorded and the next listener is called."""
+    def _call_listeners(self, event: Any, listeners: Iterator[Listener]) -> Awaitable[Any] | None:
+        """Call the listeners ``listeners`` yields with ``event``, in order, until one
+        returns an awaitable, and return it (``None``: all called); calling again with
+        the same iterator goes on after it. A listener error is recorded and the next
+        listener is called."""
         signal = self.signal
-        for index in range(start, len(listeners)):
-            listener = listeners[index]
+        for listener in listeners:
             if not listener.active:
                 continue
             try:
@@ -309,33 +303,28 @@ class Dispatcher:
             except Exception as exc:
                 self._fail(exc)
                 continue
-            if listener.is_async or inspect.isawaitable(result):
-                return index + 1, result
+            if listener.is_async or (result is not None and inspect.isawaitable(result)):
+                return result  # type: ignore[no-any-return]
         return None
 
     async def _await_listeners(
-        self, event: Any, listeners: tuple[Listener, ...], waiting: _Waiting
+        self, event: Any, listeners: Iterator[Listener], awaitable: Awaitable[Any]
     ) -> None:
-        """Await ``waiting`` and call (and await) the listeners after it, shielded up to
-        the bound (module docstring). A listener still running at the bound is cancelled,
-        and the ones after it get the event all the same."""
-        while True:
-            index, awaitable = waiting
+        """Await ``awaitable``, then call (and await) the listeners after it, shielded up
+        to the bound (module docstring). A listener still running at the bound is
+        cancelled, and the ones after it get the event all the same."""
+        waiting: Awaitable[Any] | None = awaitable
+        while waiting is not None:
             with anyio.CancelScope(shield=True, deadline=self._shield_deadline()):
-                while True:
+                while waiting is not None:
                     try:
-                        await awaitable
+                        await waiting
                     except Exception as exc:
                         self._fail(exc)
-                    next_waiting = self._call_listeners(event, listeners, index)
-                    if next_waiting is None:
-                        return
-                    index, awaitable = next_waiting
-            # the bound cut the listener before ``index``: go on after it
-            next_waiting = self._call_listeners(event, listeners, index)
-            if next_waiting is None:
+                    waiting = self._call_listeners(event, listeners)
                 return
-            waiting = next_waiting
+            # the bound cut a listener: go on with the ones after it
+            waiting = self._call_listeners(event, listeners)
 
     def _shield_deadline(self) -> float:
         if _cancelled():
@@ -389,8 +378,8 @@ class Dispatcher:
                 event = queue.popleft()
                 if self._reduce is not None:
                     self._reduce(event)
-                listeners = self._listeners.entries
-                waiting = self._call_listeners(event, listeners, 0)
+                listeners = iter(self._listeners.entries)
+                waiting = self._call_listeners(event, listeners)
                 if waiting is not None:
                     await self._await_listeners(event, listeners, waiting)
         finally:
