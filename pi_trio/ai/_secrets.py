@@ -38,6 +38,7 @@ __all__ = [
     "check_header_values",
     "clean_api_key",
     "credential_secrets",
+    "is_secret_name",
     "redact",
     "secret_forms",
 ]
@@ -51,6 +52,17 @@ REDACT_MIN_PREFIX: Final = 8
 _KEY_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F))
 # What a header value may hold (RFC 9110 field-value, ASCII only as httpx2 encodes it).
 _HEADER_CHARS: Final = _KEY_CHARS | {" ", "\t"}
+
+
+# What the name of a header or an option says when its value is a credential.
+_SECRET_NAME: Final = re.compile(r"auth|key|token|secret|password|credential|cookie", re.I)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a header or option called ``name`` carries a credential (``Authorization``,
+    ``x-api-key``, ``bearer_token``, ``aws_secret_access_key``, ``Cookie``...): its value
+    is never shown in a ``repr``."""
+    return _SECRET_NAME.search(name) is not None
 
 
 def _describe(char: str) -> str:
