@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pi_trio.ai._secrets import REDACT_MIN_PREFIX, REDACTED, credential_secrets, redact
+from pi_trio.ai._keys._secrets import REDACT_MIN_PREFIX, REDACTED, credential_secrets, redact
 
 from .fault_providers_support import KEY, PROVIDERS, Provider
 from .fault_server import head, serve_faults

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import TextContent, Tool, ToolArgumentsError, validate_tool_arguments
-from pi_trio.ai import _validation_budget as budgets
-from pi_trio.ai._validation_engine import check
-from pi_trio.ai._validation_re2 import to_re2
-from pi_trio.ai._validation_regex import is_linear, regex_search
+from pi_trio.ai._validation import _budget as budgets
+from pi_trio.ai._validation._engine import check
+from pi_trio.ai._validation._re2 import to_re2
+from pi_trio.ai._validation._regex import is_linear, regex_search
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
 REPO = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import msgspec
 
-from ._secrets import is_secret_name
+from ._keys._secrets import is_secret_name
 
 __all__ = [
     "AssistantContent",

@@ -10,7 +10,7 @@ from typing import Final
 from urllib.parse import quote, unquote
 
 from .._errors import ProviderError
-from .._options import StreamOptions
+from .._stream._options import StreamOptions
 
 __all__ = [
     "cache_retention",

@@ -18,8 +18,8 @@ from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
-from .._models import calculate_cost
 from .._sanitize import replace_lone_surrogate_escapes
 from .._types import AssistantMessage, Model, Usage
 
