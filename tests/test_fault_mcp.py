@@ -15,7 +15,7 @@ import pytest
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import TextContent
-from pi_trio.mcp import MCPToolConflictError, StdioServerParameters, open_mcp_tools
+from pi_trio.mcp import MCPToolConflictError, StdioServerParameters, _stdio, open_mcp_tools
 from pi_trio.mcp._convert import MAX_LISTED_TOOLS, MAX_RESULT_BLOCKS, MAX_RESULT_TEXT_CHARS
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
@@ -174,3 +174,41 @@ def test_a_run_started_right_after_a_tool_list_change_gets_the_new_tools(mode: s
     assert "double" not in sent[0]
     assert "double" in sent[1], sent[1]
     assert "echo" not in sent[1]
+
+
+# --------------------------------------------------------------------------- stdio
+
+
+def test_a_long_line_is_joined_once_however_many_chunks_it_comes_in() -> None:
+    splitter = _stdio.LineSplitter(limit=64 * 1024 * 1024)
+    line = b"x" * (10 * 1024 * 1024)
+    data = b'{"a":1}\n' + line + b"\n\n" + b'{"b":2}\n'
+    lines = []
+    for start in range(0, len(data), 65536):
+        lines += splitter.feed(data[start : start + 65536])
+    assert lines == [b'{"a":1}', line, b"", b'{"b":2}']
+    # each byte copied once: the SDK's reader copied the buffered part with every chunk
+    assert splitter.copied == len(data) - 4
+    small = _stdio.LineSplitter(limit=100)
+    small.feed(b"y" * 60)
+    with pytest.raises(_stdio.MessageTooLarge, match=r"more than 100 bytes \(MAX_MESSAGE_BYTES\)"):
+        small.feed(b"y" * 60)
+
+
+def test_a_message_past_the_limit_ends_the_session_naming_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_stdio, "MAX_MESSAGE_BYTES", 1024 * 1024)
+
+    async def scenario() -> None:
+        async with open_mcp_tools(HOSTILE, mode="legacy") as tools:
+            by_name = {t.name: t for t in tools}
+            result = await by_name["big"].execute("c1", {}, None, None)
+            assert result.is_error
+            assert result.content[0].text == (
+                "MCP server 'hostile' went away during the call to 'big' (it sent a message "
+                "of more than 1048576 bytes (MAX_MESSAGE_BYTES))"
+            )
+            assert not tools.connected
+
+    run(scenario)

@@ -114,6 +114,7 @@ class Session:
         self._list_changed = anyio.Event()  # the server announced a change
         self._listing = anyio.Lock()  # one tools/list at a time
         self._listening = anyio.Event()  # the listen stream is up, or there is none
+        self._fault: str | None = None  # how the server broke the transport's rules
 
     # ------------------------------------------------------------------ the owning task
 
@@ -164,6 +165,11 @@ class Session:
                 f"MCP server {self.label!r} did not answer within {connect_timeout:g} s "
                 "(connect_timeout); check that it speaks MCP on this transport"
             )
+
+    def note_fault(self, cause: str) -> None:
+        """The transport ends the connection because of ``cause`` (a message too large):
+        the calls it fails name it."""
+        self._fault = cause
 
     def stop(self, what: str, cause: str) -> None:
         """No new calls from now on (they get "MCP server 'x' <what> (<cause>)"); the
@@ -304,7 +310,7 @@ class Session:
                 )
             except MCPError as exc:
                 if exc.code == CONNECTION_CLOSED:
-                    self.stop("went away", "it closed the connection")
+                    self.stop("went away", self._fault or "it closed the connection")
                     self._fail(call)
                 else:
                     call.resolve(error_result(f"MCP tool {call.name!r} failed: {exc.message}"))

@@ -26,6 +26,7 @@ from ..agent import Agent, AgentTool, AgentToolResult
 from ..ai import PiError
 from ._convert import OfferedTool, ToolFilter, offered_tools, tool_fingerprint
 from ._session import ServerSpec, Session
+from ._stdio import stdio_transport
 
 __all__ = ["CONNECT_TIMEOUT", "MCPToolConflictError", "MCPTools", "open_mcp_tools"]
 
@@ -264,6 +265,9 @@ async def open_mcp_tools(
         tool_filter=ToolFilter(allow, deny),
         timeout=call_timeout,
     )
+    if isinstance(server, StdioServerParameters):
+        # linear-time reading of large results, bounded messages (``_stdio``)
+        server = stdio_transport(server, tools._session.note_fault)
     try:
         async with anyio.create_task_group() as group:
             await group.start(tools._session.run, server, mode, connect_timeout)
