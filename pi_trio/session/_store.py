@@ -92,6 +92,8 @@ def is_torn(line: bytes) -> bool:
         msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
         return "truncated" in str(exc)
+    except RecursionError:
+        return False  # nested too deep to be a message: the bounded decode names the line
     return False
 
 
