@@ -31,7 +31,7 @@ TIERS = {
         complete complete_simple from_json get_api_provider get_model get_models get_providers
         messages_from_json messages_to_json open_stream open_stream_simple parse_streaming_json
         register_api_provider resolve_model to_json unregister_api_provider
-        validate_tool_arguments validate_tool_call
+        validate_tool_arguments validate_tool_arguments_async validate_tool_call
     """,
     "pi_trio.ai.transcript": """
         DeferredHandle NestedToolCallRecord NestedToolCalls ResolvedTranscriptTools ToolRef
@@ -221,6 +221,7 @@ def test_the_design_names_are_public() -> None:
         "get_providers",
         "calculate_cost",
         "validate_tool_arguments",
+        "validate_tool_arguments_async",
         "parse_streaming_json",
         "to_json",
         "from_json",

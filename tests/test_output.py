@@ -274,7 +274,9 @@ async def test_a_tool_already_named_final_result_is_refused_before_the_run() -> 
     )
     faux = scripted(faux_assistant_message("hi"))
     agent = tool_agent(faux, tools=[taken])
-    with pytest.raises(ValueError, match=r"already named 'final_result'.*OutputSettings\(mode='native'\)"):
+    with pytest.raises(
+        ValueError, match=r"already named 'final_result'.*OutputSettings\(mode='native'\)"
+    ):
         await agent.prompt("?", output_type=Weather)
     assert not agent.state.is_streaming
     assert (await agent.prompt("?")).text == "hi"  # the agent is still usable

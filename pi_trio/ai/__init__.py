@@ -86,6 +86,9 @@ from ._types import Usage as Usage
 from ._types import UserMessage as UserMessage
 from ._validation._validate import ToolArgumentsError as ToolArgumentsError
 from ._validation._validate import validate_tool_arguments as validate_tool_arguments
+from ._validation._validate import (
+    validate_tool_arguments_async as validate_tool_arguments_async,
+)
 from ._validation._validate import validate_tool_call as validate_tool_call
 
 __all__ = [
@@ -151,6 +154,7 @@ __all__ = [
     "to_json",
     "unregister_api_provider",
     "validate_tool_arguments",
+    "validate_tool_arguments_async",
     "validate_tool_call",
 ]
 
