@@ -505,6 +505,36 @@ def test_the_configuring_block_gives_each_group_to_the_agent():
     with pytest.raises(AttributeError) as moved:
         _ = agent.tool_execution  # type: ignore[attr-defined]
     assert f"raises `{moved.value}`" in prose
+    # the hook refuses delete_file and lets the other tool run
+    from pi_trio.agent import tool
+    from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        raise AssertionError("refused before it runs")
+
+    @tool
+    async def read_file(path: str) -> str:
+        """Read a file."""
+        return "contents"
+
+    faux = FauxProvider()
+    calls = [
+        faux_tool_call("delete_file", {"path": "a"}),
+        faux_tool_call("read_file", {"path": "b"}),
+    ]
+    faux.set_responses(
+        [faux_assistant_message(calls, stop_reason="toolUse"), faux_assistant_message("ok")]
+    )
+    offline = Agent(
+        model=faux.get_model(), stream_fn=faux, tools=[delete_file, read_file], hooks=agent.hooks
+    )
+    results = [m for m in trio.run(offline.prompt, "tidy up").messages if m.role == "toolResult"]
+    assert [(m.tool_name, m.is_error, m.content[0].text) for m in results] == [
+        ("delete_file", True, "deleting files is not allowed here"),
+        ("read_file", False, "contents"),
+    ]
     flat = Agent(model="anthropic/claude-haiku-4-5", tool_execution="sequential")
     assert flat.policy.tool_execution == "sequential"
     with pytest.raises(TypeError, match="transport"):

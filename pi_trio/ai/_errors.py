@@ -23,6 +23,7 @@ base in parentheses (``except LookupError`` catches an unknown model too)::
     │   └── OutputValidationError                            pi_trio.agent
     ├── SessionError (ValueError)                            pi_trio.session
     ├── MCPConnectionError (ConnectionError)                 pi_trio.mcp
+    ├── MCPToolConflictError (ValueError)                    pi_trio.mcp
     └── RunCancelledError                                    pi_trio.durable
 
 ``tests/test_exports.py`` holds this drawing (and the README's copy) to the classes.
