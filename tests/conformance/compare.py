@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +49,28 @@ IGNORED_HEADERS = frozenset(
 IGNORED_HEADER_PREFIXES = ("x-stainless-",)
 
 
+# Gemini's generated tool-call ids: <name>_<Date.now()>_<a process-wide counter>
+_GENERATED_ID = re.compile(r"^(?P<name>.+)_\d{13}_\d+$")
+
+
+def _clockless(value: Any) -> Any:
+    """``value`` without clock readings and process-wide counters: diagnostics'
+    ``timestamp`` / ``timestampMs`` and the numbers of generated tool-call ids."""
+    if isinstance(value, dict):
+        return {
+            k: 0 if k in ("timestamp", "timestampMs") else _clockless(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_clockless(v) for v in value]
+    if isinstance(value, str):
+        match = _GENERATED_ID.match(value)
+        return f"{match['name']}_<clock>_<n>" if match else value
+    return value
+
+
 def normalize_message(message: dict[str, Any]) -> dict[str, Any]:
-    out = dict(message)
-    out.pop("timestamp", None)
-    out.pop("durationMs", None)
-    return out
+    out = {k: v for k, v in message.items() if k not in ("timestamp", "durationMs")}
+    return _clockless(out)
 
 
 def normalize_event(event: dict[str, Any]) -> dict[str, Any]:
@@ -60,14 +78,15 @@ def normalize_event(event: dict[str, Any]) -> dict[str, Any]:
     for key in ("message", "error"):
         if isinstance(out.get(key), dict):
             out[key] = normalize_message(out[key])
-    return out
+    return _clockless(out)
 
 
 def normalize_request(request: dict[str, Any]) -> dict[str, Any]:
     headers = {
         name.lower(): value
         for name, value in request["headers"].items()
-        if name.lower() not in IGNORED_HEADERS and not name.lower().startswith(IGNORED_HEADER_PREFIXES)
+        if name.lower() not in IGNORED_HEADERS
+        and not name.lower().startswith(IGNORED_HEADER_PREFIXES)
     }
     return {
         "method": request["method"],
@@ -110,10 +129,15 @@ def _diff_values(path: str, a: Any, b: Any, out: list[Difference]) -> None:
             _diff_values(f"{path}.{key}", a.get(key, _MISSING), b.get(key, _MISSING), out)
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _diff_values(f"{path}[{i}]", x, y, out)
+            _diff_values(f"{path}.{i}", x, y, out)
     elif a != b or type(a) is not type(b):
         # JSON has one number type: 1 and 1.0 are the same value on the wire
-        if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool) and a == b:
+        if (
+            isinstance(a, int | float)
+            and isinstance(b, int | float)
+            and not isinstance(a, bool)
+            and a == b
+        ):
             return
         out.append(Difference(path, a, b))
 
@@ -127,20 +151,22 @@ def diff(pi16: dict[str, Any], ours: dict[str, Any]) -> list[Difference]:
     out: list[Difference] = []
     _diff_values("message", pi16["message"], ours["message"], out)
     a, b = pi16["events"], ours["events"]
-    matcher = difflib.SequenceMatcher(a=[_event_key(e) for e in a], b=[_event_key(e) for e in b], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=[_event_key(e) for e in a], b=[_event_key(e) for e in b], autojunk=False
+    )
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                _diff_values(f"events[{a[i]['type']}]", a[i], b[j], out)
+                _diff_values(f"events.{a[i]['type']}", a[i], b[j], out)
             continue
         for i in range(i1, i2):
-            out.append(Difference(f"events-{a[i]['type']}", a[i], _MISSING))
+            out.append(Difference(f"events.-{a[i]['type']}", a[i], _MISSING))
         for j in range(j1, j2):
-            out.append(Difference(f"events+{b[j]['type']}", _MISSING, b[j]))
+            out.append(Difference(f"events.+{b[j]['type']}", _MISSING, b[j]))
     if len(pi16["requests"]) != len(ours["requests"]):
         out.append(Difference("requests.count", len(pi16["requests"]), len(ours["requests"])))
     for i, (x, y) in enumerate(zip(pi16["requests"], ours["requests"], strict=False)):
-        _diff_values(f"requests[{i}]", x, y, out)
+        _diff_values(f"requests.{i}", x, y, out)
     return out
 
 

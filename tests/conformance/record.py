@@ -29,7 +29,16 @@ def main() -> None:
     if not (prefix / "node_modules" / "@earendil-works" / "pi-ai" / "package.json").exists():
         prefix.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix), PACKAGE],
+            [
+                "npm",
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(prefix),
+                PACKAGE,
+            ],
             check=True,
         )
     subprocess.run(

@@ -55,10 +55,7 @@ OPTIONS = {
 
 @cache
 def suites() -> dict[str, dict[str, Any]]:
-    return {
-        path.stem: json.loads(path.read_text())
-        for path in sorted(CASES.glob("*.json"))
-    }
+    return {path.stem: json.loads(path.read_text()) for path in sorted(CASES.glob("*.json"))}
 
 
 @cache
@@ -104,7 +101,12 @@ def _request(request: ServedRequest) -> dict[str, Any]:
         body: Any = json.loads(request.content)
     except ValueError:
         body = request.content.decode()
-    return {"method": request.method, "path": request.path, "headers": request.headers, "body": body}
+    return {
+        "method": request.method,
+        "path": request.path,
+        "headers": request.headers,
+        "body": body,
+    }
 
 
 def _scrub(value: Any, origin: str) -> Any:
@@ -135,7 +137,9 @@ async def run_case(case_id: str) -> dict[str, Any]:
             model = from_json(json.dumps(model_json), Model)
             context = from_json(json.dumps(context_json), Context)
             try:
-                async with open_stream_simple(model, context, registry=registry, **options) as stream:
+                async with open_stream_simple(
+                    model, context, registry=registry, **options
+                ) as stream:
                     async for event in stream:
                         events.append(json.loads(to_json(event)))
             finally:
