@@ -123,13 +123,13 @@ def _short(value: Any) -> str:
     return text if len(text) <= 300 else text[:300] + "…"
 
 
-def _diff_values(path: str, a: Any, b: Any, out: list[Difference]) -> None:
+def diff_values(path: str, a: Any, b: Any, out: list[Difference]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
-            _diff_values(f"{path}.{key}", a.get(key, _MISSING), b.get(key, _MISSING), out)
+            diff_values(f"{path}.{key}", a.get(key, _MISSING), b.get(key, _MISSING), out)
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _diff_values(f"{path}.{i}", x, y, out)
+            diff_values(f"{path}.{i}", x, y, out)
     elif a != b or type(a) is not type(b):
         # JSON has one number type: 1 and 1.0 are the same value on the wire
         if (
@@ -149,7 +149,7 @@ def _event_key(event: dict[str, Any]) -> tuple[Any, ...]:
 def diff(pi16: dict[str, Any], ours: dict[str, Any]) -> list[Difference]:
     """The differences between two normalized results."""
     out: list[Difference] = []
-    _diff_values("message", pi16["message"], ours["message"], out)
+    diff_values("message", pi16["message"], ours["message"], out)
     a, b = pi16["events"], ours["events"]
     matcher = difflib.SequenceMatcher(
         a=[_event_key(e) for e in a], b=[_event_key(e) for e in b], autojunk=False
@@ -157,7 +157,7 @@ def diff(pi16: dict[str, Any], ours: dict[str, Any]) -> list[Difference]:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                _diff_values(f"events.{a[i]['type']}", a[i], b[j], out)
+                diff_values(f"events.{a[i]['type']}", a[i], b[j], out)
             continue
         for i in range(i1, i2):
             out.append(Difference(f"events.-{a[i]['type']}", a[i], _MISSING))
@@ -166,7 +166,7 @@ def diff(pi16: dict[str, Any], ours: dict[str, Any]) -> list[Difference]:
     if len(pi16["requests"]) != len(ours["requests"]):
         out.append(Difference("requests.count", len(pi16["requests"]), len(ours["requests"])))
     for i, (x, y) in enumerate(zip(pi16["requests"], ours["requests"], strict=False)):
-        _diff_values(f"requests.{i}", x, y, out)
+        diff_values(f"requests.{i}", x, y, out)
     return out
 
 

@@ -22,10 +22,20 @@ import pytest
 import trio
 
 from pi_trio.ai import Context, Model, ProviderRegistry, from_json, open_stream_simple, to_json
+from pi_trio.proxy._wire import encode_event
 from pi_trio.testing import ServedRequest, SSEReply, serve_sse
 from tests.provider_support import UNFINISHED_BODY_WARNINGS
 
-from .compare import RECORDED_ORIGIN, Accepted, Difference, diff, normalize
+from .compare import (
+    RECORDED_ORIGIN,
+    Accepted,
+    Difference,
+    diff,
+    diff_values,
+    normalize,
+    normalize_event,
+    normalize_message,
+)
 
 pytestmark = UNFINISHED_BODY_WARNINGS
 
@@ -33,6 +43,7 @@ HERE = Path(__file__).parent
 CASES = HERE / "cases"
 PI16 = HERE / "pi16"
 ACCEPTED_FILE = HERE / "ACCEPTED.toml"
+PROXY_FILE = HERE / "pi16_proxy.json"
 # the share of cases that must be identical or differ only in accepted ways
 REQUIRED_SHARE = 0.97
 # a case that takes longer than this hangs (every reply is scripted and local)
@@ -65,6 +76,16 @@ def recordings() -> dict[str, dict[str, Any]]:
 
 def case_ids() -> list[str]:
     return [f"{api}/{case['name']}" for api, suite in suites().items() for case in suite["cases"]]
+
+
+def proxy_request(case_id: str) -> dict[str, Any]:
+    """The model and context a 1.6 proxy client sends for ``case_id``."""
+    api, name = case_id.split("/")
+    spec = _spec(case_id)
+    recorded = recordings()[api]["cases"][name]
+    model = {k: v for k, v in spec["model"].items() if k != "basePath"}
+    model["baseUrl"] = RECORDED_ORIGIN + spec["model"]["basePath"]
+    return {"model": model, "context": recorded.get("context", spec["context"])}
 
 
 def _spec(case_id: str) -> dict[str, Any]:
@@ -130,6 +151,7 @@ async def run_case(case_id: str) -> dict[str, Any]:
         options[OPTIONS[key]] = value
     registry = ProviderRegistry()
     events: list[dict[str, Any]] = []
+    frames: list[bytes] = []
     with trio.fail_after(CASE_TIMEOUT_S):
         async with serve_sse(_replies(spec)) as server:
             model_json = {k: v for k, v in spec["model"].items() if k != "basePath"}
@@ -142,17 +164,63 @@ async def run_case(case_id: str) -> dict[str, Any]:
                 ) as stream:
                     async for event in stream:
                         events.append(json.loads(to_json(event)))
+                        # what pi_trio's proxy server writes for this event
+                        frames.append(encode_event(event))
             finally:
                 await registry.aclose()
             message = json.loads(to_json(stream.result()))
             requests = [_request(r) for r in server.requests]
             origin = server.url
-    return _scrub({"events": events, "message": message, "requests": requests}, origin)
+    proxy_body = b"".join(frames).decode()
+    result = {"events": events, "message": message, "requests": requests, "proxyBody": proxy_body}
+    return _scrub(result, origin)
+
+
+# What the 1.6 proxy protocol carries of a message: the rest (responseId, responseModel,
+# rawStopReason, diagnostics, a thinking block's `redacted`) is pi_trio's additive fields,
+# which the 1.6 client ignores.
+PROXY_CARRIED = (
+    "role",
+    "content",
+    "api",
+    "provider",
+    "model",
+    "usage",
+    "stopReason",
+    "errorMessage",
+    "providerThinkingLevel",
+)
+
+
+def proxy_view(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` as far as the 1.6 proxy protocol carries it."""
+    out = {k: v for k, v in normalize_message(message).items() if k in PROXY_CARRIED}
+    out["content"] = [
+        {k: v for k, v in block.items() if k != "redacted"} for block in out.get("content", [])
+    ]
+    return out
+
+
+def proxy_frames(body: str) -> list[Any]:
+    """The events of a proxy SSE body, without clock readings."""
+    return [
+        normalize_event(json.loads(line.removeprefix("data: ")))
+        for line in body.splitlines()
+        if line.startswith("data: ")
+    ]
+
+
+@cache
+def proxy_recordings() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = json.loads(PROXY_FILE.read_text())["cases"]
+    return data
 
 
 class Outcome(msgspec.Struct):
     differences: list[Difference]
     unexplained: list[Difference]
+    proxy_body: list[Difference]  # pi_trio's server now writes other events than recorded
+    proxy_message: list[Difference]  # the 1.6 client rebuilt another message than ours
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +239,15 @@ def outcomes() -> dict[str, Outcome]:
         api, name = case_id.split("/")
         differences = diff(normalize(recordings()[api]["cases"][name]), normalize(ours))
         unexplained = [d for d in differences if accepted.explain(case_id, d) is None]
-        out[case_id] = Outcome(differences, unexplained)
+        proxied = proxy_recordings()[case_id]
+        body: list[Difference] = []
+        diff_values("proxy", proxy_frames(proxied["body"]), proxy_frames(ours["proxyBody"]), body)
+        rebuilt: list[Difference] = []
+        diff_values(
+            "proxy.message", proxy_view(proxied["client"]), proxy_view(ours["message"]), rebuilt
+        )
+        rebuilt = [d for d in rebuilt if accepted.explain(case_id, d) is None]
+        out[case_id] = Outcome(differences, unexplained, body, rebuilt)
     outcomes.accepted = accepted  # type: ignore[attr-defined]
     return out
 
@@ -188,6 +264,22 @@ def test_every_case_has_a_recording() -> None:
 def test_case_matches_pi16(case_id: str, outcomes: dict[str, Outcome]) -> None:
     unexplained = outcomes[case_id].unexplained
     assert not unexplained, f"{case_id} differs from pi 1.6:\n" + "\n".join(map(str, unexplained))
+
+
+@pytest.mark.parametrize("case_id", case_ids())
+def test_the_1_6_proxy_client_rebuilds_our_message(
+    case_id: str, outcomes: dict[str, Outcome]
+) -> None:
+    outcome = outcomes[case_id]
+    assert not outcome.proxy_body, (
+        f"pi_trio's proxy server writes other events for {case_id} than the 1.6 client was "
+        "recorded reading; re-record (tests/conformance/record.py):\n"
+        + "\n".join(map(str, outcome.proxy_body))
+    )
+    assert not outcome.proxy_message, (
+        f"the 1.6 proxy client rebuilt another message than pi_trio's for {case_id}:\n"
+        + "\n".join(map(str, outcome.proxy_message))
+    )
 
 
 def test_every_accepted_difference_is_still_seen(outcomes: dict[str, Outcome]) -> None:
