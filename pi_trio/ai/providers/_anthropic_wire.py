@@ -1,4 +1,5 @@
-"""The Anthropic Messages stream as msgspec Structs (reference/ai.md §7.2).
+"""The Anthropic Messages stream as msgspec Structs (the events the original's
+``iterateAnthropicEvents`` reads, ``src/api/anthropic-messages.ts``).
 
 An event's data is a tagged union on its ``type`` (``AnthropicEvent``), and so are the
 content block of ``content_block_start`` and the delta of ``content_block_delta``. Only

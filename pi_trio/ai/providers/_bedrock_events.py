@@ -20,11 +20,11 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._live import LiveThinking
-from .._models import calculate_cost
+from .._stream._builder import MessageBuilder
+from .._stream._live import LiveThinking
 from .._types import Model
 from ._bedrock_wire import (
     EVENT_DECODERS,

@@ -1,5 +1,6 @@
 """Bedrock ``ConverseStream`` events as msgspec Structs (the payloads of the event-stream
-frames; reference/ai.md §7, the service's ``ConverseStreamOutput`` union).
+frames; the service's ``ConverseStreamOutput`` union, as the original's ``handleContentBlock*``
+and ``handleMetadata`` read it in ``src/api/bedrock-converse-stream.ts``).
 
 The union's tag is the frame's ``:event-type`` header, not a JSON field, so each member
 has a decoder of its own (``EVENT_DECODERS``). Only the fields the mapper reads are

@@ -23,9 +23,9 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
-from .._options import StreamOptions
-from .._transcript_history import resolve_transcript
+from .._json._depth import decode_checked
+from .._stream._options import StreamOptions
+from .._transcript._history import resolve_transcript
 from .._types import Context, Model
 from ._http import merge_headers
 from ._http_errors import shown_error_text

@@ -1,4 +1,5 @@
-"""Chat Completions chunks → assistant-message events (sans-IO, reference/ai.md §7.3).
+"""Chat Completions chunks → assistant-message events (sans-IO; the original's ``stream``
+in ``src/api/openai-completions.ts``).
 
 ``CompletionsStreamMapper.feed(event)`` takes one SSE event, decodes its data into a
 ``Chunk`` (``_completions_wire``) and returns the events it produced; ``finish()`` ends the
@@ -15,9 +16,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._completions_wire import (
     CHUNK_DECODER,

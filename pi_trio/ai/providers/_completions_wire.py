@@ -1,4 +1,5 @@
-"""Chat Completions stream chunks as msgspec Structs (reference/ai.md §7.3).
+"""Chat Completions stream chunks as msgspec Structs (what the original's ``stream`` reads in
+``src/api/openai-completions.ts``).
 
 A chunk has no ``type`` to tell kinds apart: ``Chunk`` is one Struct whose fields are all
 optional, since each of the many servers that speak this API sends its own subset (and

@@ -1,4 +1,5 @@
-"""Gemini ``GenerateContentResponse`` stream chunks as msgspec Structs (reference/ai.md §7.5).
+"""Gemini ``GenerateContentResponse`` stream chunks as msgspec Structs (what the original's
+``stream`` reads in ``src/api/google-generative-ai.ts``).
 
 A chunk has no ``type``: ``GenerateContentResponse`` is one Struct whose fields are all
 optional, and a ``Part`` is text, thinking (``thought``) or a function call by the fields

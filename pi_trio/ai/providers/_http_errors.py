@@ -1,4 +1,5 @@
-"""HTTP failure texts and retry rules of the HTTP providers (sans-IO; reference/ai.md §7.0).
+"""HTTP failure texts and retry rules of the HTTP providers (sans-IO; the original's
+``src/utils/error-body.ts`` and ``src/utils/provider-retry.ts``).
 
 Texts are worded as the original runtime's SDKs word them, because downstream classifiers
 (context overflow, retryable errors) match on them: ``"<status> <message or body>"``,
@@ -20,8 +21,8 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
-from .._secrets import redact
+from .._json._depth import decode_checked
+from .._keys._secrets import redact
 
 __all__ = [
     "BACKOFF_BASE_S",

@@ -22,9 +22,9 @@ from typing import Any, Final
 import httpx2
 import msgspec
 
-from .._json import to_json
-from .._json_depth import decode_checked
-from .._options import StreamOptions
+from .._json._codec import to_json
+from .._json._depth import decode_checked
+from .._stream._options import StreamOptions
 from .._types import Context, Model, now_ms
 from ._common import option_env
 from ._http_errors import redact, shown_error_text

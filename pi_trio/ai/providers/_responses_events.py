@@ -1,4 +1,5 @@
-"""OpenAI Responses stream events → assistant-message events (sans-IO, reference/ai.md §7.4).
+"""OpenAI Responses stream events → assistant-message events (sans-IO; the original's
+``processResponsesStream``, ``src/api/openai-responses-shared.ts``).
 
 ``ResponsesEventMapper.feed_data(data)`` takes the ``data:`` text of one SSE event, decodes
 it into a ``_responses_wire`` Struct (a tagged union on the event's ``type``) and returns the
@@ -20,11 +21,11 @@ from typing import Any, Final, cast
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._arguments._final import parse_tool_call_arguments
+from .._arguments._partial import parse_streaming_json
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_parse import parse_streaming_json
-from .._tool_arguments import parse_tool_call_arguments
+from .._stream._builder import MessageBuilder
 from .._types import Model, ThinkingContent
 from ._responses_parts import (
     apply_service_tier_pricing,

@@ -1,4 +1,5 @@
-"""Transcript → OpenAI Responses input items and tools (sans-IO, reference/ai.md §7.4).
+"""Transcript → OpenAI Responses input items and tools (sans-IO; the original's
+``convertResponsesMessages`` and ``convertResponsesTools``, ``src/api/openai-responses-shared.ts``).
 
 Shared by ``openai-responses``, ``azure-openai-responses`` and ``openai-codex-responses``.
 Replay data written by this api is kept exact: a thinking block's signature is the whole
@@ -25,8 +26,8 @@ from typing import Any, Final
 import msgspec
 
 from .._sanitize import sanitize_surrogates
-from .._transcript import get_system_message_text, render_system_message_update
-from .._transform import ToolCallIdNormalizer, transform_messages
+from .._transcript._system import get_system_message_text, render_system_message_update
+from .._transcript._transform import ToolCallIdNormalizer, transform_messages
 from .._types import (
     AssistantMessage,
     ImageContent,

@@ -1,4 +1,5 @@
-"""The OpenAI Responses stream as msgspec Structs (reference/ai.md §7.4).
+"""The OpenAI Responses stream as msgspec Structs (the events the original's
+``processResponsesStream`` reads, ``src/api/openai-responses-shared.ts``).
 
 An event's data is a tagged union on its ``type`` (``ResponsesEvent``); the item of
 ``response.output_item.added`` is one on the item's ``type`` (``OutputItem``). The item of

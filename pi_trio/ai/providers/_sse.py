@@ -59,7 +59,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
-from .._json_depth import decode_checked
+from .._json._depth import decode_checked
 from ._http_errors import no_events_text, provider_error_message, transport_error
 
 __all__ = [

@@ -18,8 +18,8 @@ from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
-from .._models import calculate_cost
 from .._types import AssistantMessage, Model, Usage
 
 __all__ = [
