@@ -8,7 +8,8 @@ runs ``record_pi16.mjs`` with node over ``cases/`` (writing ``pi16/<api>.json``)
 pi_trio over every case and lets the 1.6 proxy client read what pi_trio's proxy server
 writes (``record_proxy_pi16.mjs``, writing ``pi16_proxy.json``). Needs node and npm;
 ``make test`` needs neither (it compares against the committed recordings).
-After changing the cases (``generate_cases.py``), run this, then the tests.
+After changing the cases (``python3 -m tests.conformance.generate_cases``), run this,
+then the tests.
 """
 
 from __future__ import annotations
