@@ -364,7 +364,7 @@ def build_body(
     output = options.output_format
     if output is not None:
         schema, strict = fit_output_schema(
-            output, strict_mode=compat.supports_strict_mode, unsupported=openai_strict_unsupported
+            output, strict_mode=compat.supports_strict_output, unsupported=openai_strict_unsupported
         )
         spec: dict[str, Any] = {"name": output.name, "schema": schema, "strict": strict}
         if output.description:

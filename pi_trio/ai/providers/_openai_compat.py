@@ -62,6 +62,9 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     pi_trio's: later system messages go on the wire as instruction messages when true,
     else as a ``<system_reminder>`` user turn. ``requires_mistral_tool_ids``: tool-call ids
     must be 9 alphanumerics.
+    ``supports_strict_output`` (pi_trio's): the server takes ``strict: true`` on that
+    ``response_format`` (unlike ``supports_strict_mode``, 1.6's flag for tools, it is
+    detected: every server but Moonshot, Together, Cloudflare's gateway and NVIDIA).
     ``supports_json_schema_output`` is pi_trio's too: the server takes ``response_format``
     of type ``json_schema`` (``StreamOptions.output_format``)."""
 
@@ -92,6 +95,7 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     supports_mid_convo_system_messages: bool = False
     vllm_priority: int | None = None
     supports_json_schema_output: bool = False
+    supports_strict_output: bool = True
 
 
 # camelCase key in ``model.compat`` -> field name
@@ -185,6 +189,7 @@ def _detect(model: Model) -> dict[str, Any]:
         "thinking_format": thinking_format,
         # OpenAI compatibility alone does not mean strict tools: a model's compat opts in
         "supports_strict_mode": False,
+        "supports_strict_output": not (is_moonshot or is_together or is_cf_gateway or is_nvidia),
         "cache_control_format": (
             "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None
         ),
@@ -211,6 +216,8 @@ def resolve_compat(model: Model) -> CompletionsCompat:
         name = _FIELDS.get(key)
         if name is not None and value is not None:
             fields[name] = value
+    if (model.compat or {}).get("supportsStrictMode") is False:
+        fields["supports_strict_output"] = False  # a server that refuses strict refuses both
     if (model.compat or {}).get("supportsThinkingTokenBudget") and not fields.get(
         "thinking_token_budget_field"
     ):
