@@ -14,8 +14,10 @@ belongs in ``pi_trio.ai`` instead. This module only re-exports.
 from ._catalog._models import THINKING_LEVELS as THINKING_LEVELS
 from ._http_body import ERROR_BODY_READ_LIMIT as ERROR_BODY_READ_LIMIT
 from ._http_body import read_body_prefix as read_body_prefix
+from ._json._depth import BoundedDecoder as BoundedDecoder
 from ._json._depth import check_json_depth as check_json_depth
 from ._json._depth import decode_checked as decode_checked
+from ._json._depth import decode_json as decode_json
 from ._keys._secrets import clean_api_key as clean_api_key
 from ._keys._secrets import redact as redact
 from ._stream._builder import empty_message as empty_message
@@ -57,5 +59,7 @@ __all__ = [
     "clean_api_key",
     "redact",
     "decode_checked",
+    "decode_json",
+    "BoundedDecoder",
     "check_json_depth",
 ]

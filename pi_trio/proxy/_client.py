@@ -27,7 +27,7 @@ from ..ai._seam import (
     AFTER_TERMINAL_GRACE_S,
     ERROR_BODY_READ_LIMIT,
     clean_api_key,
-    decode_checked,
+    decode_json,
     read_body_prefix,
     redact,
 )
@@ -164,7 +164,7 @@ async def _error_text(response: httpx2.Response) -> str:
     if prefix.more:
         return text
     try:
-        data: Any = decode_checked(msgspec.json.decode, prefix.text)
+        data: Any = decode_json(prefix.text)
     except msgspec.DecodeError:
         return text
     error = data.get("error") if isinstance(data, dict) else None

@@ -25,7 +25,7 @@ from ..ai import (
     ToolCall,
     ToolCallEndEvent,
 )
-from ..ai._seam import decode_checked
+from ..ai._seam import BoundedDecoder
 from ._wire import (
     KNOWN_EVENT_TYPES,
     ProxyDone,
@@ -241,14 +241,14 @@ class ProxyRebuilder:
         return self._builder.toolcall_end(index, arguments=server_call.arguments)
 
 
-_type_only = msgspec.json.Decoder(_TypeOnly)
+_type_only = BoundedDecoder(_TypeOnly)
 
 
 def _unknown_type(data: str) -> str | None:
     """The event type of ``data`` if it is a JSON object of a type this protocol does not
     know (such events are skipped), else ``None``."""
     try:
-        head = decode_checked(_type_only.decode, data)
+        head = _type_only.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     kind = head.type

@@ -1,5 +1,10 @@
 """The nesting limit of every JSON document pi_trio decodes from outside (sans-IO).
 
+Every decode of bytes that come from outside (an HTTP error body, an SSE event's data, an
+event-stream frame, a proxy line, a transcript or session file, a signature kept in one)
+goes through this module: ``BoundedDecoder`` for a typed decoder, ``decode_json`` for
+plain values, ``decode_checked`` around any other decoding function.
+
 msgspec decodes nested arrays and objects recursively and raises ``RecursionError`` once
 the interpreter's stack runs out (about 1 000 levels, fewer when the caller is itself
 deep). ``check_json_depth`` refuses a document nested deeper than ``MAX_JSON_DEPTH``
@@ -18,11 +23,21 @@ from __future__ import annotations
 import array
 import itertools
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, overload
 
 import msgspec
 
-__all__ = ["MAX_JSON_DEPTH", "check_json_depth", "decode_checked", "json_depth"]
+if TYPE_CHECKING:
+    from typing_extensions import TypeForm  # msgspec's stubs type decoders with it
+
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "BoundedDecoder",
+    "check_json_depth",
+    "decode_checked",
+    "decode_json",
+    "json_depth",
+]
 
 # Deeper than any message, tool-call argument or schema a model or a person writes, and
 # well inside the interpreter's stack at any call depth a program reaches in practice.
@@ -35,6 +50,11 @@ _STEPS: Final = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 # Below this size counting the brackets first often spares the scan; above it a document
 # nearly always holds more brackets than the limit, and counting would be a wasted pass.
 _COUNT_FIRST_BELOW: Final = 64 * 1024
+
+# A document that decodes has balanced brackets, two characters a level: one no longer
+# than this cannot nest deeper than the limit (an unbalanced one is refused as malformed),
+# so most SSE events are decoded without counting their brackets first.
+_SURELY_SHALLOW: Final = 2 * MAX_JSON_DEPTH
 
 T = TypeVar("T")
 
@@ -87,7 +107,48 @@ def decode_checked(decode: Callable[[Any], T], data: Any) -> T:
     try:
         return decode(data)
     except RecursionError as exc:
-        raise msgspec.DecodeError(
-            "JSON nested too deeply for the remaining interpreter stack; decode it from a "
-            "shallower call or raise sys.setrecursionlimit"
-        ) from exc
+        raise _stack_exhausted() from exc
+
+
+def _stack_exhausted() -> msgspec.DecodeError:
+    return msgspec.DecodeError(
+        "JSON nested too deeply for the remaining interpreter stack; decode it from a "
+        "shallower call or raise sys.setrecursionlimit"
+    )
+
+
+class BoundedDecoder(Generic[T]):
+    """A ``msgspec.json.Decoder`` of ``type`` that refuses documents nested deeper than
+    ``MAX_JSON_DEPTH`` (``check_json_depth``) with ``msgspec.DecodeError``, as its other
+    failures. Skipping an unknown field recurses like decoding one, so a Struct decoder
+    needs the bound as much as a decoder of plain values."""
+
+    __slots__ = ("_decode", "type")
+
+    @overload
+    def __init__(self: BoundedDecoder[T], type: TypeForm[T]) -> None: ...
+    @overload
+    def __init__(self: BoundedDecoder[Any], type: Any = Any) -> None: ...
+    def __init__(self, type: Any = Any) -> None:
+        self.type = type
+        self._decode = msgspec.json.Decoder(type).decode
+
+    def decode(self, data: Any) -> T:
+        if len(data) > _SURELY_SHALLOW:
+            check_json_depth(data)
+        try:
+            return self._decode(data)  # type: ignore[no-any-return]
+        except RecursionError as exc:
+            raise _stack_exhausted() from exc
+
+    def __repr__(self) -> str:
+        return f"BoundedDecoder({self.type!r})"
+
+
+_PLAIN: Final[BoundedDecoder[Any]] = BoundedDecoder()
+
+
+def decode_json(data: Any) -> Any:
+    """``data`` (``str`` or bytes) as plain JSON values, refused with
+    ``msgspec.DecodeError`` when malformed or nested deeper than ``MAX_JSON_DEPTH``."""
+    return _PLAIN.decode(data)

@@ -226,8 +226,7 @@ def _split(raw: msgspec.Raw, plan: Any, spelled: bool) -> tuple[Any, Any]:
             return _split_struct(raw, plan.single, spelled)
         if plan.by_tag:
             members = _RAW_OBJECT.decode(raw)
-            tag = members.get(plan.tag_field or "")
-            chosen = None if tag is None else plan.by_tag.get(_scalar(tag))
+            chosen = plan.by_tag.get(_tag(members.get(plan.tag_field or "")))
             if chosen is None:
                 return raw, None  # the strict decoder names the bad tag
             return _split_struct(raw, chosen, spelled, members)
@@ -255,11 +254,16 @@ def _split(raw: msgspec.Raw, plan: Any, spelled: bool) -> tuple[Any, Any]:
     return raw, None
 
 
-def _scalar(raw: msgspec.Raw) -> Any:
+def _tag(raw: msgspec.Raw | None) -> str | int | None:
+    """The value of a tag field when it is a string or an integer (the kinds msgspec tags
+    take); anything else (an array, an object, a float) picks no struct."""
+    if raw is None:
+        return None
     try:
-        return _RAW_SCALAR.decode(raw)
+        value = _RAW_SCALAR.decode(raw)
     except msgspec.DecodeError:
         return None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
 def _split_struct(

@@ -103,8 +103,13 @@ class AnthropicEventMapper:
 
     # ------------------------------------------------------------------ feeding
 
+    @property
+    def stopped(self) -> bool:
+        """Whether ``message_stop`` arrived: the stream is over, nothing after it is read."""
+        return self._stopped
+
     def feed(self, name: str, data: str) -> list[AssistantMessageEvent]:
-        if name not in _HANDLED:
+        if name not in _HANDLED or self._stopped:
             return []
         if name == "error":
             raise ProviderError(data)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -161,7 +160,7 @@ AnthropicEvent = (
     | MessageStop
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(AnthropicEvent)
+EVENT_DECODER: Final = BoundedDecoder(AnthropicEvent)
 
 
 EVENT_TYPES: Final = tags(AnthropicEvent)

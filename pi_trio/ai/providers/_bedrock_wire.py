@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -101,11 +100,11 @@ class MetadataEvent(Wire):
     usage: TokenUsage | None = None
 
 
-EVENT_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
-    "messageStart": msgspec.json.Decoder(MessageStartEvent),
-    "contentBlockStart": msgspec.json.Decoder(ContentBlockStartEvent),
-    "contentBlockDelta": msgspec.json.Decoder(ContentBlockDeltaEvent),
-    "contentBlockStop": msgspec.json.Decoder(ContentBlockStopEvent),
-    "messageStop": msgspec.json.Decoder(MessageStopEvent),
-    "metadata": msgspec.json.Decoder(MetadataEvent),
+EVENT_DECODERS: Final[dict[str, BoundedDecoder[Any]]] = {
+    "messageStart": BoundedDecoder(MessageStartEvent),
+    "contentBlockStart": BoundedDecoder(ContentBlockStartEvent),
+    "contentBlockDelta": BoundedDecoder(ContentBlockDeltaEvent),
+    "contentBlockStop": BoundedDecoder(ContentBlockStopEvent),
+    "messageStop": BoundedDecoder(MessageStopEvent),
+    "metadata": BoundedDecoder(MetadataEvent),
 }

@@ -18,6 +18,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json._depth import decode_json
 from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._completions_wire import (
@@ -160,7 +161,7 @@ class CompletionsStreamMapper:
         except msgspec.DecodeError as exc:
             raise _unparseable(data, exc) from exc
         if event.event == "error" or chunk.error:
-            raise ProviderError(_stream_error_text(msgspec.json.decode(data)))
+            raise ProviderError(_stream_error_text(decode_json(data)))
         return self.chunk(chunk)
 
     def chunk(self, chunk: Chunk) -> list[AssistantMessageEvent]:
@@ -303,7 +304,7 @@ def _unparseable(data: str, exc: Exception) -> ProviderError:
 def _misfit(event: SSEEvent, exc: msgspec.ValidationError) -> list[AssistantMessageEvent]:
     """A chunk that is JSON but no ``Chunk``: skipped when it is not an object, raised as
     the server's error when it carries one, else a parse error naming the field."""
-    payload = msgspec.json.decode(event.data)
+    payload = decode_json(event.data)
     if event.event == "error" or (isinstance(payload, dict) and payload.get("error")):
         raise ProviderError(_stream_error_text(payload)) from exc
     if not isinstance(payload, dict):

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import msgspec
 
+from .._json._depth import decode_json
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._transcript._history import resolve_transcript
@@ -72,7 +73,7 @@ def _reasoning_details(signature: str | None) -> list[Any] | None:
     if not signature or not signature.startswith("["):
         return None
     try:
-        details = msgspec.json.decode(signature)
+        details = decode_json(signature)
     except msgspec.DecodeError:
         return None
     if isinstance(details, list) and details and all(isinstance(d, dict) for d in details):
@@ -84,7 +85,7 @@ def _legacy_encrypted_detail(signature: str | None) -> dict[str, Any] | None:
     if not signature or not signature.startswith("{"):
         return None
     try:
-        detail = msgspec.json.decode(signature)
+        detail = decode_json(signature)
     except msgspec.DecodeError:
         return None
     if (

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -94,4 +93,4 @@ class Chunk(Wire):
     error: Any = None
 
 
-CHUNK_DECODER: Final = msgspec.json.Decoder(Chunk)
+CHUNK_DECODER: Final = BoundedDecoder(Chunk)

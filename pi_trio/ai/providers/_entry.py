@@ -66,9 +66,12 @@ async def relay(
     *,
     until: Callable[[], bool] | None = None,
 ) -> None:
-    """Send ``start``, then the events ``feed`` makes of each SSE event, in order; with
-    ``until``, stop after the network read that made it true (a backend that keeps the
-    stream open once its response is over)."""
+    """Send ``start``, then the events ``feed`` makes of each SSE event, in order. With
+    ``until`` (the mapper has seen the event that ends the answer: ``[DONE]``,
+    ``message_stop``, a finished response), stop after the network read that made it true:
+    the answer is complete, so what follows is not read as events, and a connection lost or
+    held open after it costs nothing (``SSEStream.drain`` reads the rest of the body for
+    the connection's reuse)."""
     await run.emit(run.builder.start())
     async for batch in sse:
         for event in batch:
@@ -76,4 +79,5 @@ async def relay(
             if events:
                 await run.emit_all(events)
         if until is not None and until():
+            await sse.drain()
             break

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -74,4 +73,4 @@ class GenerateContentResponse(Wire, rename="camel"):
     error: Any = None
 
 
-RESPONSE_DECODER: Final = msgspec.json.Decoder(GenerateContentResponse)
+RESPONSE_DECODER: Final = BoundedDecoder(GenerateContentResponse)

@@ -21,7 +21,7 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json._depth import decode_checked
+from .._json._depth import decode_json
 from .._keys._secrets import redact
 
 __all__ = [
@@ -59,7 +59,7 @@ def provider_error_message(body: str) -> str | None:
     OpenRouter -- plus OpenRouter's ``error.metadata.raw`` on a new line), a string
     ``error``, or a top-level ``message``; ``None`` when the body is not such JSON."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     if isinstance(data, list) and data and isinstance(data[0], dict):
@@ -112,7 +112,7 @@ def openai_sdk_error_text(status: int, body: str, more: bool, name: str | None =
     empty body, or JSON without an ``error``), after ``<name> API error (<status>): ``
     with a ``name``."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         message = format_http_error(status, body, None, more=more)
     else:

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
+from .._json._depth import decode_json
 from .._sanitize import sanitize_surrogates
 from .._transcript._system import get_system_message_text, render_system_message_update
 from .._transcript._transform import ToolCallIdNormalizer, transform_messages
@@ -126,7 +127,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
         return None
     if signature.startswith("{"):
         try:
-            value = msgspec.json.decode(signature)
+            value = decode_json(signature)
         except msgspec.DecodeError:
             value = None
         if isinstance(value, dict) and value.get("v") == 1 and isinstance(value.get("id"), str):
@@ -173,7 +174,7 @@ def _assistant_items(message: AssistantMessage, index: int, model: Model) -> lis
         if isinstance(block, ThinkingContent):
             if block.thinking_signature:
                 try:
-                    item = msgspec.json.decode(block.thinking_signature)
+                    item = decode_json(block.thinking_signature)
                 except msgspec.DecodeError:
                     continue
                 if isinstance(item, dict):

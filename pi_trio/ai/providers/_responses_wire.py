@@ -15,6 +15,7 @@ from typing import Final
 
 import msgspec
 
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -89,7 +90,7 @@ class FunctionCallItem(Tagged, tag="function_call"):
 
 OutputItem = ReasoningItem | MessageItem | FunctionCallItem
 
-ITEM_DECODER: Final = msgspec.json.Decoder(OutputItem)
+ITEM_DECODER: Final = BoundedDecoder(OutputItem)
 
 
 # --------------------------------------------------------------------------- response
@@ -239,7 +240,7 @@ ResponsesEvent = (
     | ErrorEvent
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(ResponsesEvent)
+EVENT_DECODER: Final = BoundedDecoder(ResponsesEvent)
 
 EVENT_TYPES: Final = tags(ResponsesEvent)
 ITEM_TYPES: Final = tags(OutputItem)

@@ -22,7 +22,7 @@ import msgspec
 
 from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
-from .._json._depth import decode_checked
+from .._json._depth import decode_json
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import get_current_tools, normalize_context
@@ -115,7 +115,7 @@ def anthropic_error_text(status: int, body: str, more: bool = False) -> str:
     as it is; ``<status> status code (no body)`` without one. Cut at
     ``ERROR_BODY_LIMIT`` characters."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         data = None
     if not _js_truthy(data):
@@ -151,7 +151,7 @@ class _Refusal:
 
 def _error_type(body: str) -> Any:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     error = data.get("error") if isinstance(data, dict) else None
@@ -194,7 +194,12 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                 )
                 continue
             break
-        await relay(run, sse, lambda event: mapper.feed(event.event, event.data))
+        await relay(
+            run,
+            sse,
+            lambda event: mapper.feed(event.event, event.data),
+            until=lambda: mapper.stopped,
+        )
     await run.emit(mapper.finish())
 
 

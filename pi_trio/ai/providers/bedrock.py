@@ -38,7 +38,7 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json._depth import decode_checked
+from .._json._depth import decode_json
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context
@@ -143,7 +143,7 @@ def _bearer_token(run: ProviderRun) -> str | None:
 
 def _aws_message(body: str) -> str | None:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     if isinstance(data, dict):
@@ -201,7 +201,7 @@ class _Failure:
 async def _observe_frame(observe: Observer, name: str, payload: bytes) -> None:
     """An event frame as the AWS SDK gives it, ``{name: payload}``, to the observer."""
     try:
-        value = decode_checked(msgspec.json.decode, payload)
+        value = decode_json(payload)
     except msgspec.DecodeError:
         return  # the mapper names the broken frame
     await observe({name: value})
@@ -295,6 +295,10 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                             frame.message_type, frame.name, frame.payload, frame.error_message
                         )
                         await run.emit_all(events)
+                    if mapper.ended:
+                        # the answer is complete whatever happens to the rest of the body
+                        await reader.drain()
+                        break
             finally:
                 with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                     await reader.aclose()

@@ -89,7 +89,7 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
     async with run.open_sse(
         url, run.headers(defaults), payload, describe=_completions_error_text
     ) as sse:
-        await relay(run, sse, mapper.feed)
+        await relay(run, sse, mapper.feed, until=lambda: mapper.done_marker)
     await run.emit_all(mapper.finish())
 
 

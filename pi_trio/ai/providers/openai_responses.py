@@ -259,7 +259,9 @@ async def _stream(run: ProviderRun, context: Context, azure: bool) -> None:
     describe = azure_error_text if azure else openai_error_text(model)
     try:
         async with run.open_sse(url, run.headers(headers), payload, describe=describe) as sse:
-            await relay(run, sse, lambda event: mapper.feed_data(event.data))
+            await relay(
+                run, sse, lambda event: mapper.feed_data(event.data), until=lambda: mapper.terminal
+            )
         await run.emit(mapper.finish())
     except ProviderError as exc:
         hinted = str(exc) if azure else with_usage_hint(str(exc))

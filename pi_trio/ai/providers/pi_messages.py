@@ -69,6 +69,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                     if events:
                         await run.emit_all(events)
                     if mapper.terminal:
+                        await sse.drain()  # the rest of the body, for the connection's reuse
                         return
     except ProviderError as exc:
         if failure.status is not None and exc.status == failure.status:
