@@ -21,7 +21,8 @@ import msgspec
 import pytest
 import trio
 
-from pi_trio.ai import Context, Model, ProviderRegistry, from_json, open_stream_simple, to_json
+from pi_trio.ai import Context, Model, from_json, open_stream_simple, to_json
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.proxy._wire import encode_event
 from pi_trio.testing import ServedRequest, SSEReply, serve_sse
 from tests.provider_support import UNFINISHED_BODY_WARNINGS
