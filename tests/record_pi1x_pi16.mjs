@@ -1,0 +1,241 @@
+// Records what pi 1.6 does for the three 1.x features of issue 27, as fixtures for pi_trio:
+// deferred (background) responses and their handles, pi's telemetry vocabulary, and the
+// Anthropic request bodies of message threads and mid-conversation changes.
+//
+//   npm install --prefix <dir> @earendil-works/pi-ai@1.6.0
+//   node tests/record_pi1x_pi16.mjs <dir> [out]          # out: tests/fixtures/pi1x
+//
+// The clock is virtual (Date.now and performance.now advance by 1 ms per read) and
+// Math.random is a seeded generator, so recording twice gives the same files. Only the
+// local HTTP server's port changes between runs; recordings name it RECORDED_ORIGIN.
+
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [packageDir, outArgument] = process.argv.slice(2);
+if (!packageDir) {
+	console.error("usage: node tests/record_pi1x_pi16.mjs <dir with node_modules/@earendil-works> [out]");
+	process.exit(2);
+}
+const modules = join(resolve(packageDir), "node_modules", "@earendil-works");
+const load = (name, ...path) => import(pathToFileURL(join(modules, name, ...path)).href);
+const ai = await load("pi-ai", "dist", "index.js");
+const telemetryPackage = await load("pi-telemetry", "dist", "index.js");
+const out = resolve(outArgument ?? join("tests", "fixtures", "pi1x"));
+mkdirSync(out, { recursive: true });
+const version = JSON.parse(readFileSync(join(modules, "pi-ai", "package.json"), "utf8")).version;
+
+// ------------------------------------------------------------------ determinism
+
+const EPOCH = 1767225600000; // 2026-01-01T00:00:00Z
+let clock = EPOCH;
+Date.now = () => ++clock;
+Object.defineProperty(performance, "now", { value: () => ++clock - EPOCH, configurable: true });
+let seed = 27;
+Math.random = () => {
+	seed = (seed * 1103515245 + 12345) % 2147483648;
+	return seed / 2147483648;
+};
+
+const fixtures = {};
+function save(name, value) {
+	fixtures[name] = true;
+	writeFileSync(join(out, `${name}.json`), `${JSON.stringify(value, null, 1)}\n`);
+}
+
+const user = (text) => ({ role: "user", content: text, timestamp: Date.now() });
+
+// ------------------------------------------------------------------ deferred
+
+async function deferredFaux() {
+	const faux = ai.fauxProvider({
+		api: "faux",
+		tokenSize: { min: 3, max: 3 },
+		deferred: { pendingFetches: 1, pollAfterMs: 250 },
+	});
+	const models = ai.createModels();
+	models.setProvider(faux.provider);
+	const model = faux.getModel();
+	faux.setResponses([
+		() => ai.fauxAssistantMessage("The deferred answer."),
+		() => ai.fauxAssistantMessage("Never fetched."),
+	]);
+	const context = { messages: [user("Summarize the report.")] };
+	const submitted = await models.completeSimple(model, context, { deferred: true });
+	const pending = await models.fetchDeferred(model, submitted.deferred);
+	const final = await models.fetchDeferred(model, submitted.deferred);
+	const again = await models.fetchDeferred(model, submitted.deferred);
+	const second = await models.completeSimple(model, context, { deferred: { window: "1h" } });
+	await models.cancelDeferred(model, second.deferred);
+	const afterCancel = await models.fetchDeferred(model, second.deferred);
+	const unknown = await models.fetchDeferred(model, { ...second.deferred, id: "deferred:unknown" });
+	save("deferred_faux", {
+		description: "pi 1.6's faux provider with deferred {pendingFetches: 1, pollAfterMs: 250}",
+		version,
+		submitted,
+		pending,
+		final,
+		again,
+		second,
+		afterCancel,
+		unknown,
+		state: faux.state,
+	});
+}
+
+// A provider of pi 1.6 with a background mode, as an application writes one: its handle
+// carries every optional field. What its fetch and cancel receive is recorded.
+const CUSTOM_API = "pi1x-background";
+const CUSTOM_MODEL = {
+	id: "batch-model",
+	name: "Batch model",
+	api: CUSTOM_API,
+	provider: "pi1x",
+	baseUrl: "http://localhost:0",
+	reasoning: false,
+	input: ["text"],
+	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+	contextWindow: 1000,
+	maxTokens: 100,
+};
+const RICH_HANDLE = {
+	provider: "pi1x",
+	modelId: "batch-model",
+	api: CUSTOM_API,
+	id: "msgbatch_01:row-7",
+	expiresAt: 1767312000000,
+	pollAfterMs: 1500,
+	data: { customId: "row-7", small: 0.000003, big: 1e21, list: [1.5, null, true, "é\u2028"], nested: { k: {} } },
+};
+
+function customProvider(received) {
+	const message = (stopReason, extra = {}) => ({
+		role: "assistant",
+		content: [],
+		api: CUSTOM_API,
+		provider: "pi1x",
+		model: "batch-model",
+		usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+		stopReason,
+		timestamp: Date.now(),
+		...extra,
+	});
+	const streamOf = (final) => {
+		const stream = ai.createAssistantMessageEventStream();
+		queueMicrotask(() => {
+			if (final.stopReason === "error") stream.push({ type: "error", reason: "error", error: final });
+			else stream.push({ type: "done", reason: final.stopReason, message: final });
+			stream.end(final);
+		});
+		return stream;
+	};
+	return ai.createProvider({
+		id: "pi1x",
+		auth: { apiKey: { name: "none", resolve: async () => ({ auth: {} }) } },
+		models: [CUSTOM_MODEL],
+		api: {
+			stream: () => streamOf(message("deferred", { deferred: RICH_HANDLE })),
+			streamSimple: () => streamOf(message("deferred", { deferred: RICH_HANDLE })),
+			fetchDeferred: (_model, handle) => {
+				received.push({ op: "fetch", handle: JSON.stringify(handle) });
+				return streamOf(message("stop", { content: [{ type: "text", text: `fetched ${handle.id}` }] }));
+			},
+			cancelDeferred: async (_model, handle) => {
+				received.push({ op: "cancel", handle: JSON.stringify(handle) });
+			},
+		},
+	});
+}
+
+async function deferredAcross() {
+	const received = [];
+	const models = ai.createModels();
+	models.setProvider(customProvider(received));
+	const model = models.getModel("pi1x", "batch-model");
+	const submitted = await models.completeSimple(model, { messages: [user("Batch me.")] }, { deferred: true });
+	// the message as JSON text, and what a fetch of its handle receives
+	const submittedJson = JSON.stringify(submitted);
+	await models.fetchDeferred(model, JSON.parse(submittedJson).deferred);
+	// a message pi_trio wrote (tests/fixtures/pi1x/pi_trio_deferred.json), fetched and cancelled here
+	const fromPiTrio = readFileSync(join(out, "pi_trio_deferred.json"), "utf8").trim();
+	const handle = JSON.parse(fromPiTrio).deferred;
+	const fetched = await models.fetchDeferred(model, handle);
+	await models.cancelDeferred(model, handle);
+	save("deferred_across", {
+		description: "a handle written by pi 1.6 (submittedJson) and one written by pi_trio, each fetched; received: what the API was given",
+		version,
+		submittedJson,
+		fromPiTrio,
+		fetched,
+		received,
+	});
+}
+
+// ------------------------------------------------------------------ telemetry
+
+async function telemetryScenario(name, description, { responses, options = {}, abortAfter, deferred }) {
+	const faux = ai.fauxProvider({ api: "faux", tokenSize: { min: 3, max: 3 }, ...(deferred ? { deferred } : {}) });
+	faux.setResponses(responses);
+	const models = ai.createModels();
+	models.setProvider(faux.provider);
+	const model = faux.getModel();
+	const telemetry = new telemetryPackage.InMemoryTelemetryContext();
+	const results = [];
+	await telemetry.startSpan({ name: "application.turn" }, async (span) => {
+		const controller = new AbortController();
+		const stream = models.streamSimple(model, { messages: [user("Hello there.")] }, { telemetry: span, ...options, signal: controller.signal });
+		let seen = 0;
+		for await (const _event of stream) {
+			seen++;
+			if (abortAfter !== undefined && seen === abortAfter) controller.abort();
+		}
+		const message = await stream.result();
+		results.push(message);
+		if (message.stopReason === "deferred") {
+			results.push(await models.fetchDeferred(model, message.deferred, { telemetry: span }));
+			results.push(await models.fetchDeferred(model, message.deferred, { telemetry: span }));
+		}
+	});
+	save(name, {
+		description,
+		version,
+		options,
+		results,
+		spans: telemetry.getSpans().map(({ id, parentId, name, attributes, events, status, settled }) => ({ id, parentId, name, attributes, events, status, settled })),
+		metrics: telemetry.getMetrics().map(({ kind, name, unit, value, attributes }) => ({ kind, name, unit, value, attributes })),
+	});
+}
+
+async function telemetryScenarios() {
+	await telemetryScenario("telemetry_blocks", "thinking, text and a tool call: first chunk, one block event each, end attributes and metrics", {
+		responses: [
+			() =>
+				ai.fauxAssistantMessage(
+					[ai.fauxThinking("Think it over."), ai.fauxText("Here it is."), ai.fauxToolCall("lookup", { query: "ünïcode 🚀" }, { id: "call-1" })],
+					{ stopReason: "toolUse", responseId: "resp_1" },
+				),
+		],
+		options: { reasoning: "high" },
+	});
+	await telemetryScenario("telemetry_error", "a provider error: error status provider_error with the first 500 characters", {
+		responses: [() => ai.fauxAssistantMessage([], { stopReason: "error", errorMessage: `Upstream said: ${"x".repeat(600)}` })],
+	});
+	await telemetryScenario("telemetry_aborted", "aborted mid-stream: status ok with stop aborted", {
+		responses: [() => ai.fauxAssistantMessage("A long answer that will be cut off by the abort.")],
+		abortAfter: 3,
+	});
+	await telemetryScenario("telemetry_deferred", "a deferred submission and two polls: pi.ai.request then pi.ai.poll spans; pending polls add no tokens", {
+		responses: [() => ai.fauxAssistantMessage("Ready now.")],
+		options: { deferred: true },
+		deferred: { pendingFetches: 1 },
+	});
+}
+
+// ------------------------------------------------------------------ main
+
+await deferredFaux();
+await deferredAcross();
+await telemetryScenarios();
+writeFileSync(join(out, "index.json"), `${JSON.stringify({ version, fixtures: Object.keys(fixtures) }, null, 1)}\n`);
