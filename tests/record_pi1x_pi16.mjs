@@ -175,8 +175,8 @@ async function deferredAcross() {
 
 // ------------------------------------------------------------------ telemetry
 
-async function telemetryScenario(name, description, { responses, options = {}, abortAfter, deferred }) {
-	const faux = ai.fauxProvider({ api: "faux", tokenSize: { min: 3, max: 3 }, ...(deferred ? { deferred } : {}) });
+async function telemetryScenario(name, description, { responses, options = {}, abortAfter, deferred, tokensPerSecond }) {
+	const faux = ai.fauxProvider({ api: "faux", tokenSize: { min: 3, max: 3 }, ...(deferred ? { deferred } : {}), ...(tokensPerSecond ? { tokensPerSecond } : {}) });
 	faux.setResponses(responses);
 	const models = ai.createModels();
 	models.setProvider(faux.provider);
@@ -225,6 +225,7 @@ async function telemetryScenarios() {
 	await telemetryScenario("telemetry_aborted", "aborted mid-stream: status ok with stop aborted", {
 		responses: [() => ai.fauxAssistantMessage("A long answer that will be cut off by the abort.")],
 		abortAfter: 3,
+		tokensPerSecond: 1000,
 	});
 	await telemetryScenario("telemetry_deferred", "a deferred submission and two polls: pi.ai.request then pi.ai.poll spans; pending polls add no tokens", {
 		responses: [() => ai.fauxAssistantMessage("Ready now.")],

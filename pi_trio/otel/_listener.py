@@ -123,6 +123,14 @@ class AgentTelemetry:
         except Exception:
             _log.exception("pi_trio.otel could not record %r; the run goes on", kind)
 
+    def chat_context(self) -> Context | None:
+        """The context of the open request span (its children's parent), else of the
+        turn or the run."""
+        chat = self._chat
+        if chat is not None:
+            return chat.context
+        return self._parent()
+
     def tool_call(self, tool_call_id: str, signal: Any) -> ToolCallRecord | None:
         """The open span of a tool call of this agent's current run (``signal`` tells
         the run), for the wrapped ``execute``."""
