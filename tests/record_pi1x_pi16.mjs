@@ -234,9 +234,207 @@ async function telemetryScenarios() {
 	});
 }
 
+
+// ------------------------------------------------------------------ anthropic: mid-conversation changes, threads
+
+const RECORDED_ORIGIN = "https://pi16.test";
+const anthropicApi = await load("pi-ai", "dist", "api", "anthropic-messages.js");
+
+const CLAUDE = {
+	id: "claude-sonnet-4-5",
+	name: "Claude Sonnet 4.5",
+	api: "anthropic-messages",
+	provider: "anthropic",
+	reasoning: false,
+	input: ["text", "image"],
+	cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+	contextWindow: 200000,
+	maxTokens: 64000,
+};
+
+const numbers = { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] };
+const ADD = { name: "add", description: "Add two numbers", parameters: numbers };
+const ADD2 = { name: "add", description: "Add two or more numbers", parameters: numbers };
+const MUL = { name: "mul", description: "Multiply two numbers", parameters: numbers };
+const USAGE0 = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const assistant = (content, extra = {}) => ({
+	role: "assistant",
+	content,
+	api: "anthropic-messages",
+	provider: "anthropic",
+	model: CLAUDE.id,
+	usage: USAGE0,
+	stopReason: "stop",
+	timestamp: 5,
+	...extra,
+});
+
+function claudeReply(id, text) {
+	const events = [
+		{ type: "message_start", message: { id, type: "message", role: "assistant", model: CLAUDE.id, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } },
+		{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+		{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+		{ type: "content_block_stop", index: 0 },
+		{ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 4 } },
+		{ type: "message_stop" },
+	];
+	return { status: 200, body: events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("") };
+}
+
+// One local server per scenario answers the queued replies in order and records every request.
+async function withServer(replies, run) {
+	const requests = [];
+	const queue = [...replies];
+	const server = createServer((request, response) => {
+		const chunks = [];
+		request.on("data", (chunk) => chunks.push(chunk));
+		request.on("end", () => {
+			requests.push({ path: request.url, beta: request.headers["anthropic-beta"] ?? null, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+			const reply = queue.shift();
+			response.writeHead(reply.status, { "content-type": reply.status < 400 ? "text/event-stream" : "application/json" });
+			response.end(reply.body);
+		});
+	});
+	await new Promise((done) => server.listen(0, "127.0.0.1", done));
+	const baseUrl = `http://127.0.0.1:${server.address().port}`;
+	try {
+		return { result: await run(baseUrl), requests };
+	} finally {
+		server.close();
+	}
+}
+
+const scrub = (value, baseUrl) => JSON.parse(JSON.stringify(value).replaceAll(baseUrl, RECORDED_ORIGIN));
+
+async function send(model, messages, options) {
+	const stream = anthropicApi.streamSimple(model, { messages }, { apiKey: "test-key", ...options });
+	for await (const _event of stream) {
+	}
+	return stream.result();
+}
+
+const CHANGES_TRANSCRIPT = [
+	{ role: "system", content: "You are terse.", sections: { rules: "<rules>Be brief.</rules>" }, toolsAdded: [ADD], timestamp: 1 },
+	{ role: "user", content: "What is 2+3?", timestamp: 2 },
+	assistant([{ type: "toolCall", id: "toolu_1", name: "add", arguments: { a: 2, b: 3 } }], { stopReason: "toolUse" }),
+	{ role: "toolResult", toolCallId: "toolu_1", toolName: "add", content: [{ type: "text", text: "5" }], isError: false, timestamp: 6 },
+	{ role: "system", content: "Multiplication is allowed now.", toolsAdded: [MUL], timestamp: 7 },
+	assistant([{ type: "text", text: "5." }], { timestamp: 8 }),
+	{ role: "system", content: "", sections: { rules: "<rules>Be thorough.</rules>" }, toolsAdded: [ADD2], toolsRemoved: [{ name: "add" }, { name: "mul" }], timestamp: 9 },
+	{ role: "user", content: "And 2*3?", timestamp: 10 },
+];
+
+async function anthropicChanges() {
+	const cases = [
+		["native_tools", { supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true }, CHANGES_TRANSCRIPT],
+		["system_only", { supportsMidConvoSystemMessages: true }, CHANGES_TRANSCRIPT],
+		["collapsed", {}, CHANGES_TRANSCRIPT],
+		[
+			"native_no_initial_tools",
+			{ supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true },
+			[{ role: "system", content: "No tools yet.", timestamp: 1 }, ...CHANGES_TRANSCRIPT.slice(1)],
+		],
+		[
+			"native_long_retention",
+			{ supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true },
+			CHANGES_TRANSCRIPT,
+			{ cacheRetention: "long" },
+		],
+		[
+			"native_no_cache",
+			{ supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true },
+			CHANGES_TRANSCRIPT,
+			{ cacheRetention: "none" },
+		],
+	];
+	const recorded = [];
+	for (const [name, compat, messages, options = {}] of cases) {
+		const { requests } = await withServer([claudeReply(`msg_${name}`, "ok")], (baseUrl) =>
+			send({ ...CLAUDE, baseUrl, compat }, messages, options),
+		);
+		recorded.push({ name, compat, options, messages, request: requests[0] });
+	}
+	save("anthropic_changes", {
+		description: "mid-conversation system messages and tool changes: the request pi 1.6 sends for each compat",
+		version,
+		model: CLAUDE,
+		cases: recorded,
+	});
+}
+
+const threadError = (message, errorCode) => ({
+	status: 400,
+	body: JSON.stringify({
+		type: "error",
+		error: { type: "invalid_request_error", message, ...(errorCode ? { details: { error_code: errorCode } } : {}) },
+	}),
+});
+
+async function anthropicThreads() {
+	const compat = { supportsMessageThreads: true };
+	const system = { role: "system", content: "You are terse.", toolsAdded: [ADD], timestamp: 1 };
+	const steps = [];
+	const replies = [
+		claudeReply("msg_t1", "First."),
+		claudeReply("msg_t2", "Second."),
+		claudeReply("msg_t3", "Third."),
+		threadError("thread not found", "thread_not_found"),
+		claudeReply("msg_t4", "Fourth."),
+		threadError("thread: Extra inputs are not permitted"),
+		claudeReply("msg_t5", "Fifth."),
+		claudeReply("msg_t6", "Sixth."),
+		claudeReply("msg_t7", "Seventh."),
+		claudeReply("msg_t8", "Eighth."),
+		claudeReply("msg_t9", "Ninth."),
+		claudeReply("msg_t10", "Tenth."),
+	];
+	const { requests } = await withServer(replies, async (baseUrl) => {
+		const model = { ...CLAUDE, baseUrl, compat };
+		const options = { sessionId: "thread-session" };
+		let messages = [system, { role: "user", content: "One.", timestamp: 2 }];
+		const step = async (label, sent, stepOptions = options) => {
+			const reply = await send(model, sent, stepOptions);
+			steps.push({ label, messages: sent, options: stepOptions, reply: scrub(reply, baseUrl) });
+			return reply;
+		};
+		// 1: a new thread; 2: continues it with the new message only
+		let reply = await step("create", messages);
+		messages = [...messages, reply, { role: "user", content: "Two.", timestamp: 20 }];
+		reply = await step("continue", messages);
+		// 3: an earlier message changed: the full request, a new thread
+		const edited = [system, { role: "user", content: "One, edited.", timestamp: 2 }, ...messages.slice(2), reply, { role: "user", content: "Three.", timestamp: 30 }];
+		reply = await step("changed_prefix", edited);
+		messages = [...edited, reply, { role: "user", content: "Four.", timestamp: 40 }];
+		// 4: the server lost the thread: the same request again as a new thread
+		reply = await step("thread_not_found", messages);
+		messages = [...messages, reply, { role: "user", content: "Five.", timestamp: 50 }];
+		// 5: the endpoint does not take threads: sent again without, and threads stay off
+		reply = await step("threads_unsupported", messages);
+		messages = [...messages, reply, { role: "user", content: "Six.", timestamp: 60 }];
+		reply = await step("after_off", messages);
+		// 6: another session, replaying a request (cache warming): no continuation used or recorded
+		const warm = { sessionId: "warm-session", disableContinuation: true };
+		const first = [system, { role: "user", content: "Warm.", timestamp: 70 }];
+		const warmReply = await step("disable_continuation", first, warm);
+		await step("disable_continuation_again", [...first, warmReply, { role: "user", content: "Again.", timestamp: 71 }], warm);
+		// 7: cacheRetention "none": no threads at all
+		await step("no_cache", [system, { role: "user", content: "Uncached.", timestamp: 80 }], { sessionId: "none-session", cacheRetention: "none" });
+	});
+	save("anthropic_threads", {
+		description: "Anthropic message threads in one session: what pi 1.6 sends for each step and what its replies hold",
+		version,
+		model: { ...CLAUDE, compat },
+		replies,
+		steps: steps.map((step, index) => ({ ...step })),
+		requests,
+	});
+}
+
 // ------------------------------------------------------------------ main
 
 await deferredFaux();
 await deferredAcross();
 await telemetryScenarios();
+await anthropicChanges();
+await anthropicThreads();
 writeFileSync(join(out, "index.json"), `${JSON.stringify({ version, fixtures: Object.keys(fixtures) }, null, 1)}\n`);

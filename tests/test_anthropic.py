@@ -154,7 +154,8 @@ def test_system_prompt_becomes_cached_text_blocks():
     ]
 
 
-def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder_turn():
+def test_every_system_message_folds_into_the_prompt_as_pi_16_folds_them():
+    # pi 1.6's resolveTranscript: contents appended, sections patched by name, no turn
     context = ctx(
         SystemMessage(content="One.", timestamp=0),
         SystemMessage(content="Two.", sections={"style": "Short."}, timestamp=0),
@@ -164,20 +165,33 @@ def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder
         UserMessage(content="again"),
     )
     body = body_of(SONNET, context, cache_retention="none")
-    assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nShort."}]
-    assert body["messages"][2] == {
-        "role": "user",
+    assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nNow be formal."}]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+
+
+def test_a_model_that_takes_system_messages_mid_conversation_gets_them_in_place():
+    # pi 1.6: a system message held back to just before the next assistant message (here:
+    # the end), so a user message written after it comes first (tests/test_anthropic_changes.py)
+    model = msgspec.structs.replace(SONNET, compat={"supportsMidConvoSystemMessages": True})
+    context = ctx(
+        SystemMessage(content="One.", timestamp=0),
+        UserMessage(content="hi"),
+        assistant(TextContent(text="hello")),
+        SystemMessage(content="Now be formal.", sections={"style": None}),
+        UserMessage(content="again"),
+    )
+    body = body_of(model, context, cache_retention="none")
+    assert body["system"] == [{"type": "text", "text": "One."}]
+    assert body["messages"][3] == {
+        "role": "system",
         "content": [
             {
                 "type": "text",
-                "text": (
-                    '<system_reminder>\nNow be formal.\n\nRemoved system prompt section "style".'
-                    "\n</system_reminder>"
-                ),
+                "text": 'Now be formal.\n\nRemoved system prompt section "style".',
             }
         ],
     }
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "user"]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "system"]
 
 
 def test_a_later_system_message_that_only_declares_tools_adds_no_turn():
