@@ -1099,7 +1099,9 @@ async def test_replayed_request_goes_to_messages_with_anthropic_headers():
     assert headers["anthropic-version"] == "2023-06-01"
     assert headers["accept"] == "application/json"
     assert headers["anthropic-dangerous-direct-browser-access"] == "true"
-    assert headers["anthropic-beta"] == BETA_INTERLEAVED_THINKING
+    # a session on Anthropic's own endpoint uses message threads (test_anthropic_threads.py)
+    assert headers["anthropic-beta"] == f"{BETA_INTERLEAVED_THINKING},message-threads-2026-08-12"
+    assert request.json()["thread"] == {"type": "create"}
     assert headers["x-extra"] == "1"
     assert "authorization" not in headers
     assert "x-session-affinity" not in headers

@@ -146,6 +146,7 @@ from ._validation._validate import ToolArgumentsError as ToolArgumentsError
 from ._validation._validate import validate_tool_arguments as validate_tool_arguments
 from ._validation._validate import validate_tool_call as validate_tool_call
 from .providers._output import supports_json_schema_output as supports_json_schema_output
+from .providers._sessions import cleanup_session_resources as cleanup_session_resources
 
 __all__ = [
     "AbortController",
@@ -228,6 +229,7 @@ __all__ = [
     "calculate_cost",
     "cancel_deferred",
     "clamp_thinking_level",
+    "cleanup_session_resources",
     "collapse_system_messages",
     "complete",
     "complete_simple",

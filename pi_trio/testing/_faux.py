@@ -8,6 +8,7 @@ estimated from the prompt text, with a per-session prompt-cache simulation.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import random
 from collections import deque
@@ -274,9 +275,7 @@ class FauxProvider:
                         made = self._error_message(entry.model, str(exc) or type(exc).__name__)
                     assert isinstance(made, AssistantMessage)  # the step is never None
                     entry.final = made
-                prepared = msgspec.json.decode(
-                    msgspec.json.encode(entry.final), type=AssistantMessage
-                )
+                prepared = copy.deepcopy(entry.final)  # each look streams its own copy
         except Exception as exc:
             text = str(exc.args[0]) if isinstance(exc, LookupError) else str(exc)
             await send.send(ErrorEvent(reason="error", error=self._error_message(model, text)))
@@ -287,8 +286,7 @@ class FauxProvider:
         self, model: Model, handle: DeferredHandle, options: StreamOptions | None, /
     ) -> None:
         """Record the handle in ``state.cancelled_deferred``; later looks fail."""
-        copy = msgspec.json.decode(msgspec.json.encode(handle), type=DeferredHandle)
-        self.state.cancelled_deferred.append(copy)
+        self.state.cancelled_deferred.append(copy.deepcopy(handle))
         self._deferred.cancel(handle)
         await self._respond(model, options or StreamOptions())
 

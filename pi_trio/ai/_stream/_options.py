@@ -111,6 +111,9 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     api_key: str | None = None
     cache_retention: CacheRetention | None = None
     session_id: str | None = None
+    # use and record no server-side continuation state (Anthropic's message threads):
+    # for replays such as cache warming, which must not replace the real conversation's
+    disable_continuation: bool = False
     headers: dict[str, str | None] | None = None
     metadata: dict[str, Any] | None = None
     transport: Literal["sse", "websocket", "auto"] | None = None
