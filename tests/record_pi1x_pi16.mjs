@@ -430,6 +430,54 @@ async function anthropicThreads() {
 	});
 }
 
+// ------------------------------------------------------------------ openai responses: additional_tools
+
+const responsesApi = await load("pi-ai", "dist", "api", "openai-responses.js");
+const GPT = {
+	id: "gpt-5.1",
+	name: "GPT-5.1",
+	api: "openai-responses",
+	provider: "openai",
+	reasoning: false,
+	input: ["text", "image"],
+	cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+	contextWindow: 400000,
+	maxTokens: 128000,
+};
+
+function responsesReply(id) {
+	const response = { id, object: "response", status: "completed", model: GPT.id, output: [], usage: { input_tokens: 12, output_tokens: 0, total_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } };
+	const events = [
+		{ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } },
+		{ type: "response.completed", sequence_number: 1, response },
+	];
+	return { status: 200, body: events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("") };
+}
+
+async function responsesChanges() {
+	const cases = [
+		["additional_tools", { supportsMidConvoSystemMessages: true, supportsAdditionalTools: true }, CHANGES_TRANSCRIPT],
+		["system_only", { supportsMidConvoSystemMessages: true }, CHANGES_TRANSCRIPT],
+		["collapsed", {}, CHANGES_TRANSCRIPT],
+	];
+	const recorded = [];
+	for (const [name, compat, messages] of cases) {
+		const { requests } = await withServer([responsesReply(`resp_${name}`)], async (baseUrl) => {
+			const stream = responsesApi.streamSimple({ ...GPT, baseUrl, compat }, { messages }, { apiKey: "test-key" });
+			for await (const _event of stream) {
+			}
+			return stream.result();
+		});
+		recorded.push({ name, compat, messages, request: { path: requests[0].path, body: requests[0].body } });
+	}
+	save("responses_changes", {
+		description: "OpenAI Responses with mid-conversation system messages and tool changes: the request pi 1.6 sends for each compat",
+		version,
+		model: GPT,
+		cases: recorded,
+	});
+}
+
 // ------------------------------------------------------------------ main
 
 await deferredFaux();
@@ -437,4 +485,5 @@ await deferredAcross();
 await telemetryScenarios();
 await anthropicChanges();
 await anthropicThreads();
+await responsesChanges();
 writeFileSync(join(out, "index.json"), `${JSON.stringify({ version, fixtures: Object.keys(fixtures) }, null, 1)}\n`);
