@@ -32,10 +32,12 @@ class _Instrumentation:
         unsubscribes = [agent.subscribe(self.listener)] if genai else []
         self.pi: PiAgentTelemetry | None = None
         if telemetry.pi is not None:
-            # after the GenAI listener, whose chat span is then open: pi's span nests in it
-            parent = self.listener.chat_context if genai else otel_context.get_current
-            self.pi = PiAgentTelemetry(agent, telemetry.pi, parent)
-            unsubscribes.append(agent.subscribe(self.pi))
+            if genai:  # inside each chat span, told by the GenAI listener
+                self.pi = PiAgentTelemetry(agent, telemetry.pi, self.listener.chat_context)
+                self.listener.companion = self.pi
+            else:  # under the span current where the run was started
+                self.pi = PiAgentTelemetry(agent, telemetry.pi, otel_context.get_current)
+                unsubscribes.append(agent.subscribe(self.pi))
         self.unsubscribes = unsubscribes
         self.agent = weakref.ref(agent)
         self.done = False

@@ -95,6 +95,9 @@ class AgentTelemetry:
         self._turn: OpenSpan | None = None
         self._chat: ChatRecord | None = None
         self._tools: dict[str, ToolCallRecord] = {}
+        # pi's vocabulary beside this one (``vocabulary="both"``): told of each request
+        # inside its chat span, so its span starts after the chat span and ends before it
+        self.companion: Callable[[Any, Any], None] | None = None
         self._reset_totals()
 
     def _reset_totals(self) -> None:
@@ -114,6 +117,8 @@ class AgentTelemetry:
             chat = self._chat
             if chat is not None and not chat.first_chunk_ns:
                 chat.first_chunk_ns = time.time_ns()
+            if self.companion is not None:
+                self.companion(event, signal)
             return
         handler = self._handlers.get(kind)
         if handler is None:
@@ -272,6 +277,8 @@ class AgentTelemetry:
         if self._chat is not None:
             self._end_calls(_UNCLOSED)
         self._chat = self._open_chat(message)
+        if self.companion is not None:
+            self.companion(event, signal)
 
     def _open_chat(self, message: Any) -> ChatRecord:
         now = time.time_ns()
@@ -295,6 +302,8 @@ class AgentTelemetry:
         if self._run is None or getattr(message, "role", None) != "assistant":
             return
         chat = self._chat or self._open_chat(message)
+        if self.companion is not None:
+            self.companion(event, signal)
         self._chat = None
         span = chat.span
         span.set_attributes(response_attributes(message, chat, self._telemetry.capture_content))
