@@ -783,8 +783,7 @@ def test_thinking_signatures_redacted_thinking_and_tool_calls_are_preserved():
     deltas = [e.delta for e in events if e.type == "toolcall_delta" and e.content_index == 3]
     assert deltas == ["", '{"city": "Par', 'is", "unit": "c"}']
     assert [e.type for e in events if getattr(e, "content_index", None) == 1] == [
-        "thinking_start",
-        "thinking_delta",  # the placeholder text arrives as content, through a proxy too
+        "thinking_start",  # with the placeholder text, and no delta: the wire sends none
         "thinking_end",
     ]
 
