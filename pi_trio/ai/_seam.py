@@ -20,6 +20,8 @@ from ._json._depth import decode_checked as decode_checked
 from ._json._depth import decode_json as decode_json
 from ._keys._secrets import clean_api_key as clean_api_key
 from ._keys._secrets import redact as redact
+from ._stall import StallTimer as StallTimer
+from ._stall import stall_timer as stall_timer
 from ._stream._builder import empty_message as empty_message
 from ._stream._consume import ABORTED_TEXT as ABORTED_TEXT
 from ._stream._consume import InlineStream as InlineStream
@@ -62,4 +64,8 @@ __all__ = [
     "decode_json",
     "BoundedDecoder",
     "check_json_depth",
+    # the limits on the wait for a stream's events, which the proxy client keeps as the
+    # providers do
+    "StallTimer",
+    "stall_timer",
 ]

@@ -6,7 +6,9 @@ checks both CRC32 checksums; this module feeds it the body as it arrives and tur
 can go wrong into one ``ProviderError`` each: a frame that fails its checks, a body that
 ends inside a frame, a message larger than ``MAX_PENDING_BYTES``, a body that is not an
 event stream at all (another content type, or not one frame: a 204), a transport error.
-Needs the ``bedrock`` extra (botocore).
+With a ``StallTimer`` each batch is read inside the timer's wait; a batch of keep-alive
+frames only (``is_keepalive_frame``: an event frame with an empty payload, or named
+``ping``) does not count as an event. Needs the ``bedrock`` extra (botocore).
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ from botocore.eventstream import EventStreamBuffer, ParserError
 
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
+from .._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
-from ._sse import close_chunks, drain_chunks
+from ._sse import KEEPALIVE_NAMES, close_chunks, drain_chunks
 
-__all__ = ["EVENTSTREAM_CONTENT_TYPE", "MAX_PENDING_BYTES", "EventFrame", "EventStreamReader"]
+__all__ = [
+    "EVENTSTREAM_CONTENT_TYPE",
+    "MAX_PENDING_BYTES",
+    "EventFrame",
+    "EventStreamReader",
+    "is_keepalive_frame",
+]
 
 EVENTSTREAM_CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
 # Bytes of one message kept while it arrives; a message is one delta of a few hundred
@@ -45,6 +54,18 @@ class EventFrame(msgspec.Struct, frozen=True, gc=False):
     error_message: str | None = None
 
 
+def is_keepalive_frame(frame: EventFrame) -> bool:
+    """Whether ``frame`` only keeps the connection open: an event frame with no payload
+    (or ``{}``), or one named ``ping`` (``keepalive``, ``heartbeat``)."""
+    if frame.message_type != "event":
+        return False
+    return frame.name in KEEPALIVE_NAMES or frame.payload.strip() in (b"", b"{}")
+
+
+def _counts(frames: list[EventFrame]) -> bool:
+    return not all(map(is_keepalive_frame, frames))
+
+
 def _header(headers: dict[str, object], name: str) -> str:
     value = headers.get(name)
     return value if isinstance(value, str) else ""
@@ -62,12 +83,16 @@ class EventStreamReader:
         "_exhausted",
         "_pending",
         "_seen",
+        "_timer",
         "_what",
         "response",
     )
 
-    def __init__(self, response: httpx2.Response, what: str) -> None:
+    def __init__(
+        self, response: httpx2.Response, what: str, timer: StallTimer | None = None
+    ) -> None:
         self.response = response
+        self._timer = timer
         self._what = what
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         self._chunks: AsyncIterator[bytes] = (
@@ -128,6 +153,15 @@ class EventStreamReader:
         return frames
 
     async def __anext__(self) -> list[EventFrame]:
+        timer = self._timer
+        if timer is None:
+            return await self._next()
+        with timer.wait():
+            frames = await self._next()
+            timer.saw(_counts(frames))
+        return frames
+
+    async def _next(self) -> list[EventFrame]:
         if self._broken is not None:
             self._done = True
             raise self._broken

@@ -40,6 +40,11 @@ that much has arrived without an event, a labelled one is read to its end. The p
 stays free of I/O; the reader is its only driver, so the two share this module (one module
 fewer on the path of every streamed delta).
 
+With a ``StallTimer`` (``StreamOptions.first_event_timeout`` / ``idle_timeout``) each
+batch is read inside the timer's wait; a batch of keep-alives only (``is_keepalive``:
+Anthropic's ``ping``, an event without data; comments and blank lines make no event at
+all) does not count as an event.
+
 With an observer (``StreamOptions.on_provider_stream_event``) each event whose data is
 JSON is decoded as plain values and given to it before the provider maps the event (only
 the events named in ``observed`` when that is given: the ones a vendor SDK yields); the
@@ -49,9 +54,10 @@ stream then yields one event per batch, so the observer and the mapping alternat
 from __future__ import annotations
 
 import contextlib
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import anyio
 import httpx2
@@ -60,6 +66,7 @@ import msgspec
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
 from .._json._depth import decode_json
+from .._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
 
 __all__ = [
@@ -73,6 +80,7 @@ __all__ = [
     "SSEStream",
     "close_chunks",
     "drain_chunks",
+    "is_keepalive",
 ]
 
 _BOM = b"\xef\xbb\xbf"
@@ -95,6 +103,31 @@ class SSEEvent(NamedTuple):
 
     event: str
     data: str
+
+
+# What servers send to keep a connection open: event names, and the data of a keep-alive
+# sent without a name (Anthropic's ``{"type": "ping"}`` behind a proxy that drops names).
+KEEPALIVE_NAMES: Final = frozenset({"ping", "keepalive", "keep-alive", "heartbeat"})
+_KEEPALIVE_DATA: Final = re.compile(
+    r'\{\s*"type"\s*:\s*"(?:ping|keepalive|keep-alive|heartbeat)"\s*\}'
+)
+_KEEPALIVE_DATA_MAX: Final = 48  # longer data is never a keep-alive: not looked at
+
+
+def is_keepalive(event: SSEEvent) -> bool:
+    """Whether ``event`` only keeps the connection open: a ``ping`` (or ``keepalive``,
+    ``heartbeat``) event, data that is only whitespace, or ``{"type": "ping"}``."""
+    if event.event in KEEPALIVE_NAMES:
+        return True
+    data = event.data
+    if len(data) > _KEEPALIVE_DATA_MAX:
+        return False
+    data = data.strip()
+    return not data or _KEEPALIVE_DATA.fullmatch(data) is not None
+
+
+def _counts(batch: list[SSEEvent]) -> bool:
+    return not all(map(is_keepalive, batch))
 
 
 class SSEParser:
@@ -241,11 +274,13 @@ class SSEStream:
         "_head_size",
         "_parser",
         "_sse_typed",
+        "_timer",
         "response",
     )
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: httpx2.Response, timer: StallTimer | None = None) -> None:
         self.response = response
+        self._timer = timer
         # An identity-encoded body needs no decoder: read it raw (one layer less per chunk).
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         self._chunks: AsyncIterator[bytes] = (
@@ -284,6 +319,15 @@ class SSEStream:
         return self
 
     async def __anext__(self) -> list[SSEEvent]:
+        timer = self._timer
+        if timer is None:
+            return await self._next()
+        with timer.wait():
+            batch = await self._next()
+            timer.saw(_counts(batch))
+        return batch
+
+    async def _next(self) -> list[SSEEvent]:
         parser = self._parser
         while not self._done:
             try:
@@ -334,8 +378,9 @@ class ObservedSSEStream(SSEStream):
         response: httpx2.Response,
         observer: Observer,
         observed: frozenset[str] | None = None,
+        timer: StallTimer | None = None,
     ) -> None:
-        super().__init__(response)
+        super().__init__(response, timer)
         self._observer = observer
         self._observed = observed
         self._pending: deque[SSEEvent] = deque()

@@ -254,6 +254,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     url = f"{base}/model/{quote(model.id, safe='')}/converse-stream"
     mapper = BedrockEventMapper(run.builder, model)
     failure = _Failure()
+    timer = run.stall_timer()
     relax = has_exceeded_strict_tool_limits(options.session_id)
     may_relax = sends_preferred_strict_tools(model, context, options)
     try:
@@ -270,6 +271,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                             accept=EVENTSTREAM_CONTENT_TYPE,
                             prepare=signer,
                             describe=failure.describe,
+                            timer=timer,
                         )
                     )
                 except ProviderError:
@@ -284,7 +286,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                 break
             failure.request_id = response.headers.get("x-amzn-requestid")
             await run.emit(run.builder.start())
-            reader = EventStreamReader(response, "Bedrock")
+            reader = EventStreamReader(response, "Bedrock", timer)
             observe = provider_event_observer(model, options)
             try:
                 async for frames in reader:
