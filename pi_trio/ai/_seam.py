@@ -20,8 +20,6 @@ from ._json._depth import decode_checked as decode_checked
 from ._json._depth import decode_json as decode_json
 from ._keys._secrets import clean_api_key as clean_api_key
 from ._keys._secrets import redact as redact
-from ._stall import StallTimer as StallTimer
-from ._stall import stall_timer as stall_timer
 from ._stream._builder import empty_message as empty_message
 from ._stream._consume import ABORTED_TEXT as ABORTED_TEXT
 from ._stream._consume import InlineStream as InlineStream
@@ -33,6 +31,9 @@ from ._stream._options import OnPayload as OnPayload
 from ._stream._options import OnProviderStreamEvent as OnProviderStreamEvent
 from ._stream._options import OnResponse as OnResponse
 from ._stream._registry import HTTP_READ_TIMEOUT_S as HTTP_READ_TIMEOUT_S
+from ._stream._stall import StallTimer as StallTimer
+from ._stream._stall import stall_timer as stall_timer
+from ._stream._stall import watching as watching
 from ._transcript._system import replay_tool_declarations as replay_tool_declarations
 from ._types import CacheRetention as CacheRetention
 
@@ -68,4 +69,5 @@ __all__ = [
     # providers do
     "StallTimer",
     "stall_timer",
+    "watching",
 ]

@@ -36,6 +36,7 @@ from ..ai._seam import (
     read_body_prefix,
     redact,
     stall_timer,
+    watching,
 )
 from ._rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
 from ._wire import encode_request
@@ -95,7 +96,8 @@ async def stream_via_proxy(
                 text = redact(await _error_text(response), secrets)
                 await send.send(rebuilder.error(text))
                 return
-            await _relay(response, rebuilder, send, timer)
+            async with watching(timer):
+                await _relay(response, rebuilder, send, timer)
         finally:
             with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
                 await response.aclose()
@@ -119,16 +121,19 @@ async def _send(
     # never follow a redirect: the request carries the token
     if timer is None:
         return await client.send(request, stream=True, follow_redirects=False)
-    with timer.wait():
+    with timer.head():
         response = await client.send(request, stream=True, follow_redirects=False)
-        timer.saw(False)  # a head is no event: the time waited for it is used up
     return response
 
 
 async def _timed(chunks: AsyncIterator[bytes], timer: StallTimer) -> bytes | None:
-    """The next chunk read within the timer's limit; ``None`` at the end."""
-    with timer.wait():
+    """The next chunk, the timer's watchdog told that the reader waits; ``None`` at the
+    end."""
+    timer.waiting = True
+    try:
         return await anext(chunks, None)
+    finally:
+        timer.waiting = False
 
 
 # Reading stops early through a cancel scope, not ``break``: the cancellation unwinds
@@ -146,7 +151,7 @@ async def _relay(
     and stops reading; after the terminal event the rest of the body is read and ignored
     (as in the original) so the connection can be reused, but for no longer than
     ``AFTER_TERMINAL_GRACE_S``: a server that keeps the stream open must not hold up the
-    run. Until then each read waits within ``timer``'s limits; a chunk counts when one
+    run. Until then ``timer``'s watchdog is told of each read; a chunk counts when one
     of its lines made an event."""
     splitter = LineSplitter()
     with anyio.CancelScope() as reading:
@@ -174,8 +179,8 @@ async def _relay(
                     if broken:
                         reading.cancel()
                         break
-                if timer is not None:
-                    timer.saw(counted)
+                if timer is not None and counted:
+                    timer.events += 1
                 if rebuilder.terminal:
                     reading.deadline = anyio.current_time() + AFTER_TERMINAL_GRACE_S
     if not rebuilder.terminal:

@@ -9,9 +9,9 @@ import msgspec
 
 from .._events import AssistantMessageEvent
 from .._identity import ClientIdentity
-from .._stall import DEFAULT_FIRST_EVENT_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S, check_timeout
 from .._types import CacheRetention, Context, Model, ThinkingLevel
 from ._abort import AbortSignal
+from ._stall import DEFAULT_FIRST_EVENT_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S, check_timeout
 
 if TYPE_CHECKING:
     from anyio.abc import ObjectSendStream

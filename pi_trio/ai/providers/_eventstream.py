@@ -6,8 +6,8 @@ checks both CRC32 checksums; this module feeds it the body as it arrives and tur
 can go wrong into one ``ProviderError`` each: a frame that fails its checks, a body that
 ends inside a frame, a message larger than ``MAX_PENDING_BYTES``, a body that is not an
 event stream at all (another content type, or not one frame: a 204), a transport error.
-With a ``StallTimer`` each batch is read inside the timer's wait; a batch of keep-alive
-frames only (``is_keepalive_frame``: an event frame with an empty payload, or named
+With a ``StallTimer`` the reader tells the timer's watchdog when it waits on the network
+and when a batch held an event; a batch of keep-alive frames only (``is_keepalive_frame``: an event frame with an empty payload, or named
 ``ping``) does not count as an event. Needs the ``bedrock`` extra (botocore).
 """
 
@@ -22,7 +22,7 @@ from botocore.eventstream import EventStreamBuffer, ParserError
 
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
-from .._stall import StallTimer
+from .._stream._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
 from ._sse import KEEPALIVE_NAMES, close_chunks, drain_chunks
 
@@ -60,10 +60,6 @@ def is_keepalive_frame(frame: EventFrame) -> bool:
     if frame.message_type != "event":
         return False
     return frame.name in KEEPALIVE_NAMES or frame.payload.strip() in (b"", b"{}")
-
-
-def _counts(frames: list[EventFrame]) -> bool:
-    return not all(map(is_keepalive_frame, frames))
 
 
 def _header(headers: dict[str, object], name: str) -> str:
@@ -156,9 +152,13 @@ class EventStreamReader:
         timer = self._timer
         if timer is None:
             return await self._next()
-        with timer.wait():
+        timer.waiting = True
+        try:
             frames = await self._next()
-            timer.saw(_counts(frames))
+        finally:
+            timer.waiting = False
+        if not all(map(is_keepalive_frame, frames)):
+            timer.events += 1
         return frames
 
     async def _next(self) -> list[EventFrame]:

@@ -47,9 +47,10 @@ Rules the helpers implement, as every adapter of the original does over its vend
 - Leaving ``open_sse`` for any reason (end, error, cancellation) closes the response, so its
   connection goes back to the pool (body fully read) or is closed.
 - ``options.first_event_timeout`` and ``options.idle_timeout`` bound the waits for the
-  provider's events (``run.stall_timer()``, see ``ai/_stall``): ``open_sse`` reads within
-  them; a provider reading a body of its own passes the timer to ``open_response`` and
-  to its reader. A limit reached ends the request with its ``ProviderError``.
+  provider's events (``run.stall_timer()``, see ``ai/_stream/_stall``): ``open_sse``
+  reads within them; a provider reading a body of its own passes the timer to
+  ``open_response`` and to its reader, and reads inside ``watching(timer)``. A limit
+  reached ends the request with its ``ProviderError``.
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ from .._http_body import ERROR_BODY_READ_LIMIT
 from .._identity import get_identity_headers
 from .._keys._env import get_env_api_key, missing_key_hint
 from .._keys._secrets import clean_api_key
-from .._stall import StallTimer, stall_timer
 from .._stream._builder import MessageBuilder
 from .._stream._consume import InlineStream
 from .._stream._options import ResponseInfo, StreamOptions
+from .._stream._stall import StallTimer, stall_timer, watching
 from .._types import Model
 from ._http_errors import (
     ERROR_BODY_LIMIT,
@@ -400,7 +401,8 @@ async def _open_sse(
         )
         try:
             await notify_response(response, run.model, run.options)
-            yield stream
+            async with watching(timer):
+                yield stream
         finally:
             with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                 await stream.aclose()

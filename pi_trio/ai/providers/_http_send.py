@@ -29,9 +29,9 @@ import msgspec
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
 from .._keys._secrets import check_header_values
-from .._stall import StallTimer
 from .._stream._options import StreamOptions
 from .._stream._registry import default_registry
+from .._stream._stall import StallTimer
 from .._types import Model
 from ._http_errors import (
     format_http_error,
@@ -94,9 +94,8 @@ async def _send(
     if timer is None:
         return await client.send(request, stream=True, follow_redirects=False)
     timer.restart()
-    with timer.wait():
+    with timer.head():
         response = await client.send(request, stream=True, follow_redirects=False)
-        timer.saw(False)  # a head is no event: the time waited for it is used up
     return response
 
 

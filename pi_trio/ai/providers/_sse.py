@@ -40,8 +40,9 @@ that much has arrived without an event, a labelled one is read to its end. The p
 stays free of I/O; the reader is its only driver, so the two share this module (one module
 fewer on the path of every streamed delta).
 
-With a ``StallTimer`` (``StreamOptions.first_event_timeout`` / ``idle_timeout``) each
-batch is read inside the timer's wait; a batch of keep-alives only (``is_keepalive``:
+With a ``StallTimer`` (``StreamOptions.first_event_timeout`` / ``idle_timeout``) the
+reader tells the timer's watchdog when it waits on the network and when a batch held an
+event; a batch of keep-alives only (``is_keepalive``:
 Anthropic's ``ping``, an event without data; comments and blank lines make no event at
 all) does not count as an event.
 
@@ -66,7 +67,7 @@ import msgspec
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
 from .._json._depth import decode_json
-from .._stall import StallTimer
+from .._stream._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
 
 __all__ = [
@@ -124,10 +125,6 @@ def is_keepalive(event: SSEEvent) -> bool:
         return False
     data = data.strip()
     return not data or _KEEPALIVE_DATA.fullmatch(data) is not None
-
-
-def _counts(batch: list[SSEEvent]) -> bool:
-    return not all(map(is_keepalive, batch))
 
 
 class SSEParser:
@@ -322,9 +319,13 @@ class SSEStream:
         timer = self._timer
         if timer is None:
             return await self._next()
-        with timer.wait():
+        timer.waiting = True
+        try:
             batch = await self._next()
-            timer.saw(_counts(batch))
+        finally:
+            timer.waiting = False
+        if not all(map(is_keepalive, batch)):
+            timer.events += 1
         return batch
 
     async def _next(self) -> list[SSEEvent]:

@@ -41,6 +41,7 @@ from .._errors import ProviderError
 from .._json._depth import decode_json
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._stream._registry import ApiProvider
+from .._stream._stall import watching
 from .._transcript._system import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
@@ -287,6 +288,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
             failure.request_id = response.headers.get("x-amzn-requestid")
             await run.emit(run.builder.start())
             reader = EventStreamReader(response, "Bedrock", timer)
+            await stack.enter_async_context(watching(timer))  # ends silent reads
             observe = provider_event_observer(model, options)
             try:
                 async for frames in reader:
