@@ -324,7 +324,11 @@ class SSEStream:
             batch = await self._next()
         finally:
             timer.waiting = False
-        if not all(map(is_keepalive, batch)):
+        first = batch[0]
+        # the common case without a call: a long event that is no keep-alive
+        if (len(first.data) > _KEEPALIVE_DATA_MAX and first.event not in KEEPALIVE_NAMES) or (
+            not all(map(is_keepalive, batch))
+        ):
             timer.events += 1
         return batch
 
