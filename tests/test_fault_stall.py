@@ -30,8 +30,7 @@ from pi_trio.ai._stream._stall import (
     DEFAULT_IDLE_TIMEOUT_S,
     WATCH_STEPS,
 )
-from pi_trio.ai.providers._eventstream import EventFrame, is_keepalive_frame
-from pi_trio.ai.providers._sse import SSEEvent, is_keepalive
+from pi_trio.ai.providers._keepalive import is_keepalive, is_keepalive_frame
 from pi_trio.testing import faux_assistant_message
 
 from . import eventstream_support as es
@@ -528,27 +527,27 @@ def test_on_asyncio_a_stream_gone_silent_ends_at_its_limit(provider: Provider) -
 
 
 def test_keep_alive_events_are_told_from_events() -> None:
-    for event in [
-        SSEEvent("ping", '{"type": "ping"}'),
-        SSEEvent("", '{"type":"ping"}'),
-        SSEEvent("", " "),
-        SSEEvent("", ""),
-        SSEEvent("keepalive", "anything"),
-        SSEEvent("", '{ "type" : "keepalive" }'),
+    for name, data in [
+        ("ping", '{"type": "ping"}'),
+        ("", '{"type":"ping"}'),
+        ("", " "),
+        ("", ""),
+        ("keepalive", "anything"),
+        ("", '{ "type" : "keepalive" }'),
     ]:
-        assert is_keepalive(event), event
-    for event in [
-        SSEEvent("message_start", '{"type":"message_start"}'),
-        SSEEvent("", "[DONE]"),
-        SSEEvent("", '{"type":"ping","extra":1}'),
-        SSEEvent("", '{"choices":[{"delta":{"content":" "}}]}'),
-        SSEEvent("response.in_progress", '{"type":"response.in_progress"}'),
+        assert is_keepalive(name, data), (name, data)
+    for name, data in [
+        ("message_start", '{"type":"message_start"}'),
+        ("", "[DONE]"),
+        ("", '{"type":"ping","extra":1}'),
+        ("", '{"choices":[{"delta":{"content":" "}}]}'),
+        ("response.in_progress", '{"type":"response.in_progress"}'),
     ]:
-        assert not is_keepalive(event), event
-    assert is_keepalive_frame(EventFrame("event", "ping", b""))
-    assert is_keepalive_frame(EventFrame("event", "contentBlockDelta", b" {} "))
-    assert not is_keepalive_frame(EventFrame("event", "messageStart", b'{"role":"assistant"}'))
-    assert not is_keepalive_frame(EventFrame("exception", "throttlingException", b""))
+        assert not is_keepalive(name, data), (name, data)
+    assert is_keepalive_frame("event", "ping", b"")
+    assert is_keepalive_frame("event", "contentBlockDelta", b" {} ")
+    assert not is_keepalive_frame("event", "messageStart", b'{"role":"assistant"}')
+    assert not is_keepalive_frame("exception", "throttlingException", b"")
 
 
 def test_the_limits_default_to_five_minutes_and_refuse_nonsense() -> None:

@@ -7,8 +7,8 @@ can go wrong into one ``ProviderError`` each: a frame that fails its checks, a b
 ends inside a frame, a message larger than ``MAX_PENDING_BYTES``, a body that is not an
 event stream at all (another content type, or not one frame: a 204), a transport error.
 With a ``StallTimer`` the reader tells the timer's watchdog when it waits on the network
-and when a batch held an event; a batch of keep-alive frames only (``is_keepalive_frame``: an event frame with an empty payload, or named
-``ping``) does not count as an event. Needs the ``bedrock`` extra (botocore).
+and when a batch held an event; a batch of keep-alive frames only (``_keepalive.is_keepalive_frame``: an event frame with an empty payload, or
+named ``ping``) does not count as an event. Needs the ``bedrock`` extra (botocore).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from .._errors import ProviderError
 from .._http_body import read_body_prefix
 from .._stream._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
-from ._sse import KEEPALIVE_NAMES, close_chunks, drain_chunks
+from ._keepalive import is_keepalive_frame
+from ._sse import close_chunks, drain_chunks
 
 __all__ = [
     "EVENTSTREAM_CONTENT_TYPE",
     "MAX_PENDING_BYTES",
     "EventFrame",
     "EventStreamReader",
-    "is_keepalive_frame",
 ]
 
 EVENTSTREAM_CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
@@ -52,14 +52,6 @@ class EventFrame(msgspec.Struct, frozen=True, gc=False):
     name: str
     payload: bytes
     error_message: str | None = None
-
-
-def is_keepalive_frame(frame: EventFrame) -> bool:
-    """Whether ``frame`` only keeps the connection open: an event frame with no payload
-    (or ``{}``), or one named ``ping`` (``keepalive``, ``heartbeat``)."""
-    if frame.message_type != "event":
-        return False
-    return frame.name in KEEPALIVE_NAMES or frame.payload.strip() in (b"", b"{}")
 
 
 def _header(headers: dict[str, object], name: str) -> str:
@@ -157,7 +149,7 @@ class EventStreamReader:
             frames = await self._next()
         finally:
             timer.waiting = False
-        if not all(map(is_keepalive_frame, frames)):
+        if not all(is_keepalive_frame(f.message_type, f.name, f.payload) for f in frames):
             timer.events += 1
         return frames
 

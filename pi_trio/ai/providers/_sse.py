@@ -42,7 +42,7 @@ fewer on the path of every streamed delta).
 
 With a ``StallTimer`` (``StreamOptions.first_event_timeout`` / ``idle_timeout``) the
 reader tells the timer's watchdog when it waits on the network and when a batch held an
-event; a batch of keep-alives only (``is_keepalive``:
+event; a batch of keep-alives only (``_keepalive.is_keepalive``:
 Anthropic's ``ping``, an event without data; comments and blank lines make no event at
 all) does not count as an event.
 
@@ -55,10 +55,9 @@ stream then yields one event per batch, so the observer and the mapping alternat
 from __future__ import annotations
 
 import contextlib
-import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 import httpx2
@@ -69,6 +68,7 @@ from .._http_body import ERROR_BODY_READ_LIMIT
 from .._json._depth import decode_json
 from .._stream._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
+from ._keepalive import KEEPALIVE_DATA_MAX, KEEPALIVE_NAMES, is_keepalive
 
 __all__ = [
     "DRAIN_LIMIT_BYTES",
@@ -81,7 +81,6 @@ __all__ = [
     "SSEStream",
     "close_chunks",
     "drain_chunks",
-    "is_keepalive",
 ]
 
 _BOM = b"\xef\xbb\xbf"
@@ -104,27 +103,6 @@ class SSEEvent(NamedTuple):
 
     event: str
     data: str
-
-
-# What servers send to keep a connection open: event names, and the data of a keep-alive
-# sent without a name (Anthropic's ``{"type": "ping"}`` behind a proxy that drops names).
-KEEPALIVE_NAMES: Final = frozenset({"ping", "keepalive", "keep-alive", "heartbeat"})
-_KEEPALIVE_DATA: Final = re.compile(
-    r'\{\s*"type"\s*:\s*"(?:ping|keepalive|keep-alive|heartbeat)"\s*\}'
-)
-_KEEPALIVE_DATA_MAX: Final = 48  # longer data is never a keep-alive: not looked at
-
-
-def is_keepalive(event: SSEEvent) -> bool:
-    """Whether ``event`` only keeps the connection open: a ``ping`` (or ``keepalive``,
-    ``heartbeat``) event, data that is only whitespace, or ``{"type": "ping"}``."""
-    if event.event in KEEPALIVE_NAMES:
-        return True
-    data = event.data
-    if len(data) > _KEEPALIVE_DATA_MAX:
-        return False
-    data = data.strip()
-    return not data or _KEEPALIVE_DATA.fullmatch(data) is not None
 
 
 class SSEParser:
@@ -326,8 +304,8 @@ class SSEStream:
             timer.waiting = False
         first = batch[0]
         # the common case without a call: a long event that is no keep-alive
-        if (len(first.data) > _KEEPALIVE_DATA_MAX and first.event not in KEEPALIVE_NAMES) or (
-            not all(map(is_keepalive, batch))
+        if (len(first.data) > KEEPALIVE_DATA_MAX and first.event not in KEEPALIVE_NAMES) or (
+            not all(is_keepalive(event.event, event.data) for event in batch)
         ):
             timer.events += 1
         return batch
