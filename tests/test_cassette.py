@@ -287,3 +287,13 @@ async def test_a_key_cut_between_two_network_reads_is_still_kept_out(
     assert key.encode()[:8] not in saved
     assert key.encode()[-8:] not in saved
     assert b": [redacted]" in saved
+
+
+def test_a_broken_cassette_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"cassette": "pi_trio", "version": 1}\n' + "[" * 100_000 + "\n")
+    with pytest.raises(ValueError, match=r"broken\.jsonl:2: not a cassette's JSON line"):
+        CassetteTransport(path)
+    path.write_text('{"id": 1}\n')
+    with pytest.raises(ValueError, match=r"broken\.jsonl:1: not a pi_trio cassette"):
+        CassetteTransport(path)

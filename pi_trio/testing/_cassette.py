@@ -80,8 +80,8 @@ def load_cassette(path: str | os.PathLike[str]) -> dict[int, list[dict[str, Any]
     for number, text in enumerate(lines, 1):
         try:
             record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ValueError(f"{path}:{number}: not a cassette's JSON line ({exc})") from exc
         if number == 1:
             if record.get("cassette") != "pi_trio":
                 raise ValueError(f"{path}:1: not a pi_trio cassette (no cassette header)")
