@@ -3,6 +3,9 @@ no peer framework: those live in ``make bench-peers``'s environment only)."""
 
 from __future__ import annotations
 
+import re
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,3 +70,14 @@ def test_the_harness_runs_pi_trios_rows_in_fresh_processes_and_prints_the_table(
     assert "(d) 1 000 runs cancelled mid-stream" in out
     assert "(d) stopped when the run returned: pi_trio: stopped, pi_trio-asyncio: stopped" in out
     assert "work done (cancelled, equal for all): {'provider_calls': 2, 'runs': 2}" in out
+
+
+def test_the_peer_frameworks_stay_out_of_the_projects_own_environments() -> None:
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"], *sum(project["optional-dependencies"].values(), [])]
+    names = {re.split(r"[<>=\[; ]", spec, maxsplit=1)[0].lower() for spec in declared}
+    pinned = (root / "benchmarks/peers/requirements.txt").read_text().splitlines()
+    peers_only = {"pydantic-ai-slim", "pydantic-graph", "openai-agents", "agno"}
+    assert peers_only <= {line.split("==")[0] for line in pinned if "==" in line}
+    assert not names & peers_only
