@@ -25,7 +25,7 @@ PI_NODE_STAMP := $(PI_NODE_DIR)/node_modules/@earendil-works/pi-agent-core/packa
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,cli,proxy]'
+	$(BIN)/python -m pip install --quiet -e '.[test,cli,proxy,agui]'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -33,6 +33,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check pi_trio tests benchmarks examples scripts
 
 test: $(STAMP)
+	bash scripts/ensure_browser.sh
 	$(BIN)/ruff check pi_trio tests benchmarks examples scripts
 	$(BIN)/ruff format --check pi_trio tests benchmarks examples scripts
 	$(BIN)/mypy pi_trio

@@ -116,6 +116,7 @@ ALLOWED = {
     "otel": {"ai", "agent", "otel"},
     "durable": {"ai", "agent", "durable"},
     "fanout": {"ai", "agent", "fanout"},
+    "agui": {"ai", "agent", "agui"},
     "cli": {"ai", "agent", "proxy", "testing", "cli"},
 }
 
@@ -132,7 +133,7 @@ def test_layers_import_only_downwards() -> None:
 
 # the layers built on the public API alone: from another layer they import only public
 # modules (``pi_trio.ai``, ``pi_trio.agent``), never a private one
-PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "fanout"}
+PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "fanout", "agui"}
 
 
 def test_the_extras_use_only_the_public_api_of_the_layers_below() -> None:

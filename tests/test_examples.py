@@ -301,7 +301,7 @@ def test_asyncio_app_survives_real_clients_leaving_after_any_number_of_lines():
 
 
 def test_example_help_texts_are_plain_text(capsys):
-    for name in ("asyncio_sse_app", "trio_service", "bench_harness", "sqlite_session"):
+    for name in ("asyncio_sse_app", "trio_service", "bench_harness", "sqlite_session", "chat_app"):
         with pytest.raises(SystemExit) as caught:
             load(name).parse_args(["--help"])
         assert caught.value.code == 0
@@ -327,6 +327,10 @@ def test_example_help_texts_are_plain_text(capsys):
         ),
         ("asyncio_sse_app", ["--faux", "--port", "99999"], "--port must be 0-65535, got 99999"),
         ("sqlite_session", ["--faux", "  "], "the prompt is empty"),
+        ("chat_app", ["--faux", "--port", "99999"], "--port must be 0-65535, got 99999"),
+        ("chat_app", ["--faux", "--faux-speed", "0"], "--faux-speed must be positive, got 0.0"),
+        ("chat_app", ["--model", "anthropic/claude-hiku-4-5"], "did you mean 'claude-haiku-4-5'"),
+        ("chat_app", [], "choose --faux (offline) or --model provider/model-id"),
     ],
 )
 def test_example_usage_errors_exit_2_with_one_line(capsys, name, argv, message):

@@ -16,6 +16,7 @@ PUBLIC_MODULES = [
     "pi_trio.otel",
     "pi_trio.durable",
     "pi_trio.fanout",
+    "pi_trio.agui",
 ]
 
 

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import io
 import json
+import os
 import queue
 import re
 import shlex
@@ -583,6 +584,39 @@ def test_the_fanout_block_runs_every_job_on_a_local_ray(tmp_path):
     assert out.strip() == "[(0, ('stop', True)), (1, ('stop', True)), (2, ('stop', True))]"
 
 
+def test_the_agui_block_serves_ag_ui_events_and_says_why_a_run_failed(tmp_path):
+    """The block as written, on a free port and without a key: a request gets the run's
+    AG-UI events, ending with the reason it failed."""
+    import httpx2
+
+    block = code("AG-UI: agents in the browser")
+    assert '"127.0.0.1", 8000)' in block
+    script = tmp_path / "agui_block.py"
+    script.write_text(block.replace('"127.0.0.1", 8000)', '"127.0.0.1", 0)'))
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_OAUTH_TOKEN"))}
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.fullmatch(r"AG-UI endpoint: POST (http://\S+/agui)\n", line)
+        assert match, line
+        body = {
+            "threadId": "t", "runId": "r", "state": {}, "tools": [], "context": [],
+            "forwardedProps": {}, "messages": [{"id": "u", "role": "user", "content": "6 * 7?"}],
+        }  # fmt: skip
+        response = httpx2.post(match.group(1), json=body, timeout=30)
+        events = [json.loads(line[6:]) for line in response.text.splitlines() if line]
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
+    assert response.headers["content-type"] == "text/event-stream"
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert events[-1]["message"] == "No API key for provider: anthropic"
+
+
 # --------------------------------------------------------------------------- coverage
 
 RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
@@ -604,6 +638,7 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,
+    ("AG-UI: agents in the browser", 0): test_the_agui_block_serves_ag_ui_events_and_says_why_a_run_failed,
 }  # fmt: skip
 
 
