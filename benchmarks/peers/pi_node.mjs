@@ -20,22 +20,27 @@ const VERSION = JSON.parse(readFileSync(join(PI_TS_DIR, "node_modules/@earendil-
 const args = process.argv.slice(2);
 const workload = args.find((a) => !a.startsWith("--")) ?? "stream";
 const scale = Number((args.find((a) => a.startsWith("--scale=")) ?? "--scale=1").split("=")[1]);
-const size = (n) => Math.max(1, Math.floor(n * scale));
-// the sizes of _common.Sizes
-const SIZES = { stream: size(100_000), turns: size(200), concurrent: size(1_000), cancelled: size(1_000),
-  cancel_deltas: size(1_000), idle: size(1_000) };
+const sized = (f) => {
+  const size = (n) => Math.max(1, Math.floor(n * f));
+  // the sizes of _common.Sizes
+  return { stream: size(100_000), turns: size(200), concurrent: size(1_000), cancelled: size(1_000),
+    cancel_deltas: size(1_000), idle: size(1_000) };
+};
 const DELTA = "abcdefgh";
 const FINAL = "done";
 const reply = (deltas, tool, text = DELTA) => ({ deltas, tool, text });
-const SCRIPTS = {
-  stream: [reply(SIZES.stream, false)],
-  turns: [...Array.from({ length: SIZES.turns }, () => reply(0, true)), reply(1, false, FINAL)],
+const scripts = (sizes) => ({
+  stream: [reply(sizes.stream, false)],
+  turns: [...Array.from({ length: sizes.turns }, () => reply(0, true)), reply(1, false, FINAL)],
   concurrent: [reply(0, true), reply(1, false, FINAL)],
-  cancelled: [reply(SIZES.cancel_deltas, true), reply(1, false, FINAL)],
-};
+  cancelled: [reply(sizes.cancel_deltas, true), reply(1, false, FINAL)],
+});
+let SIZES = sized(scale);
+let SCRIPTS = scripts(SIZES);
 
-const probe = { provider_calls: 0, model_ended: 0, deltas_produced: 0, deltas_consumed: 0, tool_calls: 0,
-  runs: 0, deltas_after_cancel: 0 };
+const freshProbe = () => ({ provider_calls: 0, model_ended: 0, deltas_produced: 0, deltas_consumed: 0,
+  tool_calls: 0, runs: 0, deltas_after_cancel: 0 });
+let probe = freshProbe();
 const pause = () => new Promise((r) => setImmediate(r));
 const ZERO_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -178,6 +183,13 @@ if (workload === "import") {
     kb_per_agent: +(heap / SIZES.idle / 1024).toFixed(2),
     kb_rss_per_agent: +(rss / SIZES.idle).toFixed(2) };
 } else {
+  // a small run first, as run.py does: what is built once is not per-run cost
+  const measured = [SIZES, SCRIPTS];
+  SIZES = sized(scale * 0.01);
+  SCRIPTS = scripts(SIZES);
+  await workloads[workload]();
+  [SIZES, SCRIPTS] = measured;
+  probe = freshProbe();
   const cpu = process.cpuUsage();
   const start = performance.now();
   const extra = await workloads[workload]();
