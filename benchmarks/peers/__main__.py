@@ -133,9 +133,9 @@ def check_equal_work(workload: str, samples: dict[str, list[dict[str, Any]]]) ->
 def stop_check(line: dict[str, Any]) -> str:
     """(d): whether a cancelled run really stopped when it returned."""
     issues = []
-    if line.get("model_ended_when_settled", line["model_ended"]) < line["provider_calls"]:
-        ended = line.get("model_ended_when_settled", 0)
-        issues.append(f"{line['provider_calls'] - ended} model calls still open at return")
+    still_open = line["provider_calls"] - line["model_ended_when_settled"]
+    if still_open:
+        issues.append(f"{still_open} model calls still open at return")
     if line["deltas_after_cancel"]:
         issues.append(f"{line['deltas_after_cancel']} deltas after cancel")
     if line["tool_calls"]:

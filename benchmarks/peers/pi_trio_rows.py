@@ -117,7 +117,7 @@ def _count_deltas(event: Any) -> None:
         PROBE.deltas_consumed += 1
 
 
-async def _gather(backend: str, runs: list[Any]) -> None:
+async def _gather(runs: list[Any]) -> None:
     async with anyio.create_task_group() as group:
         for run in runs:
             group.start_soon(run)
@@ -148,7 +148,7 @@ async def concurrent(sizes: Sizes, backend: str) -> dict[str, Any]:
         await agent.prompt("go")
         PROBE.runs += agent.state.messages[-1].content[0].text == FINAL
 
-    await _gather(backend, [one] * sizes.concurrent)
+    await _gather([one] * sizes.concurrent)
     return {}
 
 
@@ -172,7 +172,7 @@ async def cancelled(sizes: Sizes, backend: str) -> dict[str, Any]:
         await agent.prompt("go")
         PROBE.runs += agent.state.messages[-1].stop_reason == "aborted"
 
-    await _gather(backend, [one] * sizes.cancelled)
+    await _gather([one] * sizes.cancelled)
     return {"model_ended_when_settled": PROBE.model_ended}
 
 
