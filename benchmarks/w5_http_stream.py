@@ -228,7 +228,7 @@ def bench_registry() -> tuple[ProviderRegistry, bool]:
     first, second = registry.http_client(), registry.http_client()
     if first is second:
         return registry, False
-    from pi_trio.ai._registry import (
+    from pi_trio.ai._stream._registry import (
         HTTP_CONNECT_TIMEOUT_S,
         HTTP_MAX_CONNECTIONS,
         HTTP_MAX_KEEPALIVE,

@@ -17,7 +17,7 @@ from typing import Any
 import trio
 from pi_trio.agent import Agent
 from pi_trio.ai import StreamOptions
-from pi_trio.ai._registry import HTTP_MAX_KEEPALIVE
+from pi_trio.ai._stream._registry import HTTP_MAX_KEEPALIVE
 
 from ._result import check, report
 from .scripted import echo_tool, expected_events, non_system, tool_turns

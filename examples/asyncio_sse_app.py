@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -51,7 +52,15 @@ document.getElementById("f").onsubmit = (e) => {
     const ev = JSON.parse(m.data);
     out.textContent += `\\n[${ev.toolName}: ${ev.result.content[0].text}]\\n`;
   });
+  source.addEventListener("message_end", (m) => {  // a failed or aborted answer says why
+    const message = JSON.parse(m.data).message;
+    if (message.role === "assistant" && message.errorMessage)
+      out.textContent += `\\n[${message.stopReason}: ${message.errorMessage}]\\n`;
+  });
   source.addEventListener("agent_end", () => source.close());
+  source.onerror = () => {  // the server went away before the run ended: no retry
+    source.close(); out.textContent += "\\n[the connection to the server was lost]\\n";
+  };
 };
 </script>
 """
@@ -180,6 +189,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.faux and args.model:  # one of them would be ignored
+        parser.error(
+            "--faux and --model exclude each other: --faux is the offline scripted "
+            "model, --model a real one"
+            + ("; PI_TRIO_FAUX is set" if os.environ.get("PI_TRIO_FAUX") else "")
+        )
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, got {args.port}")
     if not args.faux:
@@ -226,7 +241,8 @@ async def main(
 if __name__ == "__main__":
     try:
         asyncio.run(main())
-    except KeyboardInterrupt:
-        pass  # Ctrl-C stops the server
+    except KeyboardInterrupt:  # Ctrl-C stops the server, with the shell's status for it
+        print("asyncio_sse_app: stopped", file=sys.stderr)
+        sys.exit(130)
     except OSError as exc:  # the port is taken, the host unknown, ...
         raise SystemExit(f"asyncio_sse_app: cannot serve: {exc}") from None

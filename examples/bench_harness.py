@@ -213,6 +213,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.faux and args.model:  # one of them would be ignored
+        parser.error(
+            "--faux and --model exclude each other: --faux is the offline scripted "
+            "model, --model a real one"
+            + ("; PI_TRIO_FAUX is set" if os.environ.get("PI_TRIO_FAUX") else "")
+        )
     if args.concurrency < 1:
         parser.error(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.tasks < 0:

@@ -22,6 +22,8 @@ import html
 import os
 import random
 import re
+import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -158,6 +160,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.faux and args.model:  # one of them would be ignored
+        parser.error(
+            "--faux and --model exclude each other: --faux is the offline scripted "
+            "model, --model a real one"
+            + ("; PI_TRIO_FAUX is set" if os.environ.get("PI_TRIO_FAUX") else "")
+        )
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, got {args.port}")
     if not args.faux_speed > 0:
@@ -170,18 +178,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-async def main(argv: Sequence[str] | None = None) -> None:
+async def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until Ctrl-C; then 130, the shell's status for it."""
     args = parse_args(argv)
     model, stream_fn = scripted_model(args.faux_speed) if args.faux else (args.model, None)
-    async with trio.open_nursery() as nursery:
-        url = await nursery.start(serve, ChatApp(model, stream_fn), args.host, args.port)
-        print(f"serving {url} (Ctrl-C stops)", flush=True)
+    with trio.open_signal_receiver(signal.SIGINT) as presses:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, ChatApp(model, stream_fn), args.host, args.port)
+            print(f"serving {url} (Ctrl-C stops)", flush=True)
+            async for _ in presses:
+                break
+            nursery.cancel_scope.cancel()
+    print("chat_app: stopped", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":
     try:
-        trio.run(main)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C stops the server
+        sys.exit(trio.run(main))
     except OSError as exc:  # the port is taken, the host unknown, ...
         raise SystemExit(f"chat_app: cannot serve: {exc}") from None

@@ -1,13 +1,22 @@
 """Trace an agent run with OpenTelemetry, offline: a faux model calls a tool, and the
 finished spans are printed as a tree. Run: python examples/otel_traces.py"""
 
+import sys
+
 import trio
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+try:  # the otel extra: the OpenTelemetry API and SDK
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from pi_trio.otel import instrument
+except ImportError as exc:
+    sys.exit(
+        f"otel_traces: {exc.name} is missing; install the otel extra: pip install 'pi-trio[otel]'"
+    )
 
 from pi_trio.agent import Agent, tool
-from pi_trio.otel import instrument
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
 spans = InMemorySpanExporter()  # in production: BatchSpanProcessor(OTLPSpanExporter())

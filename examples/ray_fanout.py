@@ -6,7 +6,7 @@ finished job on stdout, a progress line on stderr, the transcripts in a JSONL fi
 
 Ctrl-C (or ``--deadline``) aborts the agents still running: their transcripts, cut off
 consistently by the abort contract, are written like the others, and the run ends with a
-summary. A second Ctrl-C exits at once. ``--block-every N`` makes every Nth faux job wait
+summary and exit status 130. A second Ctrl-C exits at once. ``--block-every N`` makes every Nth faux job wait
 in a tool until it is aborted, to see that happen. A job that fails (no key, a network
 error) says why on its line, and the exit status is then 1. Needs
 ``pip install 'pi-trio[ray]'``.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,10 @@ from pi_trio.agent import Agent, AgentTool
 from pi_trio.ai import UnknownModelError, resolve_model
 from pi_trio.fanout import AgentJob, Harness
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
+
+CONNECT_TIMEOUT = 5.0  # seconds for --address to answer at all
+INTERRUPTED = "ray_fanout: interrupted; the jobs in flight were aborted (exit status 130)"
+NO_CLUSTER = "start one with `ray start --head` there, or leave out --address for a local one"
 
 
 def lookup_tool(block: bool) -> AgentTool:
@@ -92,20 +97,71 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="JSONL file of transcripts")
     parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto')")
     args = parser.parse_args(argv)
+    args.cluster = None  # (host, port) of --address, checked before Ray starts
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.faux and args.model:  # one of them would be ignored
+        parser.error(
+            "--faux and --model exclude each other: --faux is the offline scripted "
+            "model, --model a real one"
+        )
     if not args.faux:
         try:  # a misspelt model is refused now, not in every job
             resolve_model(args.model)
         except UnknownModelError as exc:
             parser.error(f"--model: {exc}")
+    # every mistake is refused here, before Ray starts (which takes seconds)
+    for name, value, least in (
+        ("--jobs", args.jobs, 0),
+        ("--shards", args.shards, 1),
+        ("--concurrency", args.concurrency, 1),
+        ("--block-every", args.block_every, 0),
+    ):
+        if value is not None and value < least:
+            parser.error(f"{name} must be at least {least}, got {value}")
+    for name, seconds in (("--deadline", args.deadline), ("--job-deadline", args.job_deadline)):
+        if seconds is not None and not seconds > 0:
+            parser.error(f"{name} must be positive seconds, got {seconds}")
+    if args.out is not None:
+        try:  # a transcripts file that cannot be written is an error now, not after the jobs
+            with args.out.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            parser.error(f"--out {str(args.out)!r}: {exc.strerror or exc}")
+    if args.address not in (None, "auto", "local"):
+        host, _, port = args.address.removeprefix("ray://").rpartition(":")
+        if not host or not port.isdigit():
+            parser.error(
+                f"--address takes host:port, ray://host:port or auto, got {args.address!r}"
+            )
+        args.cluster = (host.strip("[]"), int(port))
     return args
+
+
+def reach_cluster(host: str, port: int) -> None:
+    """Refuse an address where nothing answers, within ``CONNECT_TIMEOUT`` seconds: Ray
+    itself would keep trying for minutes."""
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        if isinstance(exc, TimeoutError):
+            reason = f"no answer within {CONNECT_TIMEOUT:g} s"
+        else:
+            reason = exc.strerror or str(exc)
+        sys.exit(
+            f"ray_fanout: cannot reach a Ray cluster at {host}:{port} ({reason}); {NO_CLUSTER}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.cluster is not None:
+        reach_cluster(*args.cluster)
     if not ray.is_initialized():
-        ray.init(address=args.address, include_dashboard=False)
+        try:
+            ray.init(address=args.address, include_dashboard=False)
+        except ConnectionError as exc:  # no cluster for "auto", or what answers is not Ray
+            sys.exit(f"ray_fanout: --address {args.address}: {exc}")
     harness = Harness(
         make_jobs(args),
         shards=args.shards,
@@ -128,11 +184,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             out.close()
     summary = {"jobs": len(harness.jobs), "cancelled": harness.cancelled, "counts": harness.counts}
     print(json.dumps({"summary": summary}), flush=True)
+    if harness.interrupted:  # the summary is out; exit as a command ended by Ctrl-C does
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
     return summary
 
 
 if __name__ == "__main__":
-    counts = main()["counts"]
+    try:
+        counts = main()["counts"]
+    except KeyboardInterrupt:  # the second Ctrl-C: at once
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
     failed = counts.get("error", 0) + counts.get("failed", 0)
     if failed:  # each job's line above says why
         sys.exit(f"ray_fanout: {failed} of {sum(counts.values())} jobs failed")

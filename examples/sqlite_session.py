@@ -2,7 +2,8 @@
 finishes, and the next run resumes where the last one stopped.
 
 A session store is two methods, append and load; SqliteSessionStore below is the whole
-of it. A run that fails (no key, a network error) prints the reason and exits with 1.
+of it. A run that fails (no key, a network error) prints the reason and exits with 1;
+Ctrl-C aborts it, keeps the answer so far in the chat and exits with 130.
 
     python examples/sqlite_session.py --faux "my name is Ada"      # offline, scripted
     python examples/sqlite_session.py --faux "what is my name?"    # resumes the chat
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -74,6 +76,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.faux and not args.model:
         parser.error("choose --faux (offline) or --model provider/model-id")
+    if args.faux and args.model:  # one of them would be ignored
+        parser.error(
+            "--faux and --model exclude each other: --faux is the offline scripted "
+            "model, --model a real one"
+            + ("; PI_TRIO_FAUX is set" if os.environ.get("PI_TRIO_FAUX") else "")
+        )
     if not args.prompt.strip():
         parser.error("the prompt is empty")
     if not args.faux:
@@ -100,9 +108,25 @@ async def main(argv: Sequence[str] | None = None) -> list[Any]:
             messages=store.load(),  # resume: the conversation so far
         )
         record_session(agent, store)  # save every message as it finishes
-        result = await agent.prompt(args.prompt)
+        interrupted = False
+
+        async def abort_on_ctrl_c(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+            nonlocal interrupted
+            with trio.open_signal_receiver(signal.SIGINT) as presses:
+                task_status.started()
+                async for _ in presses:
+                    interrupted = True
+                    agent.abort()  # the answer so far is saved, marked aborted
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(abort_on_ctrl_c)
+            result = await agent.prompt(args.prompt)
+            nursery.cancel_scope.cancel()
     finally:
         db.close()
+    if interrupted:
+        print("sqlite_session: interrupted; the answer so far is saved", file=sys.stderr)
+        sys.exit(130)
     for message in agent.state.messages:
         text = message.content if isinstance(message.content, str) else ""
         text = text or "".join(getattr(b, "text", "") for b in message.content)

@@ -3,8 +3,8 @@
 The catalog is the data of the npm package ``@earendil-works/pi-ai`` (MIT), which the
 original generates from models.dev: ``dist/providers/data/<provider>.json``, one file per
 provider. This script reads those files from an installed copy of the package and writes
-``pi_trio/ai/_catalog.bin`` (format described in ``pi_trio/ai/_catalog.py``). Every entry
-is kept as it is, every field of it: compat flags, thinking-level maps (with their
+``pi_trio/ai/_catalog/_catalog.bin`` (format described in ``pi_trio/ai/_catalog/_data.py``).
+Every entry is kept as it is, every field of it: compat flags, thinking-level maps (with their
 ``null`` values), price tiers, ``inputLimits``, ``promptCache``, ``headers``, ``type``; chat,
 image and classifier models alike.
 
@@ -36,10 +36,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pi_trio.ai import Model, extra_fields, from_json, to_json  # noqa: E402
-from pi_trio.ai._catalog import KINDS, CatalogFormatError, pack, unpack  # noqa: E402
+from pi_trio.ai._catalog._data import KINDS, CatalogFormatError, pack, unpack  # noqa: E402
 
 PACKAGE_NAME = "@earendil-works/pi-ai"
-OUTPUT = REPO / "pi_trio" / "ai" / "_catalog.bin"
+OUTPUT = REPO / "pi_trio" / "ai" / "_catalog" / "_catalog.bin"
 DATA_DIR = Path("dist", "providers", "data")
 MANIFEST = ".manifest.json"
 # Fields of chat entries that the original's ``Model`` type does not declare: the Radius

@@ -17,3 +17,13 @@ def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> I
     monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
     yield Pipeline()
     no_recording_errors(caplog)
+
+
+@pytest.fixture(scope="session")
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of a Temporal dev server (``tests/temporal_server.py``), started once
+    per session on a free loopback port and stopped at its end."""
+    from .temporal_server import dev_server
+
+    with dev_server(tmp_path_factory.mktemp("temporal")) as address:
+        yield address

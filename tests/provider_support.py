@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -17,7 +18,14 @@ from pi_trio.ai import (
     complete,
     open_stream,
 )
-from pi_trio.testing import ReplayTransport, SSEReply, registry_with_transport, serve_sse
+from pi_trio.testing import (
+    ReplayResponse,
+    ReplayTransport,
+    SSEReply,
+    registry_with_transport,
+    serve_sse,
+    split_bytes,
+)
 
 # httpx2 reads a response body through nested async generators; a body left before its end
 # (a break, an error event, a reset, an abort) leaves the inner ones for trio to finalize at
@@ -50,6 +58,39 @@ async def replay_stream(
     finally:
         await registry.aclose()
     return events, transport
+
+
+def cuts(body: bytes, step: int = 1) -> list[list[bytes]]:
+    """``body`` as the network may bring it: whole, cut in two at every ``step``-th byte
+    (breaking an event, a line, a UTF-8 sequence or a frame anywhere), and one byte per
+    read."""
+    halves = [[body[:i], body[i:]] for i in range(1, len(body), step)]
+    return [[body], *halves, split_bytes(body, 1)]
+
+
+async def events_however_cut(
+    model: Model,
+    context: Context,
+    body: bytes,
+    *,
+    step: int = 1,
+    reply: Callable[[list[bytes]], ReplayResponse] = ReplayResponse,
+    **options: Any,
+) -> tuple[list[Any], list[list[Any]]]:
+    """The events of one request answered with ``body`` whole, and of one request per other
+    way ``cuts`` cuts it, all over one registry. A provider must read a stream the same
+    however the network cuts it."""
+    chunkings = cuts(body, step)
+    transport = ReplayTransport(*[reply(chunks) for chunks in chunkings])
+    registry = registry_with_transport(transport)
+    runs: list[list[Any]] = []
+    try:
+        for _ in chunkings:
+            async with open_stream(model, context, registry=registry, **options) as stream:
+                runs.append([event async for event in stream])
+    finally:
+        await registry.aclose()
+    return runs[0], runs[1:]
 
 
 def final_json(event: Any) -> bytes:

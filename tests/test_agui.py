@@ -533,6 +533,14 @@ async def test_tools_share_state_with_the_client_as_snapshots_and_deltas(
                                   "content": [{"type": "audio", "source": {"type": "url", "value": "x"}}]})).encode(),
             400, "content[0] is a 'audio' part",
         ),
+        (
+            "POST", "/agui",
+            json.dumps(run_input({"id": "a", "role": "assistant", "toolCalls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "multiply", "arguments": "[" * 3000 + "]" * 3000}}]},
+                user("hi"))).encode(),
+            400, "the arguments of tool call 'c1' are not JSON (JSON nested 3000 levels deep",
+        ),
         ("GET", "/agui", b"", 405, "use POST /agui"),
         ("POST", "/elsewhere", b"{}", 404, "POST /agui"),
         ("POST", "/agui/cancel", b"{}", 400, '"threadId"'),

@@ -115,6 +115,7 @@ ALLOWED = {
     "mcp": {"ai", "agent", "mcp"},
     "otel": {"ai", "agent", "otel"},
     "durable": {"ai", "agent", "durable"},
+    "temporal": {"ai", "agent", "temporal"},
     "fanout": {"ai", "agent", "fanout"},
     "agui": {"ai", "agent", "agui"},
     "cli": {"ai", "agent", "proxy", "testing", "cli"},
@@ -133,7 +134,7 @@ def test_layers_import_only_downwards() -> None:
 
 # the layers built on the public API alone: from another layer they import only public
 # modules (``pi_trio.ai``, ``pi_trio.agent``), never a private one
-PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "fanout", "agui"}
+PUBLIC_API_ONLY = {"testing", "session", "mcp", "otel", "durable", "temporal", "fanout", "agui"}
 
 
 def test_the_extras_use_only_the_public_api_of_the_layers_below() -> None:
@@ -146,6 +147,100 @@ def test_the_extras_use_only_the_public_api_of_the_layers_below() -> None:
         and any(part.startswith("_") for part in t.split("."))
     ]
     assert private == []
+
+
+# the layers built on ai's internals reach them through one module, the seam: from ai they
+# import the public modules (``pi_trio.ai``, the public provider modules) and
+# ``pi_trio.ai._seam``, never another private module; ai itself does not import the seam
+SEAM = "pi_trio.ai._seam"
+SEAM_USERS = {"agent", "proxy", "cli"}
+
+
+def _past_the_seam(graph: dict[str, set[str]]) -> list[str]:
+    return [
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        for t in targets
+        if _layer(t) == "ai"
+        and t != SEAM
+        and any(part.startswith("_") for part in t.split("."))
+        and _layer(m) in SEAM_USERS
+    ] + [f"{m} -> {SEAM}" for m, targets in graph.items() if _layer(m) == "ai" and SEAM in targets]
+
+
+def test_the_layers_above_ai_reach_its_internals_only_through_the_seam() -> None:
+    assert _past_the_seam(GRAPH) == []
+
+
+def test_the_seam_check_sees_a_private_import_and_a_seam_used_inside_ai() -> None:
+    graph = {
+        "pi_trio.agent._loop": {"pi_trio.ai._stream._consume", SEAM, "pi_trio.ai"},
+        "pi_trio.cli._run": {"pi_trio.ai.providers.anthropic"},
+        "pi_trio.ai._stream._open": {SEAM},
+    }
+    assert _past_the_seam(graph) == [
+        "pi_trio.agent._loop -> pi_trio.ai._stream._consume",
+        "pi_trio.ai._stream._open -> pi_trio.ai._seam",
+    ]
+
+
+def test_the_seam_only_re_exports_what_it_lists() -> None:
+    """The seam is a list, not a place for code: imports from ai and ``__all__``."""
+    tree = ast.parse(MODULES[SEAM].read_text())
+    imported: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 1, ast.unparse(node)
+            imported += [alias.name for alias in node.names]
+            assert all(alias.asname == alias.name for alias in node.names), ast.unparse(node)
+        elif isinstance(node, ast.Assign):
+            assert [t.id for t in node.targets if isinstance(t, ast.Name)] == ["__all__"]
+        else:
+            assert isinstance(node, ast.Expr), ast.unparse(node)  # the docstring
+            assert node is tree.body[0], ast.unparse(node)
+    exported = ast.literal_eval(next(n for n in tree.body if isinstance(n, ast.Assign)).value)
+    assert sorted(imported) == sorted(exported)
+
+
+# the providers: an entry module per API (``anthropic``, ``vertex``…) on shared private
+# modules; no entry module imports another, and each API's private modules are named
+# after it: its request builder, its wire types and its mapper
+PROVIDERS = "pi_trio.ai.providers"
+# the Responses dialects (OpenAI, Azure, Codex) share one input conversion
+SHARED_REQUEST = {"responses": "_responses_shared"}
+
+
+def _entry_modules() -> set[str]:
+    prefix = PROVIDERS + "."
+    return {m for m in MODULES if m.startswith(prefix) and not m[len(prefix) :].startswith("_")}
+
+
+def _providers_importing_providers(graph: dict[str, set[str]]) -> list[str]:
+    entries = _entry_modules()
+    return [f"{m} -> {t}" for m in sorted(entries) for t in sorted(graph[m] & entries)]
+
+
+def test_no_provider_imports_another() -> None:
+    assert _providers_importing_providers(GRAPH) == []
+
+
+def test_the_provider_check_sees_one_provider_importing_another() -> None:
+    graph = {m: set(GRAPH[m]) for m in GRAPH}
+    graph[f"{PROVIDERS}.vertex"].add(f"{PROVIDERS}.google")
+    assert _providers_importing_providers(graph) == [f"{PROVIDERS}.vertex -> {PROVIDERS}.google"]
+
+
+def test_each_api_has_its_request_builder_wire_types_and_mapper() -> None:
+    stems = {m.rpartition(".")[2] for m in MODULES if m.startswith(PROVIDERS + "._")}
+    apis = {s[1:].removesuffix("_events") for s in stems if s.endswith("_events")}
+    missing = [
+        f"{PROVIDERS}.{name}"
+        for api in sorted(apis)
+        for name in (SHARED_REQUEST.get(api, f"_{api}_request"), f"_{api}_wire")
+        if name not in stems
+    ]
+    assert apis >= {"anthropic", "completions", "google", "mistral", "responses"}
+    assert missing == []
 
 
 def _defined_names(tree: ast.AST) -> set[str]:
@@ -203,7 +298,7 @@ def test_the_checks_see_a_circle_and_a_private_read() -> None:
     # the checks themselves: a circle through a function-level import, a private read
     saved = dict(GRAPH)
     try:
-        GRAPH["pi_trio.ai._types"] = {*GRAPH["pi_trio.ai._types"], "pi_trio.ai._json"}
+        GRAPH["pi_trio.ai._types"] = {*GRAPH["pi_trio.ai._types"], "pi_trio.ai._json._codec"}
         assert any("pi_trio.ai._types" in c for c in _cycles())
     finally:
         GRAPH.clear()
@@ -285,7 +380,10 @@ def _unknown_names(text: str) -> list[str]:
     unknown = []
     for token in sorted(tokens - OUTSIDE_NAMES):
         file = re.fullmatch(r"([\w/]+)\.py(?::\s*([\w.]+))?", token)
-        if file:
+        folder = re.fullmatch(r"([\w/]+)/", token)
+        if folder:
+            ok = any((PACKAGE / m / "__init__.py").is_file() for m in modules(folder[1]))
+        elif file:
             if file[1].startswith(("tests/", "benchmarks/")):
                 ok = (PACKAGE.parent / f"{file[1]}.py").exists()
             else:
@@ -313,8 +411,17 @@ def test_every_file_and_name_the_architecture_page_mentions_exists() -> None:
 
 
 def test_the_page_check_sees_a_missing_name() -> None:
-    text = "`_loop.LoopRun.check` `LoopRun.gone` `agent/_nowhere.py` `_dispatch.absent`"
-    assert _unknown_names(text) == ["LoopRun.gone", "_dispatch.absent", "agent/_nowhere.py"]
+    text = (
+        "`_loop.LoopRun.check` `LoopRun.gone` `agent/_nowhere.py` `_dispatch.absent` "
+        "`ai/_validation/` `ai/_nowhere/` `_loop/`"
+    )
+    assert _unknown_names(text) == [
+        "LoopRun.gone",
+        "_dispatch.absent",
+        "_loop/",
+        "agent/_nowhere.py",
+        "ai/_nowhere/",
+    ]
 
 
 def test_the_page_names_every_module_of_the_core_layers() -> None:

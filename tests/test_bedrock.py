@@ -48,11 +48,19 @@ from pi_trio.ai import (
 from pi_trio.ai.providers._bedrock_request import build_bedrock_body
 from pi_trio.ai.providers._strict_limits import forget_strict_tool_limits
 from pi_trio.ai.providers.bedrock import MISSING_EXTRA_TEXT, bedrock_simple_options
-from pi_trio.testing._replay import ReplayResponse, ReplayTransport, registry_with_transport
+from pi_trio.testing._replay import (
+    ReplayResponse,
+    ReplayTransport,
+    registry_with_transport,
+)
 from pi_trio.testing._sse_server import SSEReply, serve_sse
 
 from . import eventstream_support as es
-from .provider_support import UNFINISHED_BODY_WARNINGS, at_url
+from .provider_support import (
+    UNFINISHED_BODY_WARNINGS,
+    at_url,
+    events_however_cut,
+)
 
 pytestmark = UNFINISHED_BODY_WARNINGS
 
@@ -687,27 +695,15 @@ async def test_a_body_that_is_not_an_event_stream_is_an_error():
     )
 
 
-async def test_every_split_and_one_byte_chunks_give_identical_events():
-    expected, _ = await replay(OPUS47, reply(TOOL_BODY))
-    shape = [(e.type, getattr(e, "delta", None)) for e in expected]
-    cuts = range(1, len(TOOL_BODY), 37)
-    transport = ReplayTransport(
-        *[reply([TOOL_BODY[:i], TOOL_BODY[i:]]) for i in cuts],
-        reply([TOOL_BODY[i : i + 1] for i in range(len(TOOL_BODY))]),
-    )
-    registry = registry_with_transport(transport)
-    try:
-        for _ in range(len(cuts) + 1):
-            async with open_stream(OPUS47, ctx(), registry=registry, env=KEYS) as stream:
-                events = [event async for event in stream]
-            assert [(e.type, getattr(e, "delta", None)) for e in events] == shape
-            assert final(events) == msgspec.structs.replace(
-                final(expected),
-                timestamp=final(events).timestamp,
-                duration_ms=final(events).duration_ms,
-            )
-    finally:
-        await registry.aclose()
+async def test_the_stream_reads_the_same_however_the_network_cuts_it():
+    whole, cut = await events_however_cut(OPUS47, ctx(), TOOL_BODY, step=37, reply=reply, env=KEYS)
+    for events in cut:
+        assert [(e.type, getattr(e, "delta", None)) for e in events] == [
+            (e.type, getattr(e, "delta", None)) for e in whole
+        ]
+        assert final(events) == msgspec.structs.replace(
+            final(whole), timestamp=final(events).timestamp, duration_ms=final(events).duration_ms
+        )
 
 
 async def test_connection_reset_mid_stream_keeps_the_partial_content():

@@ -25,7 +25,6 @@ from pi_trio.agent import Agent
 from pi_trio.ai import (
     Model,
     UnknownModelError,
-    _catalog,
     extra_fields,
     from_json,
     get_model,
@@ -34,10 +33,11 @@ from pi_trio.ai import (
     resolve_model,
     to_json,
 )
+from pi_trio.ai._catalog import _data
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "scripts" / "generate_catalog.py"
-SHIPPED = importlib.resources.files("pi_trio.ai").joinpath(_catalog.CATALOG_FILE).read_bytes()
+SHIPPED = importlib.resources.files("pi_trio.ai._catalog").joinpath(_data.CATALOG_FILE).read_bytes()
 # Fields of Radius entries that the original's Model type does not declare either.
 RADIUS_EXTRAS = {"lab", "enabled", "providers", "free"}
 
@@ -81,9 +81,9 @@ def test_catalog_has_at_least_1500_chat_models_across_35_providers() -> None:
 
 
 def test_the_data_file_keeps_every_entry_of_every_kind() -> None:
-    header, blocks = _catalog.unpack(SHIPPED)
+    header, blocks = _data.unpack(SHIPPED)
     assert header.source == "@earendil-works/pi-ai@1.6.0"
-    kinds = {k: sum(len(b.get(k, {})) for b in blocks.values()) for k in _catalog.KINDS}
+    kinds = {k: sum(len(b.get(k, {})) for b in blocks.values()) for k in _data.KINDS}
     assert kinds["chat"] == sum(len(get_models(p)) for p in get_providers())
     assert kinds["image"] > 0
     assert kinds["classifier"] > 0
@@ -95,7 +95,7 @@ def test_the_data_file_keeps_every_entry_of_every_kind() -> None:
 
 
 def test_every_chat_entry_decodes_to_a_model_with_all_its_fields() -> None:
-    _, blocks = _catalog.unpack(SHIPPED)
+    _, blocks = _data.unpack(SHIPPED)
     for provider, block in blocks.items():
         for model_id, raw in block.get("chat", {}).items():
             entry = msgspec.json.decode(raw)
@@ -194,7 +194,7 @@ def test_spot_check_explicit_null_levels_tiers_and_headers() -> None:
 
 
 def test_gateway_fields_the_model_type_lacks_are_kept_through_the_model() -> None:
-    _, blocks = _catalog.unpack(SHIPPED)
+    _, blocks = _data.unpack(SHIPPED)
     entry = msgspec.json.decode(blocks["radius"]["chat"]["balanced"])
     assert entry["lab"] == "Moonshot AI"
     model = get_model("radius", "balanced")
@@ -206,15 +206,15 @@ def test_gateway_fields_the_model_type_lacks_are_kept_through_the_model() -> Non
 
 
 def test_a_damaged_data_file_is_refused_with_a_reason() -> None:
-    with pytest.raises(_catalog.CatalogFormatError, match=r"^not a pi-trio catalog"):
-        _catalog.unpack(b"PK\x03\x04" + SHIPPED)
-    header, _ = _catalog.unpack(SHIPPED)
+    with pytest.raises(_data.CatalogFormatError, match=r"^not a pi-trio catalog"):
+        _data.unpack(b"PK\x03\x04" + SHIPPED)
+    header, _ = _data.unpack(SHIPPED)
     name, start, _ = header.providers[2]
     body_start = len(SHIPPED) - header.providers[-1][2]  # the blocks end the file
     damaged = bytearray(SHIPPED)
     damaged[body_start + start + 5] ^= 0xFF
-    with pytest.raises(_catalog.CatalogFormatError, match=f"block of {name!r} is damaged"):
-        _catalog.unpack(bytes(damaged))
+    with pytest.raises(_data.CatalogFormatError, match=f"block of {name!r} is damaged"):
+        _data.unpack(bytes(damaged))
 
 
 def test_pack_and_unpack_round_trip_in_provider_order() -> None:
@@ -222,14 +222,14 @@ def test_pack_and_unpack_round_trip_in_provider_order() -> None:
         "zeta": {"chat": {"a": {"id": "a"}}},
         "alpha": {"image": {"b": {"id": "b", "type": "image"}}, "chat": {}},
     }
-    header, blocks = _catalog.unpack(_catalog.pack("src@1", "2026-01-01", providers))
+    header, blocks = _data.unpack(_data.pack("src@1", "2026-01-01", providers))
     assert (header.source, header.generated_at) == ("src@1", "2026-01-01")
     assert list(blocks) == ["zeta", "alpha"]
     assert {k: {i: bytes(r) for i, r in v.items()} for k, v in blocks["alpha"].items()} == {
         "image": {"b": b'{"id":"b","type":"image"}'}
     }
-    with pytest.raises(_catalog.CatalogFormatError, match="kind \\['video'\\]"):
-        _catalog.pack("s", "t", {"p": {"video": {}}})
+    with pytest.raises(_data.CatalogFormatError, match="kind \\['video'\\]"):
+        _data.pack("s", "t", {"p": {"video": {}}})
 
 
 # --------------------------------------------------------------------------- generator
@@ -241,7 +241,7 @@ def test_the_generator_reproduces_the_committed_file(generator: ModuleType) -> N
     built = generator.build(PACKAGE)
     assert generator.same_contents(built, SHIPPED)
     version = json.loads((PACKAGE / "package.json").read_text())["version"]
-    assert _catalog.unpack(built)[0].source == f"@earendil-works/pi-ai@{version}"
+    assert _data.unpack(built)[0].source == f"@earendil-works/pi-ai@{version}"
 
 
 @needs_package
@@ -252,10 +252,10 @@ def test_generator_check_mode_reports_a_stale_file(
     current = tmp_path / "current.bin"
     current.write_bytes(SHIPPED)
     assert generator.main([str(PACKAGE), "--output", str(current), "--check"]) == 0
-    header, blocks = _catalog.unpack(SHIPPED)
+    header, blocks = _data.unpack(SHIPPED)
     stale = {p: {k: dict(v) for k, v in b.items()} for p, b in blocks.items()}
     del stale["anthropic"]["chat"]["claude-haiku-4-5"]
-    current.write_bytes(_catalog.pack(header.source, header.generated_at, stale))
+    current.write_bytes(_data.pack(header.source, header.generated_at, stale))
     assert generator.main([str(PACKAGE), "--output", str(current), "--check"]) == 1
     assert "differs from @earendil-works/pi-ai@" in capsys.readouterr().err
     assert generator.main([str(PACKAGE), "--output", str(current)]) == 0
@@ -289,7 +289,7 @@ def test_generator_stops_on_a_field_the_model_type_lacks(
     del entry["futureField"]
     (data / "groq.json").write_text(json.dumps(group))
     assert generator.main([str(tmp_path), "--output", str(tmp_path / "out.bin")]) == 0
-    _, blocks = _catalog.unpack((tmp_path / "out.bin").read_bytes())
+    _, blocks = _data.unpack((tmp_path / "out.bin").read_bytes())
     assert msgspec.json.decode(blocks["groq"]["chat"]["openai/gpt-oss-20b"]) == entry
 
 
@@ -324,13 +324,13 @@ import sys
 opened = []
 sys.addaudithook(lambda event, args: event == "open" and opened.append(str(args[0])))
 import pi_trio.ai as ai
-from pi_trio.ai import _catalog
-at_import = [p for p in opened if p.endswith(_catalog.CATALOG_FILE)]
+from pi_trio.ai._catalog import _data
+at_import = [p for p in opened if p.endswith(_data.CATALOG_FILE)]
 modules = set(sys.modules)
 model = ai.get_model("anthropic", "claude-haiku-4-5")
 ai.get_model("anthropic", "claude-opus-4-7")
-after = [p for p in opened if p.endswith(_catalog.CATALOG_FILE)]
-print(len(at_import), len(after), sorted(_catalog._shipped._blocks), model.id)
+after = [p for p in opened if p.endswith(_data.CATALOG_FILE)]
+print(len(at_import), len(after), sorted(_data._shipped._blocks), model.id)
 print(sorted(set(sys.modules) - modules))
 """
 
@@ -348,7 +348,7 @@ def test_importing_pi_trio_ai_does_not_read_the_catalog() -> None:
 
 
 def test_the_data_file_is_small() -> None:
-    _, blocks = _catalog.unpack(SHIPPED)
+    _, blocks = _data.unpack(SHIPPED)
     inflated = sum(len(msgspec.json.encode(block)) for block in blocks.values())
     assert len(SHIPPED) < 150_000
     assert inflated > 10 * len(SHIPPED)

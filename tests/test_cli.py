@@ -339,9 +339,12 @@ def test_proxy_without_tokens_explains_and_exits_2(capsys, monkeypatch):
 
 def test_proxy_limits_come_from_the_flags(capsys, monkeypatch):
     monkeypatch.setenv("PI_TRIO_PROXY_TOKENS", "t0ken")
-    code, _, err = cli(capsys, "proxy", "--port", "0", "--max-streams", "0", "--body-timeout", "5")
+    code, _, err = cli(
+        capsys, "proxy", "--port", "0", "--max-streams", "0", "--body-timeout", "5",
+        "--max-bytes-in-flight", "7",
+    )  # fmt: skip
     assert code == 2
-    assert "got 33554432, 0 and 5.0" in err
+    assert "got 33554432, 0, 7 and 5.0" in err
 
 
 def test_proxy_without_the_extra_names_it(capsys, monkeypatch):
@@ -761,3 +764,26 @@ def test_models_rich_style_keeps_the_plain_layout_and_dims_unserved_rows(monkeyp
     styled = _TTY()
     models_command(out=styled, style="rich", **args)
     assert "\x1b[2m  radius/" in styled.getvalue()  # dim: api not callable yet
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_the_proxy_with_exit_130():
+    pytest.importorskip("hypercorn")
+    env = {**os.environ, "PI_TRIO_PROXY_TOKENS": "token1"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "pi_trio", "proxy", "--port", "0"],
+        stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+    ) as process:  # fmt: skip
+        try:
+            assert process.stderr is not None
+            for line in process.stderr:  # hypercorn's own line comes first
+                if line.startswith("pi-trio: proxy serving http://"):
+                    break
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert (process.returncode, err.splitlines()[-1]) == (
+        EXIT_INTERRUPTED,
+        "pi-trio: proxy stopped",
+    )

@@ -84,6 +84,19 @@ def test_tokens_per_second_is_refused_for_a_real_model(capsys, monkeypatch):
     )
 
 
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_base_url_is_refused_for_the_offline_model(capsys, command):
+    words = ["hi"] if command == "run" else []
+    code, out, err = cli(
+        capsys, command, *words, "--model", "faux/faux-1", "--base-url", "http://127.0.0.1:9/v1"
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "pi-trio: --base-url sends the requests to another server, and the offline model "
+        "faux/faux-1 makes none; leave it out\n"
+    )
+
+
 # --------------------------------------------------------------------------- prompts
 
 
@@ -142,7 +155,9 @@ def test_the_proxy_help_says_how_tokens_are_given_and_what_it_serves(capsys):
     assert "PI_TRIO_PROXY_TOKENS=token1,token2 pi-trio proxy" in out
     assert "required unless PI_TRIO_PROXY_TOKENS is set" in " ".join(out.split())
     assert "stream_proxy(proxy_url=..., auth_token=...) from pi_trio.proxy" in " ".join(out.split())
-    assert "serves only catalog models at their catalog URLs" in " ".join(out.split())
+    assert "serves only catalog models, each called as its own catalog entry says" in " ".join(
+        out.split()
+    )
 
 
 def test_a_proxy_port_in_use_is_one_line_and_exit_1():
@@ -302,3 +317,29 @@ def test_a_reader_that_leaves_after_the_first_line_like_head_1(argv):
         _, err = process.communicate(timeout=60)
     assert first
     assert (process.returncode, err) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "hi", "--model", "faux/faux-1"),
+        ("run", "hi", "--model", "faux/faux-1", "--json"),
+        ("models",),
+        ("demo", "--fast"),
+        ("--version",),
+    ],
+    ids=" ".join,
+)
+def test_a_closed_stdout_is_one_line_and_exit_1(argv):
+    # `pi-trio run ... >&-`: Python starts with sys.stdout None; nothing is run
+    done = pi_trio(*argv, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    assert (done.returncode, done.stderr) == (
+        1,
+        "pi-trio: cannot write the output: standard output is closed (started with >&-); "
+        "redirect it to a file or /dev/null\n",
+    )
+
+
+def test_a_closed_stderr_keeps_the_exit_code():
+    done = pi_trio("run", "hi", "--model", "nobody/nothing", preexec_fn=lambda: os.close(2))
+    assert (done.returncode, done.stdout) == (2, "")

@@ -78,6 +78,7 @@ def test_chat_shows_a_prompt_edits_lines_and_recalls_them_with_the_arrow_keys(te
     term.wait_for("you > ", count=3)
     term.type("\x04")  # Ctrl-D ends the chat
     assert term.finish() == 0
+    assert term.text().endswith("you > \r\n")  # the shell's prompt starts on a line of its own
     assert "You said: \x1b" not in term.text()
     assert "hellp" not in term.text().split("You said:")[1]
     assert term.settings_kept()
@@ -124,6 +125,23 @@ def test_chat_reads_piped_lines_and_names_one_that_is_not_utf8():
         out
     )
     assert "you > " not in out  # no prompt when the input is not a terminal
+
+
+def test_piped_chat_lines_are_turns_in_order_however_fast_they_arrive():
+    # all three lines are in the pipe before the first (paced) answer has finished
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_trio", "--plain", "chat", "--model", "faux/faux-1",
+         "--tokens-per-second", "200"],
+        input=b"one\ntwo\nthree\n", capture_output=True, cwd=REPO, timeout=60, env=NO_KEYS,
+    )  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "steering" not in out
+    said = [line.rpartition("You said: ")[2] for line in out.splitlines() if "You said: " in line]
+    assert said == ["one", "two", "three"]
+    asked = [line for line in out.splitlines() if line.startswith("user: ")]
+    assert asked == ["user: one", "user: two", "user: three"]  # each turn says what it answers
+    assert "each line of the input is a prompt" in out.splitlines()[0]
 
 
 # --------------------------------------------------------------------------- run
@@ -257,3 +275,29 @@ def test_the_demos_next_step_is_the_bare_command_when_it_is_on_path(capsys, monk
         pytest.skip("pi-trio is not installed as a script here")
     monkeypatch.setenv("PATH", os.pathsep.join([scripts, "/usr/bin", "/bin"]))
     assert next_steps() == 'next: pi-trio models, then pi-trio run "…" --model provider/id'
+
+
+def test_ctrl_c_in_the_demos_second_act_leaves_nothing_to_the_acts_after_it(terminal):
+    # paced so that the steered answer still streams when the key is pressed
+    term = terminal("--plain", "demo", "--tokens-per-second", "40")
+    term.wait_for("-- steering while tools run")  # the steering message is queued
+    term.type("\x03")
+    assert term.finish() == 0
+    text = term.text().replace("\r\n", "\n")
+    assert "-- this act was aborted by Ctrl-C; the tour goes on" in text
+    act3 = text.split("== 3 · abort mid-stream ==")[1].split("== 4 ·")[0]
+    act4 = text.split("== 4 · ready again after the abort ==")[1].split("== transcript ==")[0]
+    # act 3 gets neither act 2's steering message nor its unused answer, and aborts itself
+    request, answer = act3.splitlines()[1:3]
+    assert request == "user: Now write me a long essay on cancellation semantics."
+    assert answer.startswith("assistant: Cancellation is the part of concurrency that most")
+    assert "-- calling agent.abort() mid-stream (Ctrl-C does the same)" in act3
+    assert "[aborted] Request was aborted" in act3
+    assert "keep the final answer" not in act3
+    assert act4.splitlines()[1:3] == [
+        "user: Still there after that abort?",
+        "assistant: Yes. The aborted answer stayed in the transcript, marked aborted, and "
+        "this run started from a clean state.",
+    ]
+    assert "user → assistant(aborted) → user → assistant(stop)\n" in text
+    assert "Traceback" not in text

@@ -287,18 +287,28 @@ def test_the_example_resumes_where_it_was_killed(tmp_path):
         [*command, "--tool-seconds=600"], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     assert first.stdout is not None
-    with first.stdout:
-        assert first.stdout.readline() == "  [new] assistant: Let me look.\n"
-        assert first.stdout.readline() == "  fetch status.example started\n"
-        first.send_signal(signal.SIGKILL)
-        assert first.wait(timeout=READ_TIMEOUT) == -signal.SIGKILL
+    try:
+        with first.stdout:
+            run_id = first.stdout.readline().split()[1].rstrip(":")  # "run <id>: a new run ..."
+            assert first.stdout.readline() == "  [new] assistant: Let me look.\n"
+            assert first.stdout.readline() == "  fetch status.example started\n"
+            first.send_signal(signal.SIGKILL)
+    finally:
+        first.kill()
+        first.wait(timeout=READ_TIMEOUT)
+    assert first.returncode == -signal.SIGKILL
 
     answer = "answer: The status page says all systems are nominal."
-    assert run_to_end("--tool-seconds=0") == [
+    assert run_to_end("--tool-seconds=0", "--resume", run_id) == [
+        f"run {run_id}: resuming from the database (recorded steps are replayed)",
         "  [replayed] assistant: Let me look.",  # from the database, not the model
         "  fetch status.example started",  # replay="safe": the interrupted fetch runs again
         "  [new] fetch -> <html>status.example: all systems nominal</html>",
         "  [new] assistant: The status page says all systems are nominal.",
         answer,
     ]
-    assert run_to_end() == [answer]  # finished: the recorded result
+    # finished: the recorded result
+    assert run_to_end("--resume", run_id) == [
+        f"run {run_id}: finished earlier; its recorded result:",
+        answer,
+    ]

@@ -247,3 +247,22 @@ def test_vertex_api_key_wins_over_ambient_credentials(tmp_path: Path) -> None:
     env = _vertex_env(tmp_path, GOOGLE_CLOUD_API_KEY="vertex-key")
     assert get_env_api_key("google-vertex", env) == "vertex-key"
     assert find_env_keys("google-vertex", env) == ["GOOGLE_CLOUD_API_KEY"]
+
+
+async def test_a_missing_key_error_names_the_variable_to_set_as_the_cli_does() -> None:
+    # the original's words first, then what the CLI's one line says: the variable to set
+    from pi_trio.agent import Agent
+    from pi_trio.ai import Context, UserMessage, complete, get_model
+
+    agent = Agent(model="anthropic/claude-haiku-4-5")
+    result = await agent.prompt("hi")
+    assert result.error_message == (
+        "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), "
+        "or pass api_key / get_api_key"
+    )
+    model = get_model("groq", "openai/gpt-oss-20b")
+    assert model is not None
+    message = await complete(model, Context(messages=[UserMessage(content="hi", timestamp=0)]))
+    assert message.error_message == (
+        "No API key for provider: groq; set GROQ_API_KEY, or pass api_key / get_api_key"
+    )

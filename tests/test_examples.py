@@ -9,7 +9,9 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -143,6 +145,71 @@ def test_asyncio_app_aborts_the_run_when_the_browser_goes_away():
     assert asyncio.run(scenario()) == ["aborted"]
 
 
+async def _page_shows(server_handler: Any, prompt: str) -> str:
+    """What the SSE app's page shows for ``prompt``, run by node against ``server_handler``
+    (an asyncio connection handler) on loopback."""
+    server = await asyncio.start_server(server_handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        node = await asyncio.create_subprocess_exec(
+            "node", str(Path(__file__).parent / "sse_page_driver.mjs"),
+            f"http://127.0.0.1:{port}", prompt,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        async with asyncio.timeout(60):
+            out, err = await node.communicate()
+    assert node.returncode == 0, err.decode()
+    return out.decode()
+
+
+@pytest.mark.node
+def test_the_sse_page_shows_the_answer_and_why_a_run_failed(monkeypatch):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    module = load("asyncio_sse_app")
+    answered = module.App(*module.faux_stream())
+    failing = module.App(module.resolve_model("anthropic/claude-haiku-4-5"), None)
+
+    shown = asyncio.run(_page_shows(answered.handle, "6 times 7?"))
+    assert shown == ("Arithmetic: use the tool.Let me multiply.\n[multiply: 42]\nThe answer is 42.")
+    shown = asyncio.run(_page_shows(failing.handle, "hi"))
+    assert (
+        shown
+        == "\n[error: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key]\n"
+    )  # not an empty page
+    assert failing.outcomes == ["error"]
+
+
+@pytest.mark.node
+def test_the_sse_page_says_when_the_server_went_away_and_does_not_retry():
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    module = load("asyncio_sse_app")
+    requests: list[str] = []
+
+    async def dies_after_one_event(reader: Any, writer: Any) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        path = head.split(b" ")[1].decode()
+        requests.append(path.split("?")[0])
+        if path == "/":
+            await module.App(None, None).respond(
+                writer, "200 OK", "text/html", module.PAGE.encode()
+            )
+        else:  # the server process dies during the run
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                b'event: message_update\ndata: {"assistantMessageEvent": '
+                b'{"type": "text_delta", "delta": "Let me"}}\n\n'
+            )
+        writer.close()
+
+    shown = asyncio.run(_page_shows(dies_after_one_event, "hi"))
+    assert shown == "Let me\n[the connection to the server was lost]\n"
+    assert requests == ["/", "/events"]  # the prompt was not sent again
+
+
 # --------------------------------------------------------------------------- bench harness
 
 
@@ -206,6 +273,60 @@ async def test_sqlite_session_saves_each_message_and_resumes_the_chat(tmp_path, 
     assert [r[0] for r in rows] == ["default"] * 5 + ["b"] * 3
     assert [from_json(r[1]).role for r in rows[:5]] == [m.role for m in second]
     assert "assistant: Message 2 of this chat, received." in capsys.readouterr().out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sqlite_session_on_ctrl_c_keeps_the_answer_so_far_and_exits_130(tmp_path):
+    import time
+
+    db = tmp_path / "chat.sqlite3"
+    # the example as it is, its scripted model slowed down to a few words a second
+    slow = (
+        "import runpy, sys\n"
+        "import pi_trio.testing as testing\n"
+        "made = testing.FauxProvider.__init__\n"
+        "def slow(self, *args, **kwargs):\n"
+        "    made(self, *args, **kwargs, tokens_per_second=5)\n"
+        "testing.FauxProvider.__init__ = slow\n"
+        f"sys.argv = ['sqlite_session.py', '--faux', '--db', {str(db)!r}, 'hello']\n"
+        f"runpy.run_path({str(EXAMPLES / 'sqlite_session.py')!r}, run_name='__main__')\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            deadline = time.monotonic() + 60
+            while not (db.exists() and sqlite_rows(db) >= 2):  # the prompt is saved: it runs
+                assert time.monotonic() < deadline, "the chat did not start"
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert (process.returncode, err) == (
+        130,
+        "sqlite_session: interrupted; the answer so far is saved\n",
+    )
+    assert out == ""
+    check = sqlite3.connect(db)
+    try:
+        saved = [
+            from_json(row[0]) for row in check.execute("SELECT json FROM messages ORDER BY seq")
+        ]
+    finally:
+        check.close()
+    assert [m.role for m in saved] == ["system", "user", "assistant"]
+    assert saved[-1].stop_reason == "aborted"
+
+
+def sqlite_rows(db: Path) -> int:
+    check = sqlite3.connect(db)
+    try:
+        return int(check.execute("SELECT count(*) FROM messages").fetchone()[0])
+    except sqlite3.OperationalError:  # the table is not there yet
+        return 0
+    finally:
+        check.close()
 
 
 class VanishingWriter:
@@ -331,6 +452,22 @@ def test_example_help_texts_are_plain_text(capsys):
         ("chat_app", ["--faux", "--faux-speed", "0"], "--faux-speed must be positive, got 0.0"),
         ("chat_app", ["--model", "anthropic/claude-hiku-4-5"], "did you mean 'claude-haiku-4-5'"),
         ("chat_app", [], "choose --faux (offline) or --model provider/model-id"),
+    ]
+    + [
+        (
+            name,
+            ["--faux", "--model", "anthropic/claude-haiku-4-5"]
+            + (["hi"] if name == "sqlite_session" else []),
+            "--faux and --model exclude each other: --faux is the offline scripted model, "
+            "--model a real one",
+        )
+        for name in (
+            "asyncio_sse_app",
+            "bench_harness",
+            "chat_app",
+            "sqlite_session",
+            "trio_service",
+        )
     ],
 )
 def test_example_usage_errors_exit_2_with_one_line(capsys, name, argv, message):
@@ -361,7 +498,12 @@ def test_trio_service_prints_why_each_run_failed_and_exits_1():
     assert process.returncode == 1, err
     jobs = [line for line in out.splitlines() if line.startswith("job ")]
     assert len(jobs) == 2
-    assert all(line.endswith("No API key for provider: anthropic") for line in jobs)
+    assert all(
+        line.endswith(
+            "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
+        )
+        for line in jobs
+    )
     assert "Traceback" not in err
 
 
@@ -402,7 +544,7 @@ async def test_sqlite_session_exits_1_with_the_reason_when_the_run_fails(tmp_pat
             ["--model", "anthropic/claude-haiku-4-5", "--db", str(tmp_path / "c.db"), "hi"]
         )
     assert caught.value.code == (
-        "sqlite_session: the run failed: No API key for provider: anthropic"
+        "sqlite_session: the run failed: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
     )
 
 
@@ -466,9 +608,12 @@ def test_trio_service_stops_on_ctrl_c_with_one_line_and_exit_130():
     assert err == "interrupted; the runs in flight were aborted\n"
 
 
-@pytest.mark.parametrize("name", ["durable_agent", "ray_fanout"])
+ENGINES = {"durable_agent": "dbos", "temporal_agent": "temporalio", "ray_fanout": "ray"}
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
 def test_the_engine_examples_explain_themselves_and_refuse_a_misspelt_model(name):
-    pytest.importorskip("dbos" if name == "durable_agent" else "ray")
+    pytest.importorskip(ENGINES[name])
     helping = example_process(name, "--help")  # both at once: each imports its engine
     process = example_process(name, "--model", "anthropic/claude-hiku-4-5")
     out, _ = helping.communicate(timeout=60)
@@ -484,41 +629,180 @@ def test_the_engine_examples_explain_themselves_and_refuse_a_misspelt_model(name
     )
 
 
-def test_the_durable_example_says_why_its_run_failed_and_exits_1(tmp_path):
-    pytest.importorskip("dbos")
-    process = example_process(
-        "durable_agent", "--model", "anthropic/claude-haiku-4-5",
-        f"--db={tmp_path / 'failed.sqlite'}",
-    )  # fmt: skip
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 1, err
+@pytest.mark.parametrize("name", ["durable_agent", "ray_fanout"])
+def test_the_engine_examples_refuse_faux_together_with_a_model(name):
+    process = example_process(name, "--faux", "--model", "anthropic/claude-haiku-4-5")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert err.splitlines()[-1] == (
+        f"{name}.py: error: --faux and --model exclude each other: --faux is the offline "
+        "scripted model, --model a real one"
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:  # bound, never listening: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_ray_example_refuses_its_mistakes_before_starting_ray(tmp_path):
+    port = closed_port()
+    cases = [
+        (["--shards", "0"], 2, "ray_fanout.py: error: --shards must be at least 1, got 0"),
+        (
+            ["--concurrency", "0"],
+            2,
+            "ray_fanout.py: error: --concurrency must be at least 1, got 0",
+        ),
+        (
+            ["--out", str(tmp_path / "missing" / "t.jsonl")],
+            2,
+            f"ray_fanout.py: error: --out {str(tmp_path / 'missing' / 't.jsonl')!r}: No such "
+            "file or directory",
+        ),
+        (
+            ["--address", "ray-head"],
+            2,
+            "ray_fanout.py: error: --address takes host:port, ray://host:port or auto, got "
+            "'ray-head'",
+        ),
+        (
+            ["--address", f"127.0.0.1:{port}"],
+            1,
+            f"ray_fanout: cannot reach a Ray cluster at 127.0.0.1:{port} (Connection refused); "
+            "start one with `ray start --head` there, or leave out --address for a local one",
+        ),
+    ]
+    processes = [
+        example_process("ray_fanout", "--faux", "--jobs", "4", *argv) for argv, *_ in cases
+    ]
+    for process, (argv, code, line) in zip(processes, cases, strict=True):
+        out, err = process.communicate(timeout=60)  # Ray would keep trying for minutes
+        assert (process.returncode, err.splitlines()[-1]) == (code, line), argv
+        assert out == ""
+        assert "Ray instance" not in err  # "Started a local Ray instance", "Connecting to ..."
+        assert "Traceback" not in err
+
+
+def test_the_durable_example_starts_a_new_run_after_a_failed_one(tmp_path):
+    # the docstring's path: first with --model and no key, then offline with --faux on the
+    # same (default) database; the second run is a run of its own, not the first's failure
+    failed = example_process("durable_agent", "--model", "anthropic/claude-haiku-4-5", cwd=tmp_path)
+    out, err = failed.communicate(timeout=120)
+    assert failed.returncode == 1, err
     assert "answer:" not in out
     assert err.splitlines()[-1] == (
-        "durable_agent: the run failed: No API key for provider: anthropic"
+        "durable_agent: the run failed: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
     )
+    first_id = out.split()[1].rstrip(":")
+    offline = example_process("durable_agent", "--faux", "--tool-seconds=0", cwd=tmp_path)
+    out, err = offline.communicate(timeout=120)
+    assert offline.returncode == 0, err
+    assert (tmp_path / "durable.sqlite").exists()
+    header, *events, answer = out.splitlines()
+    run_id = header.split()[1].rstrip(":")
+    assert run_id != first_id
+    assert header == f"run {run_id}: a new run (interrupted, it resumes with --resume {run_id})"
+    assert events[0] == "  [new] assistant: Let me look."
+    assert answer == "answer: The status page says all systems are nominal."
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_the_durable_example_stops_on_ctrl_c_with_one_line(tmp_path):
-    pytest.importorskip("dbos")
-    process = example_process(
-        "durable_agent", "--faux", "--tool-seconds=600", f"--db={tmp_path / 'c.sqlite'}"
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
-    assert process.stdout.readline() == "  fetch status.example started\n"
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+def test_the_durable_example_resumes_a_run_only_when_asked_and_says_so(tmp_path):
+    db = f"--db={tmp_path / 'c.sqlite'}"
+    with example_process("durable_agent", "--faux", "--tool-seconds=600", db) as process:
+        try:
+            assert process.stdout is not None
+            run_id = process.stdout.readline().split()[1].rstrip(":")
+            assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
+            assert process.stdout.readline() == "  fetch status.example started\n"
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=120)
+        finally:
+            process.kill()  # its tool waits for 600 s: never left behind by a failure
     assert process.returncode == 130
     assert "Traceback" not in err
     assert err.splitlines()[-1] == (
-        "durable_agent: interrupted; run the same command again to resume"
+        f"durable_agent: interrupted; to finish the run: python "
+        f"{EXAMPLES / 'durable_agent.py'} --faux {db.replace('=', ' ')} --resume {run_id}"
+    )
+    resumed = example_process("durable_agent", "--faux", "--tool-seconds=0", db, "--resume", run_id)
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert out.splitlines() == [
+        f"run {run_id}: resuming from the database (recorded steps are replayed)",
+        "  [replayed] assistant: Let me look.",  # the model is not asked again
+        "  fetch status.example started",  # the interrupted fetch (replay="safe") runs again
+        "  [new] fetch -> <html>status.example: all systems nominal</html>",
+        "  [new] assistant: The status page says all systems are nominal.",
+        "answer: The status page says all systems are nominal.",
+    ]
+    again = example_process("durable_agent", "--faux", db, "--resume", run_id)
+    unknown = example_process("durable_agent", "--faux", db, "--resume", "status-check-none")
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert out.splitlines() == [
+        f"run {run_id}: finished earlier; its recorded result:",
+        "answer: The status page says all systems are nominal.",
+    ]
+    _, err = unknown.communicate(timeout=120)
+    assert unknown.returncode == 2
+    assert err == (
+        f"durable_agent: no run 'status-check-none' in the database "
+        f"{str(tmp_path / 'c.sqlite')!r}; leave out --resume to start a new one\n"
     )
 
 
-def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
-    import socket
+def test_the_durable_example_names_a_database_it_cannot_open(tmp_path):
+    unopenable = str(tmp_path / "no such dir" / "x.sqlite")
+    port = closed_port()
+    refused = f"postgresql://pi:secret@127.0.0.1:{port}/runs"
+    processes = [
+        example_process("durable_agent", "--faux", "--db", db)
+        for db in (unopenable, refused, "postgresql://pi@127.0.0.1")
+    ]
+    results = [(*process.communicate(timeout=120), process.returncode) for process in processes]
+    assert results == [
+        (
+            "",
+            f"durable_agent: cannot open the database {unopenable!r}: unable to open database "
+            "file\n",
+            1,
+        ),
+        (
+            "",
+            f"durable_agent: cannot open the database 'postgresql://pi:***@127.0.0.1:{port}/runs': "
+            f'connection failed: connection to server at "127.0.0.1", port {port} failed: '
+            "Connection refused\n",
+            1,
+        ),
+        (
+            "",
+            "durable_agent: cannot open the database 'postgresql://pi@127.0.0.1': Database "
+            "name must be specified in the connection URL\n",
+            1,
+        ),
+    ]
 
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("name", ["asyncio_sse_app", "chat_app"])
+def test_the_web_apps_stop_on_ctrl_c_with_exit_130(name):
+    with example_process(name, "--faux", "--port", "0") as process:
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline().startswith("serving http://127.0.0.1:")
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    # (hypercorn, under the chat app, logs a line of its own first)
+    assert (process.returncode, err.splitlines()[-1]) == (130, f"{name}: stopped")
+    assert "Traceback" not in err
+
+
+def test_the_sse_app_on_a_port_in_use_is_one_line_and_exit_1():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -539,6 +823,50 @@ def test_bench_harness_where_every_task_fails_says_why_and_exits_1(tmp_path):
     out, err = process.communicate(timeout=60)
     assert process.returncode == 1
     assert err.splitlines()[-1] == (
-        "bench_harness: 3 of 3 tasks failed; the first: No API key for provider: anthropic"
+        "bench_harness: 3 of 3 tasks failed; the first: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
     )
     assert json.loads(out)["statuses"] == {"error": 3}
+
+
+def test_the_temporal_example_says_why_its_run_failed_and_exits_1(temporal_address):
+    pytest.importorskip("temporalio")
+    process = example_process(
+        "temporal_agent", "--model", "anthropic/claude-haiku-4-5",
+        f"--address={temporal_address}", "--run-id=failed-run", "--task-queue=failed-run",
+    )  # fmt: skip
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "answer:" not in out
+    assert err.splitlines()[-1] == (
+        "temporal_agent: the run failed: No API key for provider: anthropic; "
+        "set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
+    )
+
+
+def test_the_temporal_example_without_a_server_says_so_in_one_line():
+    pytest.importorskip("temporalio")
+    process = example_process("temporal_agent", "--faux", "--address=127.0.0.1:1")
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert "Traceback" not in err
+    assert err.startswith("temporal_agent: no Temporal server at 127.0.0.1:1 (")
+    assert err.rstrip().endswith("start one with `temporal server start-dev` or give --address")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_the_temporal_example_stops_on_ctrl_c_with_one_line(temporal_address):
+    pytest.importorskip("temporalio")
+    process = example_process(
+        "temporal_agent", "--faux", "--tool-seconds=600",
+        f"--address={temporal_address}", "--run-id=ctrl-c-run", "--task-queue=ctrl-c-run",
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline() == "  [new] assistant: Let me look.\n"
+    assert process.stdout.readline() == "  fetch status.example started\n"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        "temporal_agent: interrupted; run the same command again to resume"
+    )

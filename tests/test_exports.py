@@ -15,6 +15,7 @@ PUBLIC_MODULES = [
     "pi_trio.session",
     "pi_trio.otel",
     "pi_trio.durable",
+    "pi_trio.temporal",
     "pi_trio.fanout",
     "pi_trio.agui",
 ]
@@ -128,7 +129,7 @@ def test_the_catalog_look_up_by_name_is_public() -> None:
 
 def test_importing_pi_trio_imports_no_optional_sdk() -> None:
     """Optional extras load on first use: importing pi_trio (and the Bedrock and Vertex
-    provider modules) pulls in neither DBOS, Ray, botocore, google-auth nor the ecma
+    provider modules) pulls in neither DBOS, Temporal, Ray, botocore, google-auth nor the ecma
     extra's regress and ada_url."""
     import subprocess
     import sys
@@ -136,7 +137,7 @@ def test_importing_pi_trio_imports_no_optional_sdk() -> None:
     code = (
         "import sys, pi_trio, pi_trio.ai, pi_trio.agent, pi_trio.testing, pi_trio.cli\n"
         "import pi_trio.ai.providers.bedrock, pi_trio.ai.providers.vertex\n"
-        "optional = ('dbos', 'ray', 'botocore', 'google.auth', 'regress', 'ada_url')\n"
+        "optional = ('dbos', 'temporalio', 'ray', 'botocore', 'google.auth', 'regress', 'ada_url')\n"
         "print(sorted(m for m in optional if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

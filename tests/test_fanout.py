@@ -310,6 +310,7 @@ def test_the_deadline_cancels_the_harness(cluster):
 def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_path):
     out = tmp_path / "runs.jsonl"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    errors = (tmp_path / "stderr").open("w")  # a file: a full pipe would stall the example
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -324,7 +325,7 @@ def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=errors,
         text=True,
     )
     assert proc.stdout is not None
@@ -334,7 +335,11 @@ def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_
             lines.append(json.loads(line))
             if len(lines) == 180:  # every job that does not wait has finished
                 proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=LIMIT) == 0
+    with errors:
+        assert proc.wait(timeout=LIMIT) == 130  # ended by Ctrl-C, as every command says
+    assert (tmp_path / "stderr").read_text().splitlines()[-1] == (
+        "ray_fanout: interrupted; the jobs in flight were aborted (exit status 130)"
+    )
     summary = lines[-1]["summary"]
     assert summary == {"jobs": 200, "cancelled": True, "counts": {"stop": 180, "aborted": 20}}
     written = [json.loads(line) for line in out.read_text().splitlines()]
@@ -369,5 +374,7 @@ def test_the_example_says_why_jobs_failed_and_exits_1(cluster):
     )
     assert done.returncode == 1, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [line.get("error") for line in lines[:-1]] == ["No API key for provider: anthropic"] * 2
+    assert [line.get("error") for line in lines[:-1]] == [
+        "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key"
+    ] * 2
     assert done.stderr.splitlines()[-1] == "ray_fanout: 2 of 2 jobs failed"

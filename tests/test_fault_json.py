@@ -34,7 +34,7 @@ from pi_trio.ai import (
     open_stream,
 )
 from pi_trio.proxy._rebuild import ProxyRebuilder
-from pi_trio.proxy._wire import ProxyRequest, decode_json, encode_event, encode_request
+from pi_trio.proxy._wire import ProxyRequest, decode_request, encode_event, encode_request
 from pi_trio.testing import ReplayResponse, ReplayTransport, registry_with_transport
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -226,7 +226,7 @@ def test_a_mutated_proxy_request_decodes_or_fails_cleanly(data: st.DataObject) -
     seeds = tuple(request_body(t) for t in recorded_transcripts())
     raw = data.draw(mutated(seeds))
     try:
-        request = decode_json(raw, ProxyRequest)
+        request = decode_request(raw)
     except DECODE_ERRORS:
         return
     assert isinstance(request, ProxyRequest)

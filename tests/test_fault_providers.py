@@ -27,6 +27,7 @@ from pi_trio.ai import (
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
 from pi_trio.ai.providers import _eventstream, _sse
+from pi_trio.testing import SSEReply, serve_sse
 
 from .fault_providers_support import GARBAGE, PROVIDERS, Provider, bedrock_prelude
 from .fault_server import (
@@ -462,3 +463,36 @@ async def test_a_stall_mid_stream_times_out_keeping_the_content_so_far(
             await server.wait_until(lambda s: s.client_closed == 1)
     failed(provider, outcome, "Request timed out while waiting for data")
     assert any(e.type == "text_delta" for e in outcome.events)
+
+
+# --------------------------------------------------------------------------- request body
+
+# Sampling parameters naming what a request is: another model, an OpenAI-hosted MCP tool
+# (the vendor would call the URL), a stored response, OpenRouter's data collection.
+HOSTILE_SAMPLING = {
+    "model": "o3-pro",
+    "tools": [{"type": "mcp", "server_label": "x", "server_url": "https://attacker.example"}],
+    "store": True,
+    "provider": {"data_collection": "allow"},
+}
+SAMPLING_APIS = ("openai-completions", "openai-responses", "azure-openai-responses")
+
+
+async def test_sampling_params_never_set_what_the_request_builder_owns(
+    provider: Provider,
+) -> None:
+    """The APIs that take sampling parameters refuse ones naming a key their builder
+    owns, before sending; the others never put sampling parameters in the body."""
+    replies = [SSEReply(provider.body, headers={"content-type": provider.content_type})]
+    async with serve_sse(replies) as server:
+        outcome = await stream(provider, server.url, sampling_params=HOSTILE_SAMPLING)
+    if provider.api in SAMPLING_APIS:
+        text = failed(provider, outcome, "sampling_params may not set ")
+        assert all(f"'{key}'" in text for key in ("model", "store", "tools")), text
+        assert server.requests == []
+        return
+    assert outcome.message.stop_reason == "stop", outcome.text
+    (sent,) = server.requests
+    seen = (sent.path + sent.content.decode("latin-1")).lower()
+    for marker in ("o3-pro", "attacker.example", "data_collection", '"store":true'):
+        assert marker not in seen.replace(" ", ""), marker

@@ -5,8 +5,10 @@ on free loopback ports; raw sockets where the attack is below HTTP clients."""
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import tracemalloc
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,9 +31,22 @@ from pi_trio.ai import (
     get_model,
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
-from pi_trio.proxy import ProxyApp, catalog_models_only, create_app, serve
+from pi_trio.proxy import (
+    DEFAULT_FORWARD_HEADERS,
+    ProxyApp,
+    catalog_models_only,
+    create_app,
+    serve,
+)
 from pi_trio.proxy import _rebuild as proxy_rebuild
-from pi_trio.proxy._app import DRAIN_LIMIT
+from pi_trio.proxy._access import serve_model
+from pi_trio.proxy._body import (
+    ASCII_BYTE_COST,
+    BYTE_COST,
+    DRAIN_LIMIT,
+    VALUE_COST,
+    memory_estimate,
+)
 from pi_trio.testing import (
     FauxProvider,
     ServedRequest,
@@ -40,16 +55,33 @@ from pi_trio.testing import (
     serve_sse,
 )
 
+from .fault_providers_support import PROVIDERS, Provider
 from .fault_server import CountingTransport, FaultConn, head, serve_faults
+from .proxy_memory_support import SHAPES, serve_discarding
+from .proxy_memory_support import body_of as shape_body
+from .test_fault_proxy_policy import catalog_model, keyed_registry
 
 TOKEN = "proxy-token-0123456789"
 SERVER_KEY = "sk-ant-server-secret-0123456789"
 FIXTURES = Path(__file__).parent / "fixtures"
 NETWORK_READ = 64 * 1024
+# The size of the bodies measured: large enough for the server's fixed costs per request
+# to be small beside what the body becomes.
+MEASURED_SIZE = 128 * 1024
 
 
-def serve_any(model: Model) -> str | None:
-    return None
+def serve_any(model: Model) -> Model:
+    return model
+
+
+def catalog_at(url: str) -> Any:
+    """The default policy, serving the catalog entry at ``url`` (an operator's catalog)."""
+
+    def policy(model: Model) -> Model | str:
+        served = catalog_models_only(model)
+        return served if isinstance(served, str) else msgspec.structs.replace(served, base_url=url)
+
+    return policy
 
 
 def hello() -> Context:
@@ -224,12 +256,12 @@ async def test_only_allowed_headers_reach_the_provider_next_to_the_servers_key(
     async with serve_sse([SSEReply(recorded)]) as upstream:
         base = get_model("anthropic", "claude-haiku-4-5")
         assert base is not None
-        model = msgspec.structs.replace(
-            base, base_url=upstream.url, headers={**hostile, "X-Title": "from the model"}
-        )
+        # the client's copy of the model: its headers are never read
+        model = msgspec.structs.replace(base, headers={**hostile, "X-Title": "from the model"})
         registry = ProviderRegistry()
-        url, _ = await start(nursery, registry=registry)
-        body = body_for(model, headers={**hostile, "anthropic-beta": "from-the-options"})
+        url, _ = await start(nursery, registry=registry, model_policy=catalog_at(upstream.url))
+        options = {**hostile, "anthropic-beta": "from-the-options", "X-Title": "from the options"}
+        body = body_for(model, headers=options)
         try:
             async with httpx2.AsyncClient() as http:
                 response = await http.post(
@@ -245,11 +277,63 @@ async def test_only_allowed_headers_reach_the_provider_next_to_the_servers_key(
     assert sent.headers["host"] == upstream.url.removeprefix("http://")
     assert sent.headers["x-api-key"] == SERVER_KEY
     assert sent.headers["anthropic-version"] == "2023-06-01"
-    assert sent.headers["x-title"] == "from the model"
+    assert sent.headers["x-title"] == "from the options"
     assert "from-the-options" in sent.headers["anthropic-beta"]
     for name in ("authorization", "transfer-encoding", "upgrade"):
         assert name not in sent.headers
     assert sent.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+async def test_a_trusting_policy_sends_the_clients_model_headers_but_never_framing_ones(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lambda model: model`` serves every field a client sends, its headers too; the
+    headers that frame the HTTP message are dropped from any model."""
+    monkeypatch.delenv("ANTHROPIC_OAUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SERVER_KEY)
+    recorded = (FIXTURES / "anthropic" / "text.sse").read_bytes()
+    async with serve_sse([SSEReply(recorded)]) as upstream:
+        base = get_model("anthropic", "claude-haiku-4-5")
+        assert base is not None
+        framing = {"Host": "evil.example", "Transfer-Encoding": "chunked", "Connection": "close"}
+        model = msgspec.structs.replace(
+            base, base_url=upstream.url, headers={**framing, "X-Team": "blue"}
+        )
+        registry = ProviderRegistry()
+        url, _ = await start(nursery, registry=registry)  # serve_any
+        try:
+            async with httpx2.AsyncClient() as http:
+                fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+                result = await complete(model, hello(), stream_fn=fn)
+        finally:
+            await registry.aclose()
+    assert result.stop_reason == "stop", result.error_message
+    (sent,) = upstream.requests
+    assert sent.headers["x-team"] == "blue"
+    assert sent.headers["host"] == upstream.url.removeprefix("http://")
+    assert "transfer-encoding" not in sent.headers
+    assert sent.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+def test_a_policy_that_answers_neither_a_model_nor_a_reason_is_a_bug_named() -> None:
+    with pytest.raises(TypeError, match=r"^the proxy's model_policy returned None: return the"):
+        serve_model(lambda model: None, faux_registry()[1])  # type: ignore[arg-type, return-value]
+
+
+# The headers the README says no client may have forwarded.
+NEVER_FORWARDED = (
+    "Authorization", "x-api-key", "x-goog-api-key", "api-key", "cf-aig-authorization",
+    "Proxy-Authorization", "Cookie", "Host", "Content-Length", "Transfer-Encoding",
+    "Connection", "Upgrade", "TE", "Trailer", "Keep-Alive",
+)  # fmt: skip
+
+
+def test_no_client_may_be_allowed_the_headers_of_the_key_or_the_message() -> None:
+    for name in NEVER_FORWARDED:
+        with pytest.raises(ValueError, match=rf"forward_headers may not name '{name.lower()}'"):
+            create_app(tokens=[TOKEN], forward_headers=[*DEFAULT_FORWARD_HEADERS, name])
+    with pytest.raises(TypeError, match=r"forward_headers must be a collection of names"):
+        create_app(tokens=[TOKEN], forward_headers="x-title")
 
 
 # --------------------------------------------------------------------------- uploads
@@ -299,6 +383,141 @@ async def test_a_stalled_upload_is_answered_408_and_closed(
     assert b"Request body not received within 30 s" in answer
     assert 30 <= trio.current_time() - started < 31
     assert (app.reading_bodies, app.active_streams) == (0, 0)
+
+
+# --------------------------------------------------------------------------- memory
+
+BUDGET = 100_000
+
+
+async def stall(url: str, declared: int, sent: bytes = b'{"model": ') -> anyio.abc.SocketStream:
+    """A connection that declares a body of ``declared`` bytes and sends only ``sent``."""
+    host, port = url.removeprefix("http://").split(":")
+    stream = await anyio.connect_tcp(host, int(port))
+    head = raw_request(
+        "/api/stream", sent, Authorization=f"Bearer {TOKEN}", Content_Length=str(declared)
+    )
+    await stream.send(head)
+    return stream
+
+
+async def test_uploads_beyond_the_bytes_in_flight_are_answered_503(
+    nursery: trio.Nursery,
+) -> None:
+    """Two stalled uploads hold 80 000 of the 100 000 bytes they declared; a third is
+    answered 503 before any of its body is read; a small request still fits; when the
+    stalled ones go, their bytes are free again."""
+    registry, model = faux_registry("fits")
+    url, app = await start(nursery, registry=registry, max_bytes_in_flight=BUDGET)
+    stalled = [await stall(url, 40_000), await stall(url, 40_000)]
+    try:
+        await until(lambda: app.bytes_in_flight == 80_000)
+        with trio.fail_after(10):
+            answer = await exchange(
+                url, raw_request("/api/stream", b"", Authorization=f"Bearer {TOKEN}",
+                                 Content_Length="40000"),
+            )  # fmt: skip
+        assert statuses(answer) == [503]
+        assert b"retry-after: 1" in answer.lower()
+        assert b"(100000 bytes, max_bytes_in_flight); try again shortly" in answer
+        small = body_for(model)
+        assert memory_estimate(small) < BUDGET - 80_000
+        async with httpx2.AsyncClient() as http:
+            fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+            result = await complete(model, hello(), stream_fn=fn)
+        assert result.stop_reason == "stop", result.error_message
+    finally:
+        for stream in stalled:
+            await stream.aclose()
+    await until(lambda: app.bytes_in_flight == 0)
+    async with httpx2.AsyncClient() as http:
+        fn = stream_proxy(proxy_url=url, auth_token=TOKEN, http_client=http)
+        assert (await complete(model, hello(), stream_fn=fn)).stop_reason == "stop"
+
+
+async def test_a_chunked_upload_that_outgrows_the_budget_is_answered_503_and_closed(
+    nursery: trio.Nursery,
+) -> None:
+    registry, _ = faux_registry()
+    url, app = await start(nursery, registry=registry, max_bytes_in_flight=BUDGET)
+    upload = raw_request(
+        "/api/stream",
+        endless_chunks(BUDGET),
+        Authorization=f"Bearer {TOKEN}",
+        Transfer_Encoding="chunked",
+    )
+    with trio.fail_after(10):
+        answer = await exchange(url, upload)
+    assert statuses(answer) == [503]
+    assert b"connection: close" in answer.lower()
+    await until(lambda: app.bytes_in_flight == 0)
+
+
+async def test_a_body_that_would_take_more_than_the_whole_budget_is_413(
+    nursery: trio.Nursery,
+) -> None:
+    """Under the body size limit, but its values would decode to more than the budget."""
+    registry, model = faux_registry()
+    url, app = await start(nursery, registry=registry, max_bytes_in_flight=BUDGET)
+    dense = body_for(model, metadata=[{}] * 1000)  # 3 000 bytes, 1 000 values
+    assert len(dense) < BUDGET < memory_estimate(dense)
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(
+            f"{url}/api/stream", content=dense, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+    assert response.status_code == 413
+    assert response.json()["error"] == (
+        f"Request body too large: its {len(dense)} bytes would take about "
+        f"{memory_estimate(dense)} bytes in memory once decoded, more than the {BUDGET} "
+        "bytes this proxy holds for all requests (max_bytes_in_flight)"
+    )
+    await until(lambda: app.bytes_in_flight == 0)
+
+
+def test_the_estimate_counts_text_at_its_widest_and_every_value() -> None:
+    assert memory_estimate(b'"' + b"a" * 98 + b'"') == 100 * ASCII_BYTE_COST
+    assert memory_estimate(rb'"\u00e9"') == 8 * BYTE_COST
+    assert memory_estimate('"é"'.encode()) == 4 * BYTE_COST
+    # four values, counted from above as five (two commas, three opening brackets)
+    assert memory_estimate(b"[{},[],1]") == 9 * ASCII_BYTE_COST + 5 * VALUE_COST
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_what_a_body_becomes_in_memory_stays_under_its_estimate(
+    nursery: trio.Nursery, provider: Provider
+) -> None:
+    """tracemalloc over a whole request through the server (receiving, decoding, the
+    provider's request built, encoded and sent) for each of the costliest shapes of body
+    per byte: the peak stays under ``memory_estimate``, which the budget counts."""
+    model = catalog_model(provider)
+    registry = keyed_registry(provider.api, provider.key)
+    shown = []
+    async with serve_discarding() as upstream:
+        url, _ = await start(nursery, registry=registry, model_policy=catalog_at(upstream))
+        try:
+            async with httpx2.AsyncClient(timeout=60) as http:
+                headers = {"Authorization": f"Bearer {TOKEN}"}
+                warm = await http.post(
+                    f"{url}/api/stream", content=body_for(model), headers=headers
+                )
+                assert warm.status_code == 200
+                for name, shape in SHAPES.items():
+                    body = shape_body(model, shape(MEASURED_SIZE))
+                    gc.collect()
+                    tracemalloc.start()
+                    try:
+                        response = await http.post(
+                            f"{url}/api/stream", content=body, headers=headers
+                        )
+                        peak = tracemalloc.get_traced_memory()[1]
+                    finally:
+                        tracemalloc.stop()
+                    assert response.status_code == 200, (name, response.text)
+                    shown.append(f"{name}: {peak / len(body):.1f}x")
+                    assert peak <= memory_estimate(body), (name, peak / len(body))
+        finally:
+            await registry.aclose()
+    print(f"{provider.api}: " + ", ".join(shown))
 
 
 # --------------------------------------------------------------------------- JSON

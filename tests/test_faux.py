@@ -28,11 +28,11 @@ from pi_trio.ai import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_trio.ai._abort import AbortController
 from pi_trio.ai._errors import PiError
-from pi_trio.ai._options import ResponseInfo, StreamOptions
-from pi_trio.ai._registry import ProviderRegistry
-from pi_trio.ai._stream import complete, complete_simple, open_stream
+from pi_trio.ai._stream._abort import AbortController
+from pi_trio.ai._stream._open import complete, complete_simple, open_stream
+from pi_trio.ai._stream._options import ResponseInfo, StreamOptions
+from pi_trio.ai._stream._registry import ProviderRegistry
 from pi_trio.testing import (
     FauxModel,
     FauxProvider,

@@ -33,7 +33,6 @@ from pi_trio.ai import (
     complete_simple,
     get_model,
     normalize_context,
-    open_stream,
 )
 from pi_trio.ai.providers._google_events import GoogleEventMapper
 from pi_trio.ai.providers._google_request import build_google_body, is_valid_thought_signature
@@ -53,6 +52,7 @@ from .provider_support import (
     abort_at_first_text_delta,
     at_url,
     complete_with_fresh_registry,
+    events_however_cut,
     final_json,
     replay_stream,
 )
@@ -763,7 +763,10 @@ async def test_missing_key_is_an_error_event(monkeypatch):
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     events, transport = await replay(FLASH, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: google"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: google; set GEMINI_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 
@@ -824,33 +827,15 @@ async def test_malformed_chunk_is_an_error():
     assert events[-1].error.error_message.startswith("Could not parse Google SSE chunk: ")
 
 
-async def test_every_two_way_split_of_the_body_gives_identical_events():
-    body = fixture("text.sse")
-    expected, _ = await replay(FLASH, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    transport = ReplayTransport(
-        *[ReplayResponse([body[:i], body[i:]]) for i in range(1, len(body))]
-    )
-    registry = registry_with_transport(transport)
-    try:
-        for _ in range(1, len(body)):
-            async with open_stream(
-                FLASH, ctx(UserMessage(content="hi")), registry=registry, api_key=KEY
-            ) as stream:
-                events = [event async for event in stream]
-            assert shape(events) == shape(expected)
-    finally:
-        await registry.aclose()
-
-
-async def test_one_byte_chunks_give_identical_events():
-    body = fixture("thinking_tools.sse")
-    expected, _ = await replay(PRO, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    chunked, _ = await replay(
-        PRO,
-        ctx(UserMessage(content="hi")),
-        ReplayResponse([body[i : i + 1] for i in range(len(body))]),
-    )
-    assert shape(chunked) == shape(expected)
+@pytest.mark.parametrize(
+    ("model", "name", "step"),
+    [(FLASH, "text.sse", 1), (PRO, "thinking_tools.sse", 13)],
+    ids=["text", "thinking_tools"],
+)
+async def test_the_stream_reads_the_same_however_the_network_cuts_it(model, name, step):
+    context = ctx(UserMessage(content="hi"))
+    whole, cut = await events_however_cut(model, context, fixture(name), step=step, api_key=KEY)
+    assert [shape(events) for events in cut] == [shape(whole)] * len(cut)
 
 
 # =========================================================================== loopback server

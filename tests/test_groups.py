@@ -9,7 +9,7 @@ import pytest
 
 from pi_trio.agent import AgentContext, AgentLoopConfig, agent_loop
 from pi_trio.ai import Context, open_stream
-from pi_trio.ai._groups import raising_sole_exception
+from pi_trio.ai._stream._groups import raising_sole_exception
 
 from .helpers import MOCK_MODEL, Scripted, asst, user
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import email.utils
 import gzip
+import inspect
+import sys
 from typing import Any
 
 import anyio
@@ -19,6 +21,7 @@ from pi_trio.ai import (
     Model,
     ModelCost,
     ProviderError,
+    ProviderRegistry,
     ResponseInfo,
     StreamOptions,
     StreamProtocolError,
@@ -27,6 +30,7 @@ from pi_trio.ai import (
     open_stream,
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
+from pi_trio.ai._stream._registry import BUILTIN_PROVIDER_MODULES
 from pi_trio.ai.providers import _sse
 from pi_trio.ai.providers._http import (
     ERROR_BODY_LIMIT,
@@ -197,6 +201,24 @@ def test_sse_split_at_every_byte_boundary_gives_identical_events() -> None:
 # --------------------------------------------------------------------------- headers, keys
 
 
+@pytest.mark.parametrize("api", sorted(BUILTIN_PROVIDER_MODULES))
+def test_each_builtin_stream_function_keeps_the_name_and_docstring_its_module_gives_it(
+    api: str,
+) -> None:
+    """Error texts and task names name a stream function by its ``__qualname__``; the
+    stream functions ``provider_stream`` makes keep the name, module and docstring of the
+    coroutine a provider module wrote, with the stream-function signature."""
+    provider = ProviderRegistry().get(api)
+    assert provider is not None
+    for guarded in (provider.stream, provider.stream_simple):
+        fn = guarded.__wrapped__  # type: ignore[attr-defined]
+        module = sys.modules[fn.__module__]
+        assert fn.__qualname__ in module.__all__
+        assert getattr(module, fn.__qualname__) is fn
+        assert fn.__doc__.strip()
+        assert list(inspect.signature(fn).parameters) == ["model", "context", "options", "send"]
+
+
 def test_merge_headers_later_layers_win_case_insensitively_and_none_removes() -> None:
     merged = merge_headers(
         {"Authorization": "Bearer a", "User-Agent": "x", "X-Keep": "1"},
@@ -228,7 +250,10 @@ def test_missing_api_key_fails_with_the_upstream_text_unless_headers_authenticat
     receive.close()
     model = make_model(provider="groq")
     run = ProviderRun(model, StreamOptions(), send)
-    with pytest.raises(ProviderError, match=r"^No API key for provider: groq$"):
+    with pytest.raises(
+        ProviderError,
+        match=r"^No API key for provider: groq; set GROQ_API_KEY, or pass api_key / get_api_key$",
+    ):
         run.api_key()
     run = ProviderRun(model, StreamOptions(headers={"authorization": "Bearer x"}), send)
     assert run.api_key() is None

@@ -19,7 +19,7 @@ from pi_trio.ai import (
     StreamOptions,
     get_model,
 )
-from pi_trio.ai._consume import InlineStream
+from pi_trio.ai._stream._consume import InlineStream
 from pi_trio.testing import SSEReply, serve_sse
 
 from .helpers import MOCK_MODEL
@@ -130,5 +130,5 @@ async def test_an_http_provider_hands_events_to_sync_listeners_without_awaiting(
     assert result.messages[-1].stop_reason == "stop"
     assert len(stacks) == 2
     for frames in stacks:
-        assert ("pi_trio.ai._consume", "send_nowait") in frames
-        assert ("pi_trio.ai._consume", "send") not in frames
+        assert ("pi_trio.ai._stream._consume", "send_nowait") in frames
+        assert ("pi_trio.ai._stream._consume", "send") not in frames

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_trio.ai._jsnum import js_number, js_number_text, needs_js_spelling
+from pi_trio.ai._json._jsnum import js_number, js_number_text, needs_js_spelling
 
 NODE_SPELLINGS = [
     (3e-06, "0.000003"),

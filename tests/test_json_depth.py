@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pi_trio.ai import MAX_JSON_DEPTH, from_json, messages_from_json
-from pi_trio.ai._json_depth import check_json_depth, decode_checked, json_depth
+from pi_trio.ai._json._depth import check_json_depth, decode_checked, json_depth
 
 
 def _nested(depth: int) -> str:

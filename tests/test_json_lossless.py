@@ -33,7 +33,7 @@ from pi_trio.ai import (
     messages_to_json,
     to_json,
 )
-from pi_trio.ai._jsnum import js_number_text
+from pi_trio.ai._json._jsnum import js_number_text
 
 from .test_json_model import TS_TRANSCRIPT, messages
 

@@ -1,4 +1,5 @@
-"""The lenient one-shot parse of tool-call arguments: reference/ai.md §8.1, §9 item 73."""
+"""The lenient one-shot parse of tool-call arguments, as the original's ``parseStreamingJson``
+(``src/utils/json-parse.ts``) and the JSON-repair test over it decide it."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_trio.ai import parse_streaming_json, repair_json
-from pi_trio.ai._json_parse import MAX_DEPTH, copy_json
+from pi_trio.ai._arguments._partial import MAX_DEPTH, copy_json
 
 TAB = "\t"
 
 
-# -- parse_streaming_json: the examples of §8.1 and §9
+# -- parse_streaming_json: the original's examples and edge cases
 
 
 @pytest.mark.parametrize("text", [None, "", "   ", "\n\t "])

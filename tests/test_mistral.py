@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import msgspec
 import pytest
@@ -489,7 +490,10 @@ async def test_missing_key_names_the_provider(monkeypatch):
     monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
     events, transport = await replay(SMALL, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: mistral"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: mistral; set MISTRAL_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 
@@ -549,6 +553,19 @@ async def test_end_to_end_against_a_loopback_server():
         assert server.requests[0].json()["tools"][0]["function"]["name"] == "add"
     assert message.stop_reason == "toolUse"
     assert [b.type for b in message.content] == ["thinking", "text", "toolCall", "toolCall"]
+
+
+async def test_a_backend_that_holds_the_stream_open_after_done_still_ends_the_request():
+    """Nothing after ``[DONE]`` is read: the request ends there, whether or not the server
+    closes the stream."""
+    with anyio.fail_after(10):
+        async with serve_sse([SSEReply(recorded("mistral_text"), hold_open=True)]) as server:
+            message = await complete_with_fresh_registry(
+                at_url(SMALL, server.url), ctx(UserMessage(content="hi")), key=KEY
+            )
+            await server.wait_until(lambda s: s.open_connections == 0)
+    assert message.stop_reason == "stop"
+    assert message.content[0].text.startswith("Bonjour")
 
 
 async def test_abort_mid_stream_closes_the_server_side_stream():

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 
@@ -393,6 +394,22 @@ async def test_end_to_end_against_a_loopback_server():
         )
         assert server.requests[0].path == "/backend-api/codex/responses"
         assert server.requests[0].headers["chatgpt-account-id"] == "acct_42"
+    assert message.stop_reason == "toolUse"
+    assert message.content[1].arguments == {"a": 2, "b": 3}
+
+
+async def test_a_backend_that_holds_the_stream_open_after_the_response_still_ends_it():
+    """The Codex backend may keep the stream open once the response finished; the request
+    ends at the terminal response event."""
+    with anyio.fail_after(10):
+        body = recorded("codex_tools")
+        async with serve_sse([SSEReply(body, hold_open=True)]) as server:
+            message = await complete_with_fresh_registry(
+                at_url(SOL, f"{server.url}/backend-api"),
+                ctx(UserMessage(content="2 + 3?"), tools=[ADD]),
+                key=TOKEN,
+            )
+            await server.wait_until(lambda s: s.open_connections == 0)
     assert message.stop_reason == "toolUse"
     assert message.content[1].arguments == {"a": 2, "b": 3}
 

@@ -20,6 +20,7 @@ from pi_trio.ai import (
     MessageBuilder,
     Model,
     ModelCost,
+    OutputFormat,
     ProviderError,
     ProviderRegistry,
     StreamOptions,
@@ -36,13 +37,14 @@ from pi_trio.ai import (
     complete_simple,
     open_stream,
 )
+from pi_trio.ai.providers._completions_request import build_body
 from pi_trio.ai.providers._completions_wire import CompletionsUsage
 from pi_trio.ai.providers._openai_compat import (
     normalize_tool_call_id,
     resolve_compat,
     short_hash,
 )
-from pi_trio.ai.providers._openai_request import build_body
+from pi_trio.ai.providers._simple import COMPLETIONS_OWNED_KEYS
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.openai_completions import (
     CompletionsStreamMapper,
@@ -453,7 +455,10 @@ async def test_missing_api_key_is_an_error_event(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     events, message, transport = await replay(fixture("text.sse"), api_key=None)
     assert shape(events) == [("error", "error")]
-    assert message.error_message == "No API key for provider: openai"
+    assert (
+        message.error_message
+        == "No API key for provider: openai; set OPENAI_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 
@@ -1301,7 +1306,10 @@ async def test_simple_without_a_key_fails_as_an_error_event(
     model = make_model(provider="groq", base_url="https://api.groq.com/openai/v1")
     message = await complete_simple(model, CONTEXT, registry=ProviderRegistry())
     assert message.stop_reason == "error"
-    assert message.error_message == "No API key for provider: groq"
+    assert (
+        message.error_message
+        == "No API key for provider: groq; set GROQ_API_KEY, or pass api_key / get_api_key"
+    )
 
 
 # --------------------------------------------------------------------------- loopback
@@ -1489,3 +1497,61 @@ async def test_a_refusal_is_shown_as_text_and_ends_the_response_as_an_error() ->
     assert message.stop_reason == "error"
     assert message.error_message == "I can't help with that."
     assert message.raw_stop_reason == "stop"
+
+
+# --------------------------------------------------------------------------- sampling params
+
+WIDEST = {
+    "tools": [ECHO],
+    "output": OutputFormat(schema={"type": "object", "properties": {}}),
+}
+
+
+@pytest.mark.parametrize("key", sorted(COMPLETIONS_OWNED_KEYS))
+def test_a_sampling_parameter_may_not_set_a_key_the_builder_owns(key: str) -> None:
+    with pytest.raises(
+        ProviderError,
+        match=rf"^sampling_params may not set '{key}': the openai-completions request builder",
+    ):
+        body_for(make_model(), [UserMessage(content="q")], sampling_params={"top_p": 1, key: 0})
+
+
+def test_sampling_parameters_are_added_last_and_tune_what_they_name() -> None:
+    """As in the original: the request's sampling parameters win over the builder's
+    tuning fields (here ``temperature``), and the others are added."""
+    body = body_for(
+        make_model(),
+        [UserMessage(content="q")],
+        temperature=0.2,
+        sampling_params={"temperature": 0.7, "top_p": 0.5, "seed": 3},
+    )
+    assert (body["temperature"], body["top_p"], body["seed"]) == (0.7, 0.5, 3)
+    assert body["model"] == "gpt-4o-mini"
+
+
+def test_every_key_the_builder_writes_besides_tuning_is_owned() -> None:
+    """A body with tools, a JSON answer, a session with long retention, usage, store and
+    routing: whatever it holds that is not a sampling knob, sampling parameters may not
+    set."""
+    compat = {
+        "supportsStore": True,
+        "supportsLongCacheRetention": True,
+        "openRouterRouting": {"only": ["x"]},
+        "vercelGatewayRouting": {"only": ["x"]},
+        "zaiToolStream": True,
+    }
+    model = make_model(compat=compat)
+    system = SystemMessage(content="s", tools_added=WIDEST["tools"])
+    body = body_for(
+        model,
+        [system, UserMessage(content="q")],
+        max_tokens=10,
+        temperature=0.1,
+        session_id="s",
+        cache_retention="long",
+        tool_choice="auto",
+        output_format=WIDEST["output"],
+    )
+    tuning = {"temperature", "reasoning_effort", "reasoning", "thinking", "enable_thinking"}
+    assert set(body) - tuning <= COMPLETIONS_OWNED_KEYS, set(body) - COMPLETIONS_OWNED_KEYS
+    assert {"tools", "tool_stream", "store", "provider", "providerOptions"} <= set(body)

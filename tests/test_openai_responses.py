@@ -18,6 +18,7 @@ from pi_trio.ai import (
     ImageContent,
     MessageBuilder,
     Model,
+    OutputFormat,
     ProviderError,
     StreamOptions,
     SystemMessage,
@@ -31,7 +32,6 @@ from pi_trio.ai import (
     complete_simple,
     get_model,
     normalize_context,
-    open_stream,
 )
 from pi_trio.ai.providers._responses_events import ResponsesEventMapper
 from pi_trio.ai.providers._responses_shared import (
@@ -39,6 +39,7 @@ from pi_trio.ai.providers._responses_shared import (
     parse_text_signature,
     short_hash,
 )
+from pi_trio.ai.providers._simple import RESPONSES_OWNED_KEYS
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.openai_responses import (
     azure_base_url,
@@ -66,6 +67,7 @@ from .provider_support import (
     at_url,
     complete_with_fresh_registry,
     event_shape,
+    events_however_cut,
     replay_stream,
 )
 
@@ -1031,7 +1033,10 @@ async def test_missing_key_names_the_provider(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     events, transport = await replay(GPT54, ctx(UserMessage(content="hi")), api_key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == "No API key for provider: openai"
+    assert (
+        events[0].error.error_message
+        == "No API key for provider: openai; set OPENAI_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 
@@ -1237,33 +1242,11 @@ async def test_error_event_and_connection_reset_keep_the_partial_content():
     assert events[-1].error.error_message.startswith("Network error")
 
 
-async def test_every_two_way_split_of_the_body_gives_identical_events():
-    body = fixture("text.sse")
-    expected, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    transport = ReplayTransport(
-        *[ReplayResponse([body[:i], body[i:]]) for i in range(1, len(body))]
-    )
-    registry = registry_with_transport(transport)
-    try:
-        for _ in range(1, len(body)):
-            async with open_stream(
-                GPT54, ctx(UserMessage(content="hi")), registry=registry, api_key=KEY
-            ) as stream:
-                events = [event async for event in stream]
-            assert shape(events) == shape(expected)
-    finally:
-        await registry.aclose()
-
-
-async def test_one_byte_chunks_give_identical_events():
-    body = fixture("reasoning_tools.sse")
-    expected, _ = await replay(GPT54, ctx(UserMessage(content="hi")), ReplayResponse(body))
-    chunked, _ = await replay(
-        GPT54,
-        ctx(UserMessage(content="hi")),
-        ReplayResponse([body[i : i + 1] for i in range(len(body))]),
-    )
-    assert shape(chunked) == shape(expected)
+@pytest.mark.parametrize(("name", "step"), [("text.sse", 1), ("reasoning_tools.sse", 13)])
+async def test_the_stream_reads_the_same_however_the_network_cuts_it(name, step):
+    context = ctx(UserMessage(content="hi"))
+    whole, cut = await events_however_cut(GPT54, context, fixture(name), step=step, api_key=KEY)
+    assert [shape(events) for events in cut] == [shape(whole)] * len(cut)
 
 
 # =========================================================================== loopback server
@@ -1335,3 +1318,51 @@ async def test_live_openai_responses_streams_a_short_answer():
     assert "pong" in "".join(b.text for b in message.content if isinstance(b, TextContent)).lower()
     assert message.usage.output > 0
     assert message.response_id
+
+
+# --------------------------------------------------------------------------- sampling params
+
+
+@pytest.mark.parametrize("key", sorted(RESPONSES_OWNED_KEYS))
+def test_a_sampling_parameter_may_not_set_a_key_the_builder_owns(key: str) -> None:
+    with pytest.raises(
+        ProviderError,
+        match=rf"^sampling_params may not set '{key}': the openai-responses request builder",
+    ):
+        body_of(GPT54, ctx(UserMessage(content="q")), sampling_params={"top_p": 1, key: 0})
+
+
+def test_a_models_own_sampling_parameters_are_held_to_it_too() -> None:
+    hostile = msgspec.structs.replace(
+        GPT54, sampling_params_by_thinking_level={"high": {"store": True}}
+    )
+    body_of(hostile, ctx(UserMessage(content="q")), extra={"reasoning_effort": "low"})
+    with pytest.raises(ProviderError, match=r"^sampling_params may not set 'store'"):
+        body_of(hostile, ctx(UserMessage(content="q")), extra={"reasoning_effort": "high"})
+
+
+def test_sampling_parameters_are_added_last_and_tune_what_they_name() -> None:
+    body = body_of(
+        GPT41,
+        ctx(UserMessage(content="q")),
+        temperature=0.2,
+        sampling_params={"temperature": 0.7, "top_p": 0.5},
+    )
+    assert (body["temperature"], body["top_p"], body["model"]) == (0.7, 0.5, "gpt-4.1")
+
+
+def test_every_key_the_builder_writes_besides_tuning_is_owned() -> None:
+    tool = Tool(name="echo", description="Echo", parameters={"type": "object"})
+    body = body_of(
+        GPT54,
+        ctx(UserMessage(content="q"), tools=[tool]),
+        max_tokens=100,
+        session_id="s",
+        cache_retention="long",
+        tool_choice="auto",
+        output_format=OutputFormat(schema={"type": "object", "properties": {}}),
+        extra={"reasoning_effort": "high", "service_tier": "flex"},
+    )
+    tuning = {"temperature", "reasoning"}
+    assert set(body) - tuning <= RESPONSES_OWNED_KEYS, set(body) - RESPONSES_OWNED_KEYS
+    assert {"tools", "tool_choice", "text", "include", "service_tier"} <= set(body)

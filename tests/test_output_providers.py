@@ -26,9 +26,9 @@ from pi_trio.ai import (
     supports_json_schema_output,
 )
 from pi_trio.ai.providers._anthropic_request import build_anthropic_request
+from pi_trio.ai.providers._completions_request import build_body
 from pi_trio.ai.providers._google_request import build_google_body
 from pi_trio.ai.providers._openai_compat import resolve_compat
-from pi_trio.ai.providers._openai_request import build_body
 from pi_trio.ai.providers._output import (
     StrictSchemaError,
     anthropic_strict_unsupported,

@@ -297,7 +297,10 @@ async def test_a_missing_key_is_named_as_1_6_names_it(monkeypatch: pytest.Monkey
     monkeypatch.delenv("RADIUS_API_KEY", raising=False)
     events, transport = await replay(key=None)
     assert [e.type for e in events] == ["error"]
-    assert events[0].error.error_message == 'No API key provided for provider "radius"'
+    assert events[0].error.error_message == (
+        'No API key provided for provider "radius"'  # 1.6's words, then what to set
+        "; set RADIUS_API_KEY, or pass api_key / get_api_key"
+    )
     assert transport.requests == []
 
 

@@ -1,6 +1,7 @@
 """The proxy client (``stream_proxy``) against recorded responses: request shape, rebuilding
-the message from partial-less events, and every way a response can go wrong (scenarios P*,
-PD* of reference/scenarios.md §4). No network: httpx's MockTransport answers."""
+the message from partial-less events, and every way a response can go wrong (the original's
+``proxy.test.ts``, numbered P*, PD* in the comments as the port's catalogue of it did). No
+network: httpx's MockTransport answers."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from pi_trio.ai import (
     complete,
     open_stream,
 )
-from pi_trio.ai._stream import AFTER_TERMINAL_GRACE_S
+from pi_trio.ai._stream._open import AFTER_TERMINAL_GRACE_S
 from pi_trio.proxy._client import ERROR_BODY_LIMIT
 from pi_trio.proxy._rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 

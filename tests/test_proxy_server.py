@@ -38,6 +38,7 @@ from pi_trio.ai import (
     open_stream,
 )
 from pi_trio.proxy import (
+    DEFAULT_SAMPLING_PARAMS,
     TOKENS_ENV,
     ProxyApp,
     catalog_models_only,
@@ -47,19 +48,22 @@ from pi_trio.proxy import (
 )
 from pi_trio.testing import (
     FauxProvider,
+    SSEReply,
     faux_assistant_message,
     faux_text,
     faux_thinking,
     faux_tool_call,
+    serve_sse,
 )
 
 TOKEN = "s3cret-token"
 NODE_PACKAGE = "@mariozechner/pi-agent-core@0.73.1"
+PI16_PACKAGES = ("@earendil-works/pi-agent-core@1.6.0", "@earendil-works/pi-ai@1.6.0")
 HELD_APART = 0.001  # tokens per second: after its first event a paced faux stream waits
 
 
-def serve_any(model: Model) -> str | None:
-    return None
+def serve_any(model: Model) -> Model:
+    return model
 
 
 class Upstream:
@@ -232,6 +236,84 @@ async def test_options_reach_the_provider_but_api_keys_never_come_from_the_reque
     assert (options.session_id, options.max_retry_delay_ms) == ("sess", 5)
     assert options.api_key is None
     assert options.env is None
+
+
+# Each option a client may set, a value the policy allows, and what the provider gets.
+ALLOWED_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "temperature": (0.25, lambda o: o.temperature == 0.25),
+    "maxTokens": (16_384, lambda o: o.max_tokens == 16_384),  # the faux model's maxTokens
+    "reasoning": ("high", lambda o: o.reasoning == "high"),
+    "thinkingBudgets": ({"low": 0, "high": 16_384}, lambda o: o.thinking_budgets.high == 16_384),
+    "cacheRetention": ("long", lambda o: o.cache_retention == "long"),
+    "sessionId": ("sess-1", lambda o: o.session_id == "sess-1"),
+    "transport": ("sse", lambda o: o.transport == "sse"),
+    "maxRetryDelayMs": (0, lambda o: o.max_retry_delay_ms == 0),
+    "headers": ({"X-Title": "app", "X-Other": "no"}, lambda o: o.headers == {"X-Title": "app"}),
+    "metadata": ({"user_id": "u-1"}, lambda o: o.metadata == {"user_id": "u-1"}),
+    "samplingParams": (
+        dict.fromkeys(DEFAULT_SAMPLING_PARAMS, 1),
+        lambda o: o.sampling_params == dict.fromkeys(DEFAULT_SAMPLING_PARAMS, 1),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ALLOWED_OPTIONS))
+async def test_an_option_the_policy_allows_reaches_the_provider(
+    nursery: trio.Nursery, upstream: Upstream, name: str
+) -> None:
+    value, reached = ALLOWED_OPTIONS[name]
+    upstream.faux.set_responses([faux_assistant_message("ok")])
+    url, _ = await start(nursery, upstream)
+    response = await post(url, request_body(upstream.model, **{name: value}))
+    assert response.status_code == 200, response.text
+    (options,) = upstream.options
+    assert reached(options), options
+
+
+# Values the policy refuses, and the start of the 400's text.
+REFUSED_OPTIONS: list[tuple[str, Any, str]] = [
+    ("maxTokens", 0, "options.maxTokens 0 must be 1 to 16384 (faux/faux-1's maxTokens)"),
+    ("maxTokens", 16_385, "options.maxTokens 16385 must be 1 to 16384"),
+    ("thinkingBudgets", {"low": -1}, "options.thinkingBudgets.low -1 must be 0 to 16384"),
+    ("thinkingBudgets", {"high": 16_385}, "options.thinkingBudgets.high 16385 must be 0 to"),
+    ("maxRetryDelayMs", -1, "options.maxRetryDelayMs -1 must be 0 or more"),
+    ("metadata", {"user_id": 7}, "options.metadata.user_id must be a string, got 7"),
+    ("metadata", {"tenant": "t"}, "options.metadata 'tenant' not allowed by this proxy; it takes user_id"),
+    ("samplingParams", {"top_p": True}, "options.samplingParams.top_p must be a number, got True"),
+    ("samplingParams", {"top_p": "0.5"}, "options.samplingParams.top_p must be a number, got '0.5'"),
+    ("samplingParams", {"stop": 1, "model": "x"}, "options.samplingParams 'model', 'stop' not allowed by this proxy; it takes frequency_penalty, min_p, presence_penalty, repetition_penalty, seed, top_k, top_p"),
+    ("reasoning", "extreme", "Invalid request body: Invalid enum value 'extreme' - at `$.options.reasoning`"),
+    ("cacheRetention", "forever", "Invalid request body: Invalid enum value 'forever' - at `$.options.cacheRetention`"),
+    ("transport", "pigeon", "Invalid request body: Invalid enum value 'pigeon' - at `$.options.transport`"),
+    ("temperature", "hot", "Invalid request body: Expected `float | null`, got `str`"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "value", "error"), REFUSED_OPTIONS)
+async def test_an_option_value_the_policy_refuses_is_a_400_naming_the_rule(
+    nursery: trio.Nursery, upstream: Upstream, name: str, value: Any, error: str
+) -> None:
+    url, _ = await start(nursery, upstream)
+    response = await post(url, request_body(upstream.model, **{name: value}))
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(error)
+    assert upstream.faux.call_count == 0
+
+
+async def test_the_sampling_parameters_a_client_may_set_are_the_servers_choice(
+    nursery: trio.Nursery, upstream: Upstream
+) -> None:
+    upstream.faux.set_responses([faux_assistant_message("ok")])
+    url, _ = await start(nursery, upstream, sampling_params={"mirostat_tau"})
+    refused = await post(url, request_body(upstream.model, samplingParams={"top_p": 0.5}))
+    assert refused.json() == {
+        "error": "options.samplingParams 'top_p' not allowed by this proxy; it takes mirostat_tau"
+    }
+    allowed = await post(url, request_body(upstream.model, samplingParams={"mirostat_tau": 5}))
+    assert allowed.status_code == 200
+    assert upstream.options[0].sampling_params == {"mirostat_tau": 5}
+    with pytest.raises(TypeError, match=r"sampling_params must be a collection of names"):
+        create_app(tokens=[TOKEN], sampling_params="top_p")
 
 
 async def test_a_lone_surrogate_in_the_context_survives_the_trip(
@@ -419,7 +501,7 @@ async def test_the_default_policy_serves_only_catalog_models_at_their_base_url(
     )
     provider = get_providers()[0]
     model = get_models(provider)[0]
-    assert catalog_models_only(model) is None
+    assert catalog_models_only(model) == model  # the catalog's own entry
     moved = msgspec.structs.replace(model, base_url="https://attacker.example")
     refusal = catalog_models_only(moved)
     assert refusal is not None
@@ -447,9 +529,25 @@ def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path) -> None:
     assert load_tokens(tokens_file=path, env=env) == {"one", "two", "alpha", "beta"}
     with pytest.raises(PiError, match=rf"no tokens to accept: set {TOKENS_ENV}"):
         create_app(tokens=[])
-    for limit in ({"max_streams": 0}, {"max_body_bytes": 0}, {"body_timeout": 0}):
+    limits = ({"max_streams": 0}, {"max_body_bytes": 0}, {"body_timeout": 0})
+    for limit in (*limits, {"max_bytes_in_flight": 0}):
         with pytest.raises(ValueError, match=r"must be positive"):
             create_app(tokens=["t"], **limit)
+
+
+def test_the_limits_default_to_what_the_readme_says() -> None:
+    app = create_app(tokens=["t"])
+    assert app.max_body_bytes == 32 * 1024 * 1024
+    assert app.max_bytes_in_flight == 512 * 1024 * 1024
+    assert (app.body_timeout, app.max_streams) == (30.0, 64)
+    assert app.sampling_params == {
+        "top_p", "top_k", "min_p", "frequency_penalty", "presence_penalty",
+        "repetition_penalty", "seed",
+    }  # fmt: skip
+    assert app.forward_headers == {
+        "anthropic-beta", "openai-beta", "x-session-affinity", "x-session-id", "session_id",
+        "x-client-request-id", "http-referer", "x-title",
+    }  # fmt: skip
 
 
 def test_an_empty_tokens_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -589,25 +687,32 @@ console.log(JSON.stringify({ types, result }));
 """
 
 
-@pytest.fixture(scope="session")
-def node_client() -> Path:
-    """A folder with the original ``@mariozechner/pi-agent-core`` installed (cached under
-    benchmarks/.cache); the test is skipped when node or the package is unavailable."""
+def npm_installed(folder: str, *packages: str) -> Path:
+    """A folder under benchmarks/.cache with ``packages`` installed by npm (once; later
+    runs reuse it); the test is skipped when node, npm or the install is unavailable."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("node and npm are needed to run the original TypeScript client")
-    root = Path(__file__).resolve().parent.parent / "benchmarks" / ".cache" / "pi-agent-core"
-    package = root / "node_modules" / "@mariozechner" / "pi-agent-core"
-    if not package.exists():
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / ".cache" / folder
+    done = root / ".installed"
+    if not done.exists():
         root.mkdir(parents=True, exist_ok=True)
         try:
             subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root), NODE_PACKAGE],
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root), *packages],
                 check=True, capture_output=True, timeout=600,
             )  # fmt: skip
         except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"could not install @mariozechner/pi-agent-core: {exc}")
-    script = root / "client.mjs"
+            pytest.skip(f"could not install {' '.join(packages)}: {exc}")
+        done.write_text(" ".join(packages))
+    return root
+
+
+@pytest.fixture(scope="session")
+def node_client() -> Path:
+    """The original ``@mariozechner/pi-agent-core`` client script (the package cached
+    under benchmarks/.cache)."""
+    script = npm_installed("pi-agent-core", NODE_PACKAGE) / "client.mjs"
     script.write_text(NODE_CLIENT)
     return script
 
@@ -650,14 +755,16 @@ console.log(JSON.stringify(await stream.result()));
 """
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def pi16_core() -> Path:
-    """The 1.6 agent core's entry module under PI16_DIR; skipped (in this synchronous
-    fixture, where the skip keeps its reason) without node or the package."""
+    """The 1.6 agent core's entry module: under PI16_DIR when set, else installed (once)
+    under benchmarks/.cache; skipped (in this synchronous fixture, where the skip keeps
+    its reason) without node or the package."""
     directory = os.environ.get("PI16_DIR")
-    core = Path(directory or ".") / "node_modules/@earendil-works/pi-agent-core/dist/index.js"
-    if shutil.which("node") is None or not directory or not core.exists():
-        pytest.skip("set PI16_DIR to a folder with @earendil-works/pi-agent-core 1.6 and node")
+    root = Path(directory) if directory else npm_installed("pi16", *PI16_PACKAGES)
+    core = root / "node_modules/@earendil-works/pi-agent-core/dist/index.js"
+    if shutil.which("node") is None or not core.exists():
+        pytest.skip(f"{root} holds no @earendil-works/pi-agent-core 1.6 (or node is missing)")
     return core
 
 
@@ -690,3 +797,61 @@ async def test_the_1_6_typescript_client_keeps_the_signatures_and_ignores_redact
     assert redacted == {
         "type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "encrypted"
     }  # fmt: skip
+
+
+NODE_RADIUS_16 = """
+import { pathToFileURL } from "node:url";
+const [dir, url, token, id] = process.argv.slice(2);
+const at = (path) => import(pathToFileURL(`${dir}/node_modules/@earendil-works/${path}`).href);
+const { RADIUS_MODELS } = await at("pi-ai/dist/providers/radius.models.js");
+const { streamProxy } = await at("pi-agent-core/dist/index.js");
+const model = RADIUS_MODELS[id];
+const context = { messages: [{ role: "user", content: "hello", timestamp: 1 }] };
+const stream = streamProxy(model, context, { proxyUrl: url, authToken: token });
+for await (const event of stream) {}
+console.log(JSON.stringify({ model, result: await stream.result() }));
+"""
+
+
+@pytest.mark.node
+async def test_the_1_6_typescript_client_is_served_a_radius_model(
+    nursery: trio.Nursery, tmp_path: Path, pi16_core: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The original 1.6 client sends a Radius model as its catalog writes it (``lab``,
+    ``enabled``, ``providers``, ``free``); the server serves it from its own catalog
+    entry, against a loopback Radius. Needs node and PI16_DIR."""
+    monkeypatch.setenv("RADIUS_API_KEY", "radius-server-key-0123456789")
+    recorded = (Path(__file__).parent / "fixtures" / "pi16" / "pimessages_text.sse").read_bytes()
+    registry = ProviderRegistry()
+    async with serve_sse([SSEReply(recorded)]) as radius:
+
+        def policy(model: Model) -> Model | str:
+            served = catalog_models_only(model)
+            return (
+                served
+                if isinstance(served, str)
+                else msgspec.structs.replace(served, base_url=radius.url)
+            )
+
+        app = create_app(tokens=[TOKEN], registry=registry, model_policy=policy)
+        url = await nursery.start(partial(serve, "127.0.0.1", 0, app=app))
+        script = tmp_path / "radius16.mjs"
+        script.write_text(NODE_RADIUS_16)
+        directory = str(pi16_core.parents[4])
+        try:
+            with trio.fail_after(60):
+                done = await trio.run_process(
+                    ["node", str(script), directory, url, TOKEN, "recursive/flint"],
+                    capture_stdout=True, capture_stderr=True, check=False,
+                )  # fmt: skip
+        finally:
+            await registry.aclose()
+    assert done.returncode == 0, done.stderr.decode()
+    output = json.loads(done.stdout)
+    assert {"lab", "enabled", "providers", "free"} <= set(output["model"])
+    result = output["result"]
+    assert result["stopReason"] == "stop", result.get("errorMessage")
+    assert result["content"][0]["type"] == "text"
+    (sent,) = radius.requests
+    assert sent.json()["model"] == "recursive/flint"
+    assert sent.headers["authorization"] == "Bearer radius-server-key-0123456789"

@@ -11,6 +11,9 @@ moved or removed without one. Blocks run as written, except for these substituti
 - the proxy block's server address: ``http://127.0.0.1:8787`` becomes the address of a
   proxy server the test starts on a free port, whose provider calls answer from a
   recorded Anthropic stream;
+- the Temporal block's server address: ``"localhost:7233"`` becomes the address of the
+  dev server the session started (``temporal_address``), and the script ends with
+  ``os._exit`` (the Temporal SDK's threads may abort a finalizing interpreter);
 - fragments get what they use: the deadline block runs inside a function given an
   ``agent`` on a faux provider (on a fake clock), the ``@tool`` block's tool runs in an
   agent, the SQLite store class is used on an in-memory database, and the sessions block's
@@ -179,14 +182,17 @@ def test_quickstart_calls_the_tool_and_streams_the_answer(recorded_anthropic):
 
 
 def test_quickstart_without_a_key_says_why_it_failed():
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ANTHROPIC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     done = subprocess.run(
         [sys.executable, "-c", code("Quickstart (trio)")],
         capture_output=True, text=True, env=env, timeout=60, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 1
     assert done.stdout == "\n"
-    assert done.stderr == "the run failed: No API key for provider: anthropic\n"
+    assert (
+        done.stderr
+        == "the run failed: No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), or pass api_key / get_api_key\n"
+    )
 
 
 def test_quickstart_offline_block(recorded_anthropic):
@@ -328,6 +334,19 @@ def test_the_make_targets_exist():
     assert "pip install --quiet -e '.[cli]'" in recipe.group(0)
 
 
+def test_the_size_make_test_installs_is_the_one_the_readme_gives():
+    """The environment these tests run in has what ``make test`` installs (the test extra
+    pulls in every engine); its size is the README's figure, give or take a quarter."""
+    claim = re.search(r"`\.venv` grows to about (\d+) MB", " ".join(README.split()))
+    assert claim is not None
+    size = 0
+    for folder, _, files in os.walk(sys.prefix):
+        for name in files:
+            with contextlib.suppress(OSError):
+                size += Path(folder, name).lstat().st_size
+    assert 0.75 <= size / 1e6 / int(claim.group(1)) <= 1.25, f"{size / 1e6:.0f} MB"
+
+
 def test_every_command_line_parses_and_the_offline_one_runs(capsys):
     from pi_trio.cli import build_parser, main
 
@@ -404,7 +423,86 @@ def client_closed_after() -> Iterator[None]:
         trio.run(default_registry.aclose)
 
 
+def test_the_abort_block_aborts_a_running_prompt_and_shows_what_it_says():
+    block = code("Abort and cancellation: the contract")
+    assert block.endswith("trio.run(main)\n")
+    # the same program on a fake clock: the second it waits passes at once
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    _, namespace = run_code(block.replace("trio.run(main)\n", ""))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        trio.run(namespace["main"], clock=clock)
+    shown = [line.partition("  # ")[2].partition("  (")[0] for line in block.splitlines()]
+    assert out.getvalue().splitlines() == [
+        comment for line, comment in zip(block.splitlines(), shown, strict=True)
+        if comment and line.lstrip().startswith("print(")
+    ]  # fmt: skip
+    assert out.getvalue() == "aborted - Request was aborted\nCancellation, in detail.\nYes.\n"
+    assert 1 <= clock.current_time() < 2  # not the half minute the whole essay takes
+
+
+def anthropic_429() -> ReplayResponse:
+    body = b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
+    return ReplayResponse(body, status=429, headers={"retry-after": "2"})
+
+
+def test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_default(
+    monkeypatch,
+):
+    """ "Retries are off by default": a 429 ends a default agent's run after one request;
+    each of the block's two agents asks again and gets the answer."""
+    import httpx2
+
+    from pi_trio.agent import Agent
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-readme")
+    claim = " ".join(README.split())
+    assert "**Retries are off by default**, as in pi 1.6: `StreamOptions.max_retries` is 0" in claim
+    _, namespace = run_code(code("Providers and keys"))
+
+    def answered(agent: Agent) -> tuple[bool, int, list[str]]:
+        ok = anthropic_stream({"text": "hi"}, stop_reason="end_turn")
+        transport = ReplayTransport(anthropic_429(), ReplayResponse(ok))
+        client = httpx2.AsyncClient(transport=transport)
+        monkeypatch.setattr(default_registry, "http_client", lambda: client)
+        seen: list[str] = []
+        agent.subscribe(lambda event: seen.append(event.type))
+
+        async def run() -> Any:
+            try:
+                return await agent.prompt("hello")
+            finally:
+                await client.aclose()
+
+        result = trio.run(run, clock=trio.testing.MockClock(autojump_threshold=0))
+        retries = [name for name in seen if name.startswith("auto_retry")]
+        return result.ok, len(transport.requests), retries
+
+    assert answered(Agent(model="anthropic/claude-haiku-4-5")) == (False, 1, [])
+    assert answered(namespace["per_request"]) == (True, 2, [])
+    assert answered(namespace["per_response"]) == (
+        True, 2, ["auto_retry_start", "auto_retry_end"],
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------------- claims
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_table_of_contents_links_every_section_in_order():
+    outside_code = re.sub(r"^```.*?^```$", "", README, flags=re.M | re.S)
+    headings = re.findall(r"^(##|###) (.+)$", outside_code, re.M)
+    assert headings[0] == ("##", "Contents")
+    contents = README.split("## Contents\n\n", 1)[1].split("\n\n", 1)[0]
+    links = re.findall(r"^( *)- \[[^\]]+\]\(#([^)]+)\)$", contents, re.M)
+    assert len(links) == len(contents.splitlines())  # every line of it is a link
+    assert [(indent == "  ", anchor) for indent, anchor in links] == [
+        (level == "###", github_anchor(text)) for level, text in headings[1:]
+    ]
 
 
 def test_json_bytes_differ_only_where_the_readme_says():
@@ -502,7 +600,7 @@ def test_the_leading_system_message_is_not_announced_and_a_tool_change_is():
 
 # --------------------------------------------------------------------------- beyond one process
 
-# Names the two sketches leave to the reader, defined offline (a faux provider, two tools).
+# Names the three sketches leave to the reader, defined offline (a faux provider, two tools).
 DURABLE_PRELUDE = """
 from pi_trio.agent import tool
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
@@ -574,6 +672,26 @@ def test_the_durable_block_runs_a_workflow_on_sqlite(tmp_path):
     assert (tmp_path / "support.sqlite").exists()
 
 
+def test_the_temporal_block_runs_a_workflow_on_the_dev_server(tmp_path, temporal_address):
+    # the one substitution: the dev server the session started instead of the default
+    # address; the process ends with os._exit, as the Temporal SDK's Rust threads may
+    # abort a finalizing interpreter (temporalio/sdk-python#300)
+    block = code("Beyond one process", 2)
+    assert '"localhost:7233"' in block
+    block = block.replace('"localhost:7233"', repr(temporal_address))
+    out = run_script(
+        DURABLE_PRELUDE
+        + block
+        + "\nprint(faux.state.call_count, events.count('agent_end'), events[-2])\n"
+        + "import os, sys; sys.stdout.flush(); os._exit(0)\n",
+        tmp_path,
+    )
+    calls, ended, before_end = out.split()
+    assert int(calls) >= 2  # the tool call and the answer (the steer may come too late)
+    assert ended == "1"  # the worker's listener got the run's events, each once
+    assert before_end == "turn_end"
+
+
 def test_the_fanout_block_runs_every_job_on_a_local_ray(tmp_path):
     # the one substitution: a small local cluster instead of the machine's default
     block = code("Beyond one process", 1).replace(
@@ -614,7 +732,10 @@ def test_the_agui_block_serves_ag_ui_events_and_says_why_a_run_failed(tmp_path):
         process.communicate(timeout=10)
     assert response.headers["content-type"] == "text/event-stream"
     assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
-    assert events[-1]["message"] == "No API key for provider: anthropic"
+    assert events[-1]["message"] == (
+        "No API key for provider: anthropic; set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), "
+        "or pass api_key / get_api_key"
+    )
 
 
 # --------------------------------------------------------------------------- coverage
@@ -635,9 +756,12 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("OpenTelemetry", 0): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
     ("OpenTelemetry", 1): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
     ("The command line", 0): test_every_command_line_parses_and_the_offline_one_runs,
+    ("Abort and cancellation: the contract", 0): test_the_abort_block_aborts_a_running_prompt_and_shows_what_it_says,
+    ("Providers and keys", 0): test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_default,
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,
+    ("Beyond one process", 2): test_the_temporal_block_runs_a_workflow_on_the_dev_server,
     ("AG-UI: agents in the browser", 0): test_the_agui_block_serves_ag_ui_events_and_says_why_a_run_failed,
 }  # fmt: skip
 

@@ -1,6 +1,9 @@
-"""S- and SD-scenarios of reference/scenarios.md §5 that no other test file pins exactly.
+"""Behaviours of the original's no-network pi-ai tests (``packages/ai/test/``: the faux
+provider, validation, overflow, message transforms, system messages, transcript replay)
+that no other test file pins exactly.
 
-Each test names its scenario in a comment above it. Scenarios that an existing test already
+The comment above each test numbers its behaviour (S*, SD*) as the port's catalogue of
+those upstream tests did. Scenarios that an existing test already
 covers are listed in the coverage report, not repeated here.
 """
 

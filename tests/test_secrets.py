@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pi_trio.ai import ProviderError
-from pi_trio.ai._secrets import (
+from pi_trio.ai._keys._secrets import (
     REDACT_MIN_PREFIX,
     check_header_values,
     clean_api_key,

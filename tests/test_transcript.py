@@ -34,7 +34,7 @@ from pi_trio.ai import (
     render_system_message_update,
     to_tool_declaration,
 )
-from pi_trio.ai._transcript import system_reminder_text
+from pi_trio.ai._transcript._system import system_reminder_text
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -632,7 +632,7 @@ def test_after_declaring_the_transcript_replays_exactly_the_executable_set(
 
 
 def test_split_leading_system_prompt_joins_only_the_leading_system_messages() -> None:
-    from pi_trio.ai._transcript import split_leading_system_prompt
+    from pi_trio.ai._transcript._system import split_leading_system_prompt
 
     later = SystemMessage(content="later", timestamp=3)
     messages = [

@@ -1,4 +1,5 @@
-"""Tool-argument validation: reference/ai.md §8.2 and §9 items 74-76."""
+"""Tool-argument validation, as the original's ``validateToolArguments`` /
+``validateToolCall`` (``src/utils/validation.ts``) and its ``validation.test.ts`` decide it."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from pi_trio.ai import (
     Tool,
     ToolArgumentsError,
     ToolCall,
-    _validation_engine,
     validate_tool_arguments,
     validate_tool_call,
 )
+from pi_trio.ai._validation import _engine
 
 
 class Inner(msgspec.Struct, frozen=True):
@@ -53,7 +54,7 @@ def failure(parameters: Any, arguments: Any) -> ToolArgumentsError:
     return caught.value
 
 
-# -- §9 items 74-76
+# -- coercion on a copy, unknown tools, the error texts
 
 
 def test_a_numeric_string_is_coerced_for_a_number_schema_on_a_copy() -> None:
@@ -573,13 +574,13 @@ def test_every_schema_is_read_as_2020_12_with_draft_7_tuples_as_the_original_rea
 def test_validators_are_cached_by_schema_content() -> None:
     first = {"type": "object", "properties": {"cache_probe": {"type": "integer"}}}
     second = copy.deepcopy(first)
-    assert _validation_engine._checker(first) is _validation_engine._checker(second)
+    assert _engine._checker(first) is _engine._checker(second)
     first["properties"]["cache_probe"]["type"] = "string"
     assert validate_tool_arguments(tool(second), {"cache_probe": "3"}) == {"cache_probe": 3}
     assert validate_tool_arguments(tool(first), {"cache_probe": 3}) == {"cache_probe": "3"}
 
 
 def test_the_validator_cache_is_bounded() -> None:
-    for index in range(_validation_engine.CACHE_SIZE + 10):
+    for index in range(_engine.CACHE_SIZE + 10):
         validate_tool_arguments(tool(obj({f"p{index}": {"type": "integer"}})), {})
-    assert len(_validation_engine._cache) <= _validation_engine.CACHE_SIZE
+    assert len(_engine._cache) <= _engine.CACHE_SIZE

@@ -16,14 +16,13 @@ from hypothesis import strategies as st
 from pi_trio.ai import (
     Tool,
     ToolArgumentsError,
-    _validation_formats,
-    _validation_regex,
     validate_tool_arguments,
 )
-from pi_trio.ai._validation_coerce import coerce
-from pi_trio.ai._validation_dialect import is_multiple
-from pi_trio.ai._validation_formats import FORMATS
-from pi_trio.ai._validation_regex import regex_search
+from pi_trio.ai._validation import _formats, _regex
+from pi_trio.ai._validation._coerce import coerce
+from pi_trio.ai._validation._dialect import is_multiple
+from pi_trio.ai._validation._formats import FORMATS
+from pi_trio.ai._validation._regex import regex_search
 
 from .test_validation_pi16 import CASES, NEEDS_ECMA, _check
 
@@ -35,13 +34,13 @@ def tool(parameters: Any) -> Tool:
 @pytest.fixture
 def without_ecma(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """As if the ``ecma`` extra were not installed."""
-    for loader in (_validation_regex._regress, _validation_formats._ada_url):
+    for loader in (_regex._regress, _formats._ada_url):
         loader.cache_clear()
-    _validation_regex._compiled.cache_clear()
-    monkeypatch.setattr(_validation_regex, "_regress", lambda: None)
-    monkeypatch.setattr(_validation_formats, "_ada_url", lambda: None)
+    _regex._compiled.cache_clear()
+    monkeypatch.setattr(_regex, "_regress", lambda: None)
+    monkeypatch.setattr(_formats, "_ada_url", lambda: None)
     yield
-    _validation_regex._compiled.cache_clear()
+    _regex._compiled.cache_clear()
 
 
 def test_patterns_follow_javascript_with_the_ecma_extra() -> None:

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from pi_trio.agent import tool
 from pi_trio.ai import ToolArgumentsError, validate_tool_arguments
-from pi_trio.ai._json_parse import copy_json
-from pi_trio.ai._validation_dialect import compile_validator
-from pi_trio.ai._validation_fast import DECLINED, compile_fast_path
+from pi_trio.ai._arguments._partial import copy_json
+from pi_trio.ai._validation._dialect import compile_validator
+from pi_trio.ai._validation._fast import DECLINED, compile_fast_path
 
 NAMES = "abc"
 FORMATS = ["date", "uuid", "email", "ipv4"]

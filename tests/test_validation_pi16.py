@@ -27,7 +27,7 @@ import jsonschema
 import pytest
 
 from pi_trio.ai import Tool, ToolArgumentsError, validate_tool_arguments
-from pi_trio.ai._jsnum import js_number_text
+from pi_trio.ai._json._jsnum import js_number_text
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "validation_pi16.json"

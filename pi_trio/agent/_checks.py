@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..ai import Model, UnknownModelError, resolve_model
-from ..ai._models import THINKING_LEVELS
+from ..ai._seam import THINKING_LEVELS
 
 __all__ = [
     "MODEL_HINT",

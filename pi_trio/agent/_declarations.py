@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from ..ai import SystemMessage, Tool, declare_tool_changes, to_tool_declaration
-from ..ai._transcript import replay_tool_declarations
+from ..ai._seam import replay_tool_declarations
 from ._types import AgentContext, AgentMessage
 
 __all__ = ["ToolDeclarations"]

@@ -26,8 +26,7 @@ from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final
 
 from ..ai import AbortSignal, AssistantMessage, Model, ToolCall, ToolResultMessage
-from ..ai._builder import empty_message
-from ..ai._consume import InlineStream
+from ..ai._seam import InlineStream, empty_message
 from ._batch import ToolBatch
 from ._declarations import ToolDeclarations
 from ._dispatch import Dispatcher

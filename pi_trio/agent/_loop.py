@@ -35,13 +35,12 @@ from ..ai import (
     StreamOptions,
     ToolCall,
     ToolResultMessage,
+    default_registry,
     is_retryable_assistant_error,
     merge_client_identity,
     retry_delay_ms,
 )
-from ..ai._consume import InlineStream
-from ..ai._registry import default_registry
-from ..ai._stream import resolve_stream_fn
+from ..ai._seam import InlineStream, resolve_stream_fn
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher

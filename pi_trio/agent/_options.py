@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 import msgspec
 
 from ..ai import StreamOptions, ThinkingBudgets
-from ..ai._options import OnPayload, OnProviderStreamEvent, OnResponse
+from ..ai._seam import OnPayload, OnProviderStreamEvent, OnResponse
 from ._config import (
     AfterToolCallHook,
     AgentHooks,

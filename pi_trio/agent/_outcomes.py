@@ -23,7 +23,7 @@ from ..ai import (
     Usage,
     now_ms,
 )
-from ..ai._consume import ABORTED_TEXT
+from ..ai._seam import ABORTED_TEXT
 from ._types import (
     AgentEndEvent,
     AgentToolResult,

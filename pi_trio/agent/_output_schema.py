@@ -15,6 +15,7 @@ from typing import Any, Final
 import msgspec
 
 from ..ai import OutputFormat
+from ..ai._seam import BoundedDecoder
 
 __all__ = ["OUTPUT_SCHEMA_CACHE_SIZE", "OutputSchema", "output_schema"]
 
@@ -101,7 +102,8 @@ class OutputSchema:
                 f"{self.name}_output", [(_WRAPPER_FIELD, output_type)]
             )
         self.schema = schema
-        self._decoder = msgspec.json.Decoder(decode_as)
+        # the answer is the model's text: decoded behind the nesting limit
+        self._decoder = BoundedDecoder(decode_as)
 
     def output_format(self) -> OutputFormat:
         return OutputFormat(schema=self.schema, name=self.name, description=self.description)

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..ai._groups import sole_exception
+from ..ai._seam import sole_exception
 from ._eager import Eager
 
 __all__ = ["Job", "ToolGroup", "run_concurrently"]

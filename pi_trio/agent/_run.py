@@ -12,7 +12,7 @@ import anyio
 import anyio.abc
 
 from ..ai import AbortController, AbortSignal, PiError
-from ..ai._groups import raising_sole_exception
+from ..ai._seam import raising_sole_exception
 from ._config import AgentLoopConfig
 from ._dispatch import Dispatcher, ListenerSet
 from ._loop import LoopRun

@@ -9,6 +9,14 @@ client's tools and state patches, sans-IO), ``_app`` (the endpoint), ``_server``
 
 from __future__ import annotations
 
+try:
+    import ag_ui as _ag_ui  # noqa: F401
+except ImportError as exc:
+    raise ImportError(
+        "pi_trio.agui speaks AG-UI with the ag-ui-protocol package, which is not installed: "
+        "pip install 'pi-trio[agui]'"
+    ) from exc
+
 from ._app import DEFAULT_BODY_TIMEOUT_S as DEFAULT_BODY_TIMEOUT_S
 from ._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 from ._app import DEFAULT_MAX_RUNS as DEFAULT_MAX_RUNS

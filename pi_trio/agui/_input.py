@@ -10,7 +10,6 @@ for a client tool, and ``apply_patch`` applies the JSON Patch of a state delta.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,12 +39,14 @@ from ..agent import AgentTool, AgentToolResult
 from ..ai import (
     AssistantMessage,
     ImageContent,
+    MessageDecodeError,
     Model,
     SystemMessage,
     TextContent,
     ToolCall,
     ToolResultMessage,
     Usage,
+    from_json,
     now_ms,
 )
 from ..ai import (
@@ -138,8 +139,9 @@ def _assistant(
         content.append(TextContent(text=message.content))
     for call in message.tool_calls or ():
         try:
-            arguments = json.loads(call.function.arguments or "{}")
-        except json.JSONDecodeError as exc:
+            # pi_trio's decoder: it refuses JSON nested deeper than MAX_JSON_DEPTH
+            arguments = from_json(call.function.arguments or "{}", Any)
+        except MessageDecodeError as exc:
             raise InputError(
                 f"{where}: the arguments of tool call {call.id!r} are not JSON ({exc}): "
                 f"{call.function.arguments[:80]!r}"

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from .. import __version__
-from ..ai._models import THINKING_LEVELS
+from ..ai._seam import THINKING_LEVELS
 from ._exit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
 __all__ = ["build_parser", "main"]
@@ -44,7 +44,8 @@ PROXY_DESCRIPTION = """\
 Serve the Pi proxy protocol: POST /api/stream with a bearer token and a JSON body
 {"model": ..., "context": {"messages": [...]}, "options": {...}}, answered by
 Server-Sent Events. The server calls the providers with its own API keys (from its
-environment) and serves only catalog models at their catalog URLs. Clients use
+environment) and serves only catalog models, each called as its own catalog entry
+says (a client names the model and picks from a few options). Clients use
 stream_proxy(proxy_url=..., auth_token=...) from pi_trio.proxy (or the original's
 streamProxy)."""
 
@@ -90,6 +91,7 @@ def _rate(text: str) -> float:
 
 
 PLAIN_HELP = "plain text output even on a terminal"
+STDOUT_CLOSED = "standard output is closed (started with >&-); redirect it to a file or /dev/null"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,6 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="time a client has to send its request body (default 30)",
     )
+    proxy.add_argument(
+        "--max-bytes-in-flight",
+        type=int,
+        default=None,
+        metavar="N",
+        help="memory all request bodies may take at once, counted as they arrive and "
+        "then as what they decode into (default 1 GiB)",
+    )
     return parser
 
 
@@ -295,6 +305,7 @@ def _dispatch(args: argparse.Namespace, out: Any, err: Any) -> int:
                 "max_body_bytes": args.max_body_bytes,
                 "max_streams": args.max_streams,
                 "body_timeout": args.body_timeout,
+                "max_bytes_in_flight": args.max_bytes_in_flight,
             }
             return proxy_command(
                 host=args.host,
@@ -314,6 +325,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: the process arguments); return the exit code."""
     from ._render import GuardedOutput
 
+    if sys.stderr is None:  # started with stderr closed (2>&-): its lines go nowhere
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
+    if sys.stdout is None:  # started with stdout closed (>&-): nothing could be shown
+        sys.stderr.write(f"pi-trio: cannot write the output: {STDOUT_CLOSED}\n")
+        return EXIT_FAILED
     out = GuardedOutput(sys.stdout)
     try:
         try:

@@ -3,7 +3,8 @@
 One task reads lines (``_input``: on a terminal with a prompt marker, line editing and
 history; from a pipe line by line). A line typed while the agent is idle becomes the next
 prompt; a line typed while it works on one is queued with ``agent.steer`` and reaches the
-model at its next turn. Steering that arrives after the run's last turn is delivered by
+model at its next turn. Input that is not a terminal is a list of turns: each line is the
+next prompt once the run before it has finished, whatever the timing. Steering that arrives after the run's last turn is delivered by
 continuing the run. While a request has no answer yet, the elapsed time shows on the
 terminal.
 """
@@ -33,22 +34,33 @@ HELP = (
     "lines; Ctrl-C aborts a run; Ctrl-C when idle, Ctrl-D or /exit quits."
 )
 
+PIPED_HELP = "chat: each line of the input is a prompt, sent once the answer before it is done."
+
 
 class _Turn:
     """Whether a prompt has been handed to the main loop and is not finished yet, and the
     reader's wait for a steering line, which a finished run cancels (the reader then shows
     the idle prompt)."""
 
-    __slots__ = ("busy", "steering_wait")
+    __slots__ = ("_finished", "busy", "steering_wait")
 
     def __init__(self) -> None:
         self.busy = False
         self.steering_wait: anyio.CancelScope | None = None
+        self._finished = anyio.Event()
+
+    def start(self) -> None:
+        self.busy = True
+        self._finished = anyio.Event()
 
     def finish(self) -> None:
         self.busy = False
+        self._finished.set()
         if self.steering_wait is not None:
             self.steering_wait.cancel()
+
+    async def wait_finished(self) -> None:
+        await self._finished.wait()
 
 
 async def _read_lines(
@@ -59,6 +71,9 @@ async def _read_lines(
     turn: _Turn,
 ) -> None:
     restarts = getattr(next_line, "restarts_at_idle", False)
+    # input that is not a terminal (a pipe, a file) is a list of turns: each line waits
+    # for the run before it, instead of steering it at whatever moment it was read
+    steers = getattr(next_line, "steers", True)
     async with prompts:
         while True:
             idle = not turn.busy
@@ -84,8 +99,10 @@ async def _read_lines(
                 agent.steer(text)
                 renderer.note(f"steering queued: {text!r}")
             else:
-                turn.busy = True
+                turn.start()
                 await prompts.send(text)
+                if not steers:
+                    await turn.wait_finished()
 
 
 async def chat_loop(
@@ -132,7 +149,11 @@ async def chat_command(
 ) -> int:
     """The chat on ``model``; lines come from ``next_line`` (default: stdin, edited on a
     terminal). Returns the exit code."""
-    renderer = make_renderer(out, style=style, show_user_messages=False)
+    # a terminal shows what was typed; lines from a pipe are shown as the turns they are
+    on_terminal = os.name == "posix" and os.isatty(0) and out.isatty()
+    renderer = make_renderer(
+        out, style=style, show_user_messages=next_line is None and not on_terminal
+    )
     session = prepare_agent(
         model,
         thinking=thinking,
@@ -147,12 +168,12 @@ async def chat_command(
     if session is None:
         return EXIT_USAGE
     agent = session.agent
-    renderer.note(f"{agent.state.model.provider}/{agent.state.model.id} · {HELP}")
+    help_text = HELP if next_line is not None or on_terminal else PIPED_HELP
+    renderer.note(f"{agent.state.model.provider}/{agent.state.model.id} · {help_text}")
     keep_terminal: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     source = next_line
     if source is None:
         # a POSIX terminal: readline at the prompt, a readable wait while the agent works
-        on_terminal = os.name == "posix" and os.isatty(0) and out.isatty()
         source = terminal_lines() if on_terminal else stdin_lines()
         if on_terminal:
             keep_terminal = terminal_settings_kept()

@@ -3,6 +3,8 @@
 Four short acts on one ``Agent``: streamed thinking and text; three tool calls running in
 parallel with live progress, and a steering message injected while they run; a long answer
 aborted mid-stream; and a last prompt showing the agent is ready again after the abort.
+Each act has its own scripted answers and starts with empty queues, so an act cut short
+leaves nothing to the next one.
 The faux provider is paced in real time (``tokens_per_second``) so it looks like a model
 typing; ``fast=True`` removes every real-time wait (tests use it). Ctrl-C aborts the act
 that runs and the tour goes on with the next one; a second Ctrl-C ends the demo. The last
@@ -21,7 +23,7 @@ from typing import Any, Final, TextIO
 import anyio
 
 from ..agent import Agent, AgentTool, tool
-from ..ai import Context, Model, StreamOptions
+from ..ai import AbortSignal, Context, Model, StreamOptions
 from ..testing import (
     FauxProvider,
     FauxState,
@@ -139,8 +141,9 @@ def _after_tools(context: Context, options: StreamOptions, state: FauxState, mod
     )
 
 
-def demo_script() -> list[Any]:
-    """The scripted responses, in request order."""
+def demo_script() -> list[list[Any]]:
+    """The scripted responses of each act, in request order. Each act gets its own list,
+    so an act cut short by Ctrl-C leaves none of its answers to the next one."""
     essay = (
         "Cancellation is the part of concurrency that most runtimes get wrong. In a "
         "structured runtime, every task has a parent, and cancelling the parent reaches "
@@ -149,37 +152,34 @@ def demo_script() -> list[Any]:
         "code that owns the scope writes the outcome afterwards, so the transcript always "
         "tells the truth about what happened. " * 3
     )
-    return [
-        faux_assistant_message(
-            [
-                faux_thinking(
-                    "The user wants the payoff, not the theory: ownership, cancellation, "
-                    "and no leaked tasks. Two sentences."
-                ),
-                faux_text(
-                    "Every task has a visible parent, so when a run ends, nothing it started "
-                    "keeps running. And cancelling the run (an abort, a deadline, Ctrl-C) "
-                    "reaches the HTTP stream and every tool at once, then leaves a "
-                    "transcript you can trust."
-                ),
-            ]
-        ),
-        faux_assistant_message(
-            [
-                faux_text("Running all three in parallel."),
-                faux_tool_call("get_weather", {"city": "Lisbon"}),
-                faux_tool_call("count_primes", {"below": 50_000}),
-                faux_tool_call("search_docs", {"query": "abort contract"}),
-            ],
-            stop_reason="toolUse",
-        ),
-        _after_tools,
-        faux_assistant_message(essay),
-        faux_assistant_message(
-            "Yes. The aborted answer stayed in the transcript, marked aborted, and this run "
-            "started from a clean state."
-        ),
-    ]
+    streamed = faux_assistant_message(
+        [
+            faux_thinking(
+                "The user wants the payoff, not the theory: ownership, cancellation, "
+                "and no leaked tasks. Two sentences."
+            ),
+            faux_text(
+                "Every task has a visible parent, so when a run ends, nothing it started "
+                "keeps running. And cancelling the run (an abort, a deadline, Ctrl-C) "
+                "reaches the HTTP stream and every tool at once, then leaves a "
+                "transcript you can trust."
+            ),
+        ]
+    )
+    tools = faux_assistant_message(
+        [
+            faux_text("Running all three in parallel."),
+            faux_tool_call("get_weather", {"city": "Lisbon"}),
+            faux_tool_call("count_primes", {"below": 50_000}),
+            faux_tool_call("search_docs", {"query": "abort contract"}),
+        ],
+        stop_reason="toolUse",
+    )
+    after = faux_assistant_message(
+        "Yes. The aborted answer stayed in the transcript, marked aborted, and this run "
+        "started from a clean state."
+    )
+    return [[streamed], [tools, _after_tools], [faux_assistant_message(essay)], [after]]
 
 
 class _Director:
@@ -193,8 +193,9 @@ class _Director:
         self.streamed_chars = 0
         self.aborted = False
 
-    def steer_once(self, event: Any) -> None:
-        if event.type == "tool_execution_end" and not self.steered:
+    def steer_once(self, event: Any, signal: AbortSignal) -> None:
+        # not once the act is aborted: its tools end with "Operation aborted", not done
+        if event.type == "tool_execution_end" and not self.steered and not signal.aborted:
             self.steered = True
             self.renderer.note(f"steering while tools run: {STEERING_TEXT!r}")
             self.agent.steer(STEERING_TEXT)
@@ -259,7 +260,6 @@ async def run_demo(
     clock = _Clock(fast)
     pace = None if fast else (tokens_per_second or DEMO_TOKENS_PER_SECOND)
     faux = FauxProvider(tokens_per_second=pace)
-    faux.set_responses(demo_script())
     agent = Agent(
         model=faux.get_model(),
         system_prompt=SYSTEM_PROMPT,
@@ -272,12 +272,13 @@ async def run_demo(
     on_output_closed(out, agent.abort)
 
     script = _Director(agent, renderer)
-    acts: list[tuple[str, str, Any]] = [
+    titles: list[tuple[str, str, Any]] = [
         ("1 · streamed thinking and text", PROMPT_STREAM, None),
         ("2 · parallel tools with live progress, steered mid-run", PROMPT_TOOLS, script.steer_once),
         ("3 · abort mid-stream", PROMPT_ABORT, script.abort_midway),
         ("4 · ready again after the abort", PROMPT_AFTER, None),
     ]
+    acts = [(*act, responses) for act, responses in zip(titles, demo_script(), strict=True)]
 
     async def tour(interrupts: Interrupts) -> int:
         interrupts.attach(agent)
@@ -285,8 +286,12 @@ async def run_demo(
             "pi_trio demo: offline, on the faux provider. Ctrl-C aborts a run; "
             "a second Ctrl-C ends the demo."
         )
-        for title, prompt, hook in acts:
+        for title, prompt, hook, responses in acts:
             renderer.heading(title)
+            # each act owns its script and its queue: what an aborted act left unused (its
+            # last answers, a steering message put back by the abort) goes with it
+            faux.set_responses(responses)
+            agent.clear_all_queues()
             unsubscribe = agent.subscribe(hook) if hook is not None else None
             try:
                 await agent.prompt(prompt)

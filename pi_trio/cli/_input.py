@@ -2,7 +2,8 @@
 
 A line source is ``await next_line(idle)`` → the next line without its newline, ``None``
 at the end of the input; ``idle`` says whether the agent waits for a prompt (else it is
-working and a line steers it). ``InvalidLine`` reports a line that is not UTF-8 text. A
+working and a line steers it). A source whose ``steers`` is false is read only while
+the agent is idle: each line is a turn. ``InvalidLine`` reports a line that is not UTF-8 text. A
 source whose ``restarts_at_idle`` is true may be cancelled while it waits for a steering
 line (the caller then asks again with ``idle=True``); others are never cancelled, as a
 cancelled read in a worker thread would lose the line it reads.
@@ -59,9 +60,12 @@ def _decode(line: bytes, number: int) -> str:
 
 
 class stdin_lines:
-    """Lines from file descriptor ``fd``, each read in a worker thread."""
+    """Lines from file descriptor ``fd``, each read in a worker thread. Each line is a
+    turn of its own (``steers`` false: the chat reads the next line once the run it
+    started has finished)."""
 
     restarts_at_idle: Final = False
+    steers: Final = False
 
     def __init__(self, fd: int = 0) -> None:
         self.fd = fd
@@ -103,6 +107,7 @@ class terminal_lines:
     """Lines typed on the terminal ``fd`` (see the module docstring)."""
 
     restarts_at_idle: Final = True
+    steers: Final = True
 
     def __init__(self, fd: int = 0) -> None:
         self.fd = fd
@@ -114,7 +119,9 @@ class terminal_lines:
         if idle:
             try:
                 return await anyio.to_thread.run_sync(_input, abandon_on_cancel=True)
-            except EOFError:
+            except EOFError:  # Ctrl-D at the prompt: end its line, as a shell does
+                sys.stdout.write("\n")
+                sys.stdout.flush()
                 return None
         await anyio.wait_readable(self.fd)  # cancellable: no thread holds a read
         data = os.read(self.fd, READ_CHUNK)

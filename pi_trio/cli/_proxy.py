@@ -4,7 +4,8 @@ The server needs the optional ``proxy`` extra (hypercorn); it is imported only w
 command runs, and a missing extra is a one-line error. The accepted bearer tokens come
 from ``PI_TRIO_PROXY_TOKENS`` (comma-separated) and ``--tokens-file`` (one per line); one
 of the two is required. An address that cannot be served (the port is taken, the host is
-unknown) is one line and exit code 1. Ctrl-C stops the server (exit 0).
+unknown) is one line and exit code 1. Ctrl-C stops the server (exit 130, as for every
+command ended by Ctrl-C).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any, TextIO
 import anyio
 
 from ..ai import PiError
-from ..ai._groups import sole_exception
-from ._exit import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from ..ai._seam import sole_exception
+from ._exit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
 __all__ = ["MISSING_EXTRA", "proxy_command", "serve_error_text"]
 
@@ -64,7 +65,7 @@ async def _serve_until_interrupted(serve: Any, app: Any, host: str, port: int, e
                 err.write("pi-trio: proxy stopped\n")
                 group.cancel_scope.cancel()
                 break
-    return EXIT_OK
+    return EXIT_INTERRUPTED  # the one way it ends: Ctrl-C, with the status every command gives it
 
 
 def proxy_command(
@@ -76,7 +77,7 @@ def proxy_command(
     limits: dict[str, Any] | None = None,
 ) -> int:
     """Serve until Ctrl-C. ``limits``: ``create_app`` keyword arguments (``max_body_bytes``,
-    ``max_streams``, ``body_timeout``)."""
+    ``max_streams``, ``body_timeout``, ``max_bytes_in_flight``)."""
     if importlib.util.find_spec("hypercorn") is None:
         err.write(MISSING_EXTRA)
         return EXIT_USAGE

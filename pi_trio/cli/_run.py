@@ -26,8 +26,7 @@ from ..ai import (
     get_env_api_key,
     resolve_model,
 )
-from ..ai._models import THINKING_LEVELS
-from ..ai._registry import HTTP_READ_TIMEOUT_S
+from ..ai._seam import HTTP_READ_TIMEOUT_S, THINKING_LEVELS
 from ..testing import (
     FauxProvider,
     FauxState,
@@ -163,6 +162,11 @@ def resolve(
         except UnknownModelError as exc:
             raise CliError(f"--model {exc}; {OFFLINE_HINT}") from None
     if provider == FAUX_PROVIDER_NAME:
+        if base_url is not None:
+            raise CliError(
+                f"--base-url sends the requests to another server, and the offline model "
+                f"{spec} makes none; leave it out"
+            )
         faux = offline_provider(tokens_per_second)
         model = faux.get_model(model_id)
         if model is None:

@@ -15,10 +15,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pi_trio.durable runs agents on DBOS, which is not installed: pip install 'pi-trio[dbos]'"
     ) from exc
 
+from ..ai import replay_events as replay_events
 from ._agent import DurableAgent as DurableAgent
 from ._listeners import DurableEventInfo as DurableEventInfo
 from ._queue import QUEUE_TOPIC as QUEUE_TOPIC
-from ._replay import replay_events as replay_events
 from ._result import DurableResult as DurableResult
 from ._result import DurableRun as DurableRun
 from ._result import RunCancelledError as RunCancelledError

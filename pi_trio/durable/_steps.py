@@ -35,10 +35,10 @@ from ..ai import (
     TextContent,
     from_json,
     open_stream_simple,
+    replay_events,
     to_json,
 )
 from ._execution import Execution
-from ._replay import replay_events
 
 __all__ = [
     "MODEL_STEP",

@@ -100,7 +100,8 @@ class Harness:
     first Ctrl-C while iterating (the second one raises ``KeyboardInterrupt``), or when a
     shard task is cancelled with ``ray.cancel``, running agents are aborted (status
     ``aborted``, consistent transcripts) and jobs not started are reported
-    ``cancelled``; the iteration still yields every job once and then ends.
+    ``cancelled``; the iteration still yields every job once and then ends. ``cancelled``
+    says that it was cancelled, ``interrupted`` that a Ctrl-C did it.
     """
 
     def __init__(
@@ -136,7 +137,7 @@ class Harness:
         self.cancelled = False
         self.counts: dict[str, int] = {}
         self._started = False
-        self._interrupted = False
+        self.interrupted = False  # a Ctrl-C cancelled it
         self._lock = threading.Lock()
 
     def __iter__(self) -> Iterator[JobResult]:
@@ -270,11 +271,11 @@ class Harness:
             return None
 
         def on_sigint(signum: int, frame: Any) -> None:
-            if self._interrupted:
+            if self.interrupted:
                 raise KeyboardInterrupt
             # ray.cancel is not called from inside a signal handler (the handler may run
             # in the middle of a Ray call): a thread does it
-            self._interrupted = True
+            self.interrupted = True
             threading.Thread(target=self.cancel, name="harness-cancel", daemon=True).start()
 
         return signal.signal(signal.SIGINT, on_sigint)

@@ -19,6 +19,14 @@ Importing ``pi_trio`` (or ``pi_trio.ai``, ``pi_trio.agent``) never imports ``mcp
 this module does.
 """
 
+try:
+    import mcp as _mcp  # noqa: F401
+except ImportError as exc:
+    raise ImportError(
+        "pi_trio.mcp connects to MCP servers with the MCP SDK, which is not installed: "
+        "pip install 'pi-trio[mcp]'"
+    ) from exc
+
 from mcp.client.stdio import StdioServerParameters as StdioServerParameters
 
 from ._session import MCPConnectionError as MCPConnectionError

@@ -10,7 +10,14 @@ from typing import TypeAlias
 
 from ..ai import Model, get_model
 
-__all__ = ["TOKENS_ENV", "ModelPolicy", "catalog_models_only", "load_tokens", "token_digest"]
+__all__ = [
+    "TOKENS_ENV",
+    "ModelPolicy",
+    "catalog_models_only",
+    "load_tokens",
+    "serve_model",
+    "token_digest",
+]
 
 TOKENS_ENV = "PI_TRIO_PROXY_TOKENS"
 
@@ -32,11 +39,14 @@ def load_tokens(
     return frozenset(tokens)
 
 
-def catalog_models_only(model: Model) -> str | None:
-    """The default model policy: the model must be in the catalog and be called through
-    its catalog ``api`` at its catalog ``base_url`` — the server sends its own API key to
-    that URL, so a client must not be able to point it elsewhere. Returns the reason for a
-    refusal, or ``None``."""
+def catalog_models_only(model: Model) -> Model | str:
+    """The default model policy: the client's model only *names* a catalog model, by
+    ``provider`` and ``id``, and the request is built from the server's catalog entry for
+    it. Nothing else of the client's copy is used: not its ``headers``, ``compat``,
+    ``sampling_params``, limits or costs. Its ``api`` and ``base_url`` must be the
+    catalog's (another API reads its address and headers elsewhere, and a client that
+    asks for another address should hear that it does not get it). Returns the model to
+    serve, or the reason for a refusal (403)."""
     known = get_model(model.provider, model.id)
     if known is None:
         return (
@@ -44,8 +54,8 @@ def catalog_models_only(model: Model) -> str | None:
             "only catalog models are served"
         )
     if model.api != known.api:
-        # another API reads its address and headers elsewhere (Azure's base URL from the
-        # server's environment): the key of one vendor would go to another
+        # Azure reads its base URL from the server's environment: an OpenAI model
+        # relabelled as Azure would carry one vendor's key to another
         return (
             f"Model {model.provider}/{model.id} must use its catalog api "
             f"{known.api!r}, got {model.api!r}"
@@ -55,10 +65,27 @@ def catalog_models_only(model: Model) -> str | None:
             f"Model {model.provider}/{model.id} must use its catalog baseUrl "
             f"{known.base_url!r}, got {model.base_url!r}"
         )
-    return None
+    return known
 
 
-ModelPolicy: TypeAlias = Callable[[Model], "str | None"]
+ModelPolicy: TypeAlias = Callable[[Model], "Model | str"]
+"""``policy(model)``: the model to serve for the model a client named (the server's own
+entry: its address, headers and quirks are what the request is built from), or the
+reason for refusing it. ``catalog_models_only`` is the default; ``lambda model: model``
+serves whatever a client sends, every field of it."""
+
+
+def serve_model(policy: ModelPolicy, requested: Model) -> Model | str:
+    """``policy(requested)``, checked: a policy that returns anything but a ``Model`` or
+    a ``str`` is a bug in the server's code, named here."""
+    served = policy(requested)
+    if not isinstance(served, (Model, str)):
+        raise TypeError(
+            f"the proxy's model_policy returned {served!r}: return the Model to serve "
+            "(the server's own entry, or the client's model to trust every field of it) "
+            "or a str saying why the model is refused"
+        )
+    return served
 
 
 def token_digest(token: str) -> bytes:

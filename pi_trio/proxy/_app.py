@@ -6,13 +6,16 @@ without ``partial`` — the wire format of the original runtime's proxy client. 
 lives in the request's task group; when the client goes away the provider call is
 cancelled with it.
 
-What a client controls is bounded: a request with both ``Transfer-Encoding`` and
+What a token holder chooses is the transcript, the name of a model and the options that
+``_options`` allows; the model the call runs on is the model policy's answer (by default
+the server's catalog entry), so its address, headers, quirks and limits are the
+server's. What a client costs is bounded: a request with both ``Transfer-Encoding`` and
 ``Content-Length`` (a request-smuggling shape) is refused with 400 and its connection
 closed; the body must arrive within ``body_timeout`` seconds (408 otherwise) and hold at
-most ``max_body_bytes`` (413) of JSON nested at most ``MAX_JSON_DEPTH`` levels (400); a
-stream slot (``max_streams``, 429 beyond) is taken only once the body has arrived; and of
-the headers a request asks for (``options.headers``, ``model.headers``) only those named
-in ``forward_headers`` reach the provider, next to the server's key.
+most ``max_body_bytes`` (413) of JSON nested at most ``MAX_JSON_DEPTH`` levels (400);
+all requests together hold at most ``max_bytes_in_flight`` of bodies and what they
+decode into (``_body``; 503 beyond); a stream slot (``max_streams``, 429 beyond) is
+taken only once the body has arrived.
 """
 
 from __future__ import annotations
@@ -20,70 +23,69 @@ from __future__ import annotations
 import hmac
 import os
 from collections.abc import Iterable
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import TypeAlias
 
 import anyio
 import msgspec
 
-from ..ai import PiError, ProviderRegistry, open_stream_simple
-from ._access import TOKENS_ENV, ModelPolicy, catalog_models_only, load_tokens, token_digest
-from ._asgi import (
-    Receive,
-    Scope,
-    Send,
-    cancel_on_disconnect,
-    content_length,
-    lifespan,
-    reply,
+from ..ai import AssistantMessageStream, PiError, ProviderRegistry, open_stream_simple
+from ._access import (
+    TOKENS_ENV,
+    ModelPolicy,
+    catalog_models_only,
+    load_tokens,
+    serve_model,
+    token_digest,
 )
-from ._wire import ProxyRequest, decode_json, encode_event, proxy_options
+from ._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, reply
+from ._body import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_BYTES_IN_FLIGHT,
+    DRAIN_LIMIT,
+    Budget,
+    Charge,
+    Disconnected,
+    Overdrawn,
+    TooLarge,
+    drain,
+    memory_estimate,
+    receive_body,
+)
+from ._options import (
+    DEFAULT_FORWARD_HEADERS,
+    DEFAULT_SAMPLING_PARAMS,
+    check_forward_headers,
+    served_headers,
+    server_options,
+)
+from ._wire import decode_request, encode_event
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT_S",
     "DEFAULT_FORWARD_HEADERS",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_BYTES_IN_FLIGHT",
     "DEFAULT_MAX_STREAMS",
+    "DEFAULT_SAMPLING_PARAMS",
     "DRAIN_LIMIT",
     "ProxyApp",
     "create_app",
 ]
 
 
-# A request body holds a whole transcript, images included (base64); 32 MiB fits long
-# sessions with screenshots while bounding what one request can make the server buffer.
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
-
-# How much of a refused (too large) body is still read and dropped: the client then reads
-# the 413 instead of a connection reset. Beyond this the connection is just closed.
-DRAIN_LIMIT = 1024 * 1024
-
-# Streams run at once; each holds a provider connection and up to one body in memory.
+# Streams run at once; each holds a provider connection and what its body decoded into.
 DEFAULT_MAX_STREAMS = 64
 
 # Seconds a client has to send its whole request body: 32 MiB at about 1 MiB/s. A stalled
 # upload is answered 408 and its connection closed instead of waiting forever.
 DEFAULT_BODY_TIMEOUT_S = 30.0
 
-# Headers a request may ask the provider call to send (lower case): beta switches,
-# session affinity and OpenRouter's attribution. Everything else a client names (Host,
-# Transfer-Encoding, Connection, Upgrade, authorization, ...) is dropped: the request goes
-# out with the server's key, so the server decides what travels with it.
-DEFAULT_FORWARD_HEADERS: frozenset[str] = frozenset(
-    {
-        "anthropic-beta",
-        "openai-beta",
-        "x-session-affinity",
-        "x-session-id",
-        "session_id",
-        "x-client-request-id",
-        "http-referer",
-        "x-title",
-    }
-)
-
 # Upper bound on the shielded last write of a stream (and the connection close the server
 # may run inside it).
 _LAST_SEND_TIMEOUT_S = 5.0
+
+_Call: TypeAlias = "AbstractAsyncContextManager[AssistantMessageStream]"
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
@@ -105,6 +107,8 @@ class ProxyApp:
         model_policy: ModelPolicy,
         body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
         forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
+        max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT,
+        sampling_params: Iterable[str] = DEFAULT_SAMPLING_PARAMS,
     ) -> None:
         digests = [token_digest(t) for t in tokens if t]
         if not digests:
@@ -112,10 +116,16 @@ class ProxyApp:
                 f"the proxy server has no tokens to accept: set {TOKENS_ENV} "
                 "(comma-separated) or pass a tokens file (one token per line)"
             )
-        if max_body_bytes < 1 or max_streams < 1 or not body_timeout > 0:
+        limits = (max_body_bytes, max_streams, max_bytes_in_flight)
+        if min(limits) < 1 or not body_timeout > 0:
             raise ValueError(
-                "max_body_bytes, max_streams and body_timeout must be positive, got "
-                f"{max_body_bytes!r}, {max_streams!r} and {body_timeout!r}"
+                "max_body_bytes, max_streams, max_bytes_in_flight and body_timeout must be "
+                f"positive, got {max_body_bytes!r}, {max_streams!r}, "
+                f"{max_bytes_in_flight!r} and {body_timeout!r}"
+            )
+        if isinstance(sampling_params, str):
+            raise TypeError(
+                f"sampling_params must be a collection of names, got the str {sampling_params!r}"
             )
         self._digests = digests
         self.registry = registry
@@ -123,17 +133,32 @@ class ProxyApp:
         self.max_streams = max_streams
         self.model_policy = model_policy
         self.body_timeout = body_timeout
-        self.forward_headers = frozenset(name.lower() for name in forward_headers)
+        self.forward_headers = check_forward_headers(forward_headers)
+        self.sampling_params = frozenset(sampling_params)
+        self._budget = Budget(max_bytes_in_flight)
         self.reading_bodies = 0  # requests whose body is still arriving
         self.active_streams = 0  # requests holding a stream slot
+
+    @property
+    def max_bytes_in_flight(self) -> int:
+        return self._budget.limit
+
+    @property
+    def bytes_in_flight(self) -> int:
+        """What requests hold of ``max_bytes_in_flight`` now."""
+        return self._budget.used
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._http(scope, receive, send)
+            charge = Charge(self._budget)
+            try:
+                await self._http(scope, receive, send, charge)
+            finally:
+                charge.release()
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _http(self, scope: Scope, receive: Receive, send: Send, charge: Charge) -> None:
         names = {name.lower() for name, _ in scope["headers"]}
         if b"transfer-encoding" in names and b"content-length" in names:
             # RFC 9112 6.3: such a message may be a smuggling attempt; answer and close,
@@ -141,7 +166,7 @@ class ProxyApp:
             # is taken first (bounded): the server then has read the request to its end
             # before the answer marks the connection for closing.
             with anyio.move_on_after(self.body_timeout):
-                await _drain(receive)
+                await drain(receive)
             await reply(
                 send,
                 400,
@@ -160,17 +185,26 @@ class ProxyApp:
         if not self._authorized(scope):
             await reply(send, 401, "Unauthorized", [(b"www-authenticate", b"Bearer")])
             return
-        with anyio.move_on_after(self.body_timeout) as reading:
-            body = await self._read_body(scope, receive, send)
-        if reading.cancelled_caught:
+        body = await self._read_body(scope, receive, send, charge)
+        if body is None:
+            return
+        estimate = memory_estimate(body)
+        if estimate > self._budget.limit:
             await reply(
                 send,
-                408,
-                f"Request body not received within {self.body_timeout:g} s",
+                413,
+                f"Request body too large: its {len(body)} bytes would take about {estimate} "
+                f"bytes in memory once decoded, more than the {self._budget.limit} bytes "
+                "this proxy holds for all requests (max_bytes_in_flight)",
                 [(b"connection", b"close")],
             )
             return
-        if body is None:
+        if not charge.hold(estimate):
+            await self._overdrawn(send)
+            return
+        call = await self._prepare(body, send)
+        del body  # the request holds what it became
+        if call is None:
             return
         if self.active_streams >= self.max_streams:
             await reply(
@@ -182,7 +216,7 @@ class ProxyApp:
             return
         self.active_streams += 1
         try:
-            await self._serve_stream(body, receive, send)
+            await self._serve_stream(call, receive, send)
         finally:
             self.active_streams -= 1
 
@@ -199,28 +233,76 @@ class ProxyApp:
             matched |= hmac.compare_digest(presented, digest)
         return matched
 
-    async def _serve_stream(self, body: bytes, receive: Receive, send: Send) -> None:
+    async def _read_body(
+        self, scope: Scope, receive: Receive, send: Send, charge: Charge
+    ) -> bytes | None:
+        """The request body, or ``None`` after answering (or when the client left)."""
+        self.reading_bodies += 1
         try:
-            request: ProxyRequest = decode_json(body, ProxyRequest)
+            with anyio.move_on_after(self.body_timeout):
+                return await receive_body(scope, receive, self.max_body_bytes, charge)
+        except TooLarge:
+            await reply(
+                send,
+                413,
+                f"Request body too large: the limit is {self.max_body_bytes} bytes",
+                [(b"connection", b"close")],
+            )
+            return None
+        except Overdrawn:
+            await self._overdrawn(send)
+            return None
+        except Disconnected:
+            return None
+        finally:
+            self.reading_bodies -= 1
+        await reply(
+            send,
+            408,
+            f"Request body not received within {self.body_timeout:g} s",
+            [(b"connection", b"close")],
+        )
+        return None
+
+    async def _overdrawn(self, send: Send) -> None:
+        await reply(
+            send,
+            503,
+            f"The proxy is holding as many request bodies as it may "
+            f"({self._budget.limit} bytes, max_bytes_in_flight); try again shortly",
+            [(b"retry-after", b"1"), (b"connection", b"close")],
+        )
+
+    async def _prepare(self, body: bytes, send: Send) -> _Call | None:
+        """The call ``body`` asks for, or ``None`` after answering why it is refused."""
+        try:
+            request = decode_request(body)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             await reply(send, 400, f"Invalid request body: {exc}")
-            return
-        refusal = self.model_policy(request.model)
-        if refusal is not None:
-            await reply(send, 403, refusal)
-            return
-        # Keys come from the server's environment only: the request cannot carry one, and
-        # the headers it asks for are cut down to the allowed ones.
-        model = msgspec.structs.replace(request.model, headers=self._allowed(request.model.headers))
-        wire = msgspec.structs.replace(
-            request.options, headers=self._allowed(request.options.headers)
+            return None
+        served = serve_model(self.model_policy, request.model)
+        if isinstance(served, str):
+            await reply(send, 403, served)
+            return None
+        # Keys come from the server's environment only: the request cannot carry one.
+        model = served_headers(served)
+        options = server_options(
+            request.options,
+            model,
+            sampling_params=self.sampling_params,
+            forward_headers=self.forward_headers,
         )
-        options = proxy_options(wire)
+        if isinstance(options, str):
+            await reply(send, 400, options)
+            return None
         try:
             opened = open_stream_simple(model, request.context, options, registry=self.registry)
         except PiError as exc:
             await reply(send, 400, str(exc))
-            return
+            return None
+        return opened
+
+    async def _serve_stream(self, opened: _Call, receive: Receive, send: Send) -> None:
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(cancel_on_disconnect, receive, task_group.cancel_scope)
             async with opened as events:
@@ -247,61 +329,6 @@ class ProxyApp:
                         await send(message)
             task_group.cancel_scope.cancel()
 
-    def _allowed(self, headers: dict[str, str | None] | dict[str, str] | None) -> Any:
-        """The headers of ``headers`` named in ``forward_headers`` (a ``None`` value, which
-        would remove a header the provider sets, is dropped too); ``None`` if none."""
-        if not headers:
-            return None
-        kept = {
-            name: value
-            for name, value in headers.items()
-            if isinstance(value, str) and name.lower() in self.forward_headers
-        }
-        return kept or None
-
-    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
-        """The request body, or ``None`` after answering 413 (or when the client left)."""
-        self.reading_bodies += 1
-        try:
-            return await self._receive_body(scope, receive, send)
-        finally:
-            self.reading_bodies -= 1
-
-    async def _receive_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
-        limit = self.max_body_bytes
-        declared = content_length(scope)
-        if declared is not None and declared > limit + DRAIN_LIMIT:
-            await _too_large(send, limit)
-            return None
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            more = message.get("more_body", False)
-            if size > limit:
-                if more and size <= limit + DRAIN_LIMIT:
-                    parts.clear()
-                    continue
-                await _too_large(send, limit)
-                return None
-            parts.append(chunk)
-            if not more:
-                return b"".join(parts)
-
-
-async def _drain(receive: Receive) -> None:
-    """Receive and drop a request body, at most ``DRAIN_LIMIT`` bytes of it."""
-    size = 0
-    while size <= DRAIN_LIMIT:
-        message = await receive()
-        if message["type"] == "http.disconnect" or not message.get("more_body", False):
-            return
-        size += len(message.get("body", b""))
-
 
 def create_app(
     *,
@@ -313,15 +340,21 @@ def create_app(
     model_policy: ModelPolicy = catalog_models_only,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
+    max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT,
+    sampling_params: Iterable[str] = DEFAULT_SAMPLING_PARAMS,
 ) -> ProxyApp:
     """The proxy's ASGI application.
 
     ``tokens`` are the accepted bearer tokens (default: ``load_tokens(tokens_file=...)``);
     ``registry`` resolves ``model.api`` to a provider (default registry if ``None``);
-    ``model_policy(model)`` returns why a model is refused, or ``None`` to serve it
-    (default ``catalog_models_only``; ``lambda model: None`` serves any model);
-    ``body_timeout`` is the time a client has to send its body, ``forward_headers`` the
-    request headers (case-insensitive) a client may have sent to the provider.
+    ``model_policy(model)`` returns the model to serve for the one a client named, or
+    why it is refused (default ``catalog_models_only``: the catalog's own entry;
+    ``lambda model: model`` serves whatever a client sends, every field of it);
+    ``body_timeout`` is the time a client has to send its body; ``forward_headers`` the
+    request headers (case-insensitive) a client may have sent to the provider, and
+    ``sampling_params`` the names of ``options.samplingParams`` it may set (``_options``
+    has every rule); ``max_body_bytes`` bounds one body, ``max_bytes_in_flight`` all
+    bodies and what they decode into (``_body``), ``max_streams`` the calls at once.
     """
     if tokens is None:
         tokens = load_tokens(tokens_file=tokens_file)
@@ -340,13 +373,6 @@ def create_app(
         model_policy=model_policy,
         body_timeout=body_timeout,
         forward_headers=forward_headers,
-    )
-
-
-async def _too_large(send: Send, limit: int) -> None:
-    await reply(
-        send,
-        413,
-        f"Request body too large: the limit is {limit} bytes",
-        [(b"connection", b"close")],
+        max_bytes_in_flight=max_bytes_in_flight,
+        sampling_params=sampling_params,
     )

@@ -14,15 +14,23 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..ai._errors import ProviderError, StreamProtocolError
-from ..ai._events import AssistantMessageEvent
-from ..ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
-from ..ai._json_depth import decode_checked
-from ..ai._options import StreamOptions
-from ..ai._registry import default_registry
-from ..ai._secrets import clean_api_key, redact
-from ..ai._stream import AFTER_TERMINAL_GRACE_S
-from ..ai._types import Context, Model
+from ..ai import (
+    AssistantMessageEvent,
+    Context,
+    Model,
+    ProviderError,
+    StreamOptions,
+    StreamProtocolError,
+    default_registry,
+)
+from ..ai._seam import (
+    AFTER_TERMINAL_GRACE_S,
+    ERROR_BODY_READ_LIMIT,
+    clean_api_key,
+    decode_json,
+    read_body_prefix,
+    redact,
+)
 from ._rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
 from ._wire import encode_request
 
@@ -156,7 +164,7 @@ async def _error_text(response: httpx2.Response) -> str:
     if prefix.more:
         return text
     try:
-        data: Any = decode_checked(msgspec.json.decode, prefix.text)
+        data: Any = decode_json(prefix.text)
     except msgspec.DecodeError:
         return text
     error = data.get("error") if isinstance(data, dict) else None

@@ -14,26 +14,33 @@ from typing import Any
 
 import msgspec
 
-from ..ai._builder import MessageBuilder
-from ..ai._errors import StreamProtocolError
-from ..ai._events import AssistantMessageEvent, ErrorEvent, ToolCallEndEvent
-from ..ai._json_depth import decode_checked
-from ..ai._types import Model, TextContent, ThinkingContent, ToolCall
+from ..ai import (
+    AssistantMessageEvent,
+    ErrorEvent,
+    MessageBuilder,
+    Model,
+    StreamProtocolError,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolCallEndEvent,
+)
+from ..ai._seam import BoundedDecoder
 from ._wire import (
     KNOWN_EVENT_TYPES,
+    ProxyDone,
+    ProxyError,
     ProxyEvent,
-    WireDone,
-    WireError,
-    WireStart,
-    WireTextDelta,
-    WireTextEnd,
-    WireTextStart,
-    WireThinkingDelta,
-    WireThinkingEnd,
-    WireThinkingStart,
-    WireToolCallDelta,
-    WireToolCallEnd,
-    WireToolCallStart,
+    ProxyStart,
+    ProxyTextDelta,
+    ProxyTextEnd,
+    ProxyTextStart,
+    ProxyThinkingDelta,
+    ProxyThinkingEnd,
+    ProxyThinkingStart,
+    ProxyToolCallDelta,
+    ProxyToolCallEnd,
+    ProxyToolCallStart,
     decode_json,
 )
 
@@ -139,26 +146,26 @@ class ProxyRebuilder:
     def apply(self, wire: ProxyEvent) -> AssistantMessageEvent | None:
         builder = self._builder
         match wire:
-            case WireStart():
+            case ProxyStart():
                 return builder.start()
-            case WireTextStart(content_index=index):
+            case ProxyTextStart(content_index=index):
                 self._check_next(index, "text_start")
                 return builder.text_start()
-            case WireTextDelta(content_index=index, delta=delta):
+            case ProxyTextDelta(content_index=index, delta=delta):
                 self._require(index, TextContent, "Received text_delta for non-text content")
                 return builder.text_delta(index, delta)
-            case WireTextEnd(content_index=index, content_signature=signature):
+            case ProxyTextEnd(content_index=index, content_signature=signature):
                 self._require(index, TextContent, "Received text_end for non-text content")
                 return builder.text_end(index, text_signature=signature)
-            case WireThinkingStart(content_index=index):
+            case ProxyThinkingStart(content_index=index):
                 self._check_next(index, "thinking_start")
                 return builder.thinking_start()
-            case WireThinkingDelta(content_index=index, delta=delta):
+            case ProxyThinkingDelta(content_index=index, delta=delta):
                 self._require(
                     index, ThinkingContent, "Received thinking_delta for non-thinking content"
                 )
                 return builder.thinking_delta(index, delta)
-            case WireThinkingEnd(
+            case ProxyThinkingEnd(
                 content_index=index, content_signature=signature, redacted=redacted
             ):
                 self._require(
@@ -169,19 +176,19 @@ class ProxyRebuilder:
                     assert isinstance(block, ThinkingContent)
                     block.redacted = True
                 return builder.thinking_end(index, thinking_signature=signature)
-            case WireToolCallStart(content_index=index, id=call_id, tool_name=name):
+            case ProxyToolCallStart(content_index=index, id=call_id, tool_name=name):
                 self._check_next(index, "toolcall_start")
                 return builder.toolcall_start(call_id, name)
-            case WireToolCallDelta(content_index=index, delta=delta):
+            case ProxyToolCallDelta(content_index=index, delta=delta):
                 self._require(index, ToolCall, "Received toolcall_delta for non-toolCall content")
                 return builder.toolcall_delta(index, delta)
-            case WireToolCallEnd(content_index=index, tool_call=server_call):
+            case ProxyToolCallEnd(content_index=index, tool_call=server_call):
                 return self._toolcall_end(index, server_call)
-            case WireDone():
+            case ProxyDone():
                 self._finish(wire)
                 self.terminal = True
                 return builder.done(wire.reason)
-            case WireError():
+            case ProxyError():
                 self._finish(wire)
                 self.terminal = True
                 return builder.error(wire.error_message, reason=wire.reason)
@@ -195,7 +202,7 @@ class ProxyRebuilder:
             self._builder.message.diagnostics = diagnostics
         return self._builder.error(text)
 
-    def _finish(self, wire: WireDone | WireError) -> Any:
+    def _finish(self, wire: ProxyDone | ProxyError) -> Any:
         message = self._builder.message
         if wire.usage is not None:
             message.usage = wire.usage
@@ -234,14 +241,14 @@ class ProxyRebuilder:
         return self._builder.toolcall_end(index, arguments=server_call.arguments)
 
 
-_type_only = msgspec.json.Decoder(_TypeOnly)
+_type_only = BoundedDecoder(_TypeOnly)
 
 
 def _unknown_type(data: str) -> str | None:
     """The event type of ``data`` if it is a JSON object of a type this protocol does not
     know (such events are skipped), else ``None``."""
     try:
-        head = decode_checked(_type_only.decode, data)
+        head = _type_only.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     kind = head.type

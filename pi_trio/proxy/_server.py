@@ -12,14 +12,9 @@ import anyio.abc
 
 from ..ai import ProviderRegistry
 from ._access import ModelPolicy, catalog_models_only
-from ._app import (
-    DEFAULT_BODY_TIMEOUT_S,
-    DEFAULT_FORWARD_HEADERS,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_STREAMS,
-    ProxyApp,
-    create_app,
-)
+from ._app import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_STREAMS, ProxyApp, create_app
+from ._body import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BYTES_IN_FLIGHT
+from ._options import DEFAULT_FORWARD_HEADERS, DEFAULT_SAMPLING_PARAMS
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "serve"]
 
@@ -40,6 +35,8 @@ async def serve(
     model_policy: ModelPolicy = catalog_models_only,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     forward_headers: Iterable[str] = DEFAULT_FORWARD_HEADERS,
+    max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT,
+    sampling_params: Iterable[str] = DEFAULT_SAMPLING_PARAMS,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -67,6 +64,8 @@ async def serve(
             model_policy=model_policy,
             body_timeout=body_timeout,
             forward_headers=forward_headers,
+            max_bytes_in_flight=max_bytes_in_flight,
+            sampling_params=sampling_params,
         )
     config = Config()
     config.bind = [

@@ -13,35 +13,35 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 import msgspec
 
-from ..ai._events import (
+from ..ai import (
+    AssistantMessage,
     AssistantMessageEvent,
+    Context,
     DoneEvent,
     ErrorEvent,
+    MessageValidationError,
+    Model,
     StartEvent,
+    StreamOptions,
+    TextContent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
+    ThinkingBudgets,
+    ThinkingContent,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
+    ThinkingLevel,
     ThinkingStartEvent,
+    ToolCall,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
-)
-from ..ai._json_depth import check_json_depth
-from ..ai._options import StreamOptions, ThinkingBudgets
-from ..ai._transcript import normalize_context
-from ..ai._types import (
-    AssistantMessage,
-    CacheRetention,
-    Context,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ThinkingLevel,
-    ToolCall,
     Usage,
+    from_json,
+    normalize_context,
 )
+from ..ai._seam import CacheRetention, check_json_depth
 
 __all__ = [
     "KNOWN_EVENT_TYPES",
@@ -49,6 +49,7 @@ __all__ = [
     "ProxyRequest",
     "ProxyRequestOptions",
     "decode_json",
+    "decode_request",
     "encode_event",
     "encode_request",
     "proxy_options",
@@ -87,6 +88,14 @@ class ProxyRequest(msgspec.Struct, kw_only=True):
     """The body of ``POST /api/stream``."""
 
     model: Model
+    context: Context
+    options: ProxyRequestOptions = msgspec.field(default_factory=ProxyRequestOptions)
+
+
+class _RequestBody(msgspec.Struct, kw_only=True):
+    """``ProxyRequest`` with the model still JSON: it is decoded on its own, leniently."""
+
+    model: msgspec.Raw
     context: Context
     options: ProxyRequestOptions = msgspec.field(default_factory=ProxyRequestOptions)
 
@@ -173,6 +182,34 @@ def decode_json(data: bytes | str, type: Any) -> Any:
     return msgspec.convert(builtins, type=type)
 
 
+def decode_request(data: bytes) -> ProxyRequest:
+    """The body of ``POST /api/stream``, as ``decode_json(data, ProxyRequest)`` but with
+    ``model`` decoded as ``from_json`` does: fields this version does not know are kept,
+    not refused (the original's catalog gives some models more: Radius models carry
+    ``lab``, ``enabled``, ``providers``, ``free``), and the path of a wrong field starts at
+    ``$.model``. Raises ``msgspec.DecodeError`` or ``msgspec.ValidationError``."""
+    check_json_depth(data)
+    try:
+        body = _DECODERS[_RequestBody].decode(data)
+    except msgspec.DecodeError as exc:
+        try:
+            builtins = json.loads(data)
+        except ValueError:
+            raise exc from None
+        if isinstance(builtins, dict) and "model" in builtins:
+            # lone-surrogate escapes written back as escapes, which from_json reads
+            raw = json.dumps(builtins["model"], ensure_ascii=True).encode()
+            builtins["model"] = msgspec.Raw(raw)
+        body = msgspec.convert(builtins, _RequestBody)
+    try:
+        model = from_json(bytes(body.model), Model)
+    except MessageValidationError as exc:
+        path = exc.path or "$"
+        text = str(exc).removesuffix(f" - at `{path}`")
+        raise msgspec.ValidationError(f"{text} - at `$.model{path[1:]}`") from None
+    return ProxyRequest(model=model, context=body.context, options=body.options)
+
+
 # --------------------------------------------------------------------------- events
 
 
@@ -180,34 +217,34 @@ class _Wire(msgspec.Struct, tag_field="type", rename="camel", kw_only=True, omit
     pass
 
 
-class WireStart(_Wire, tag="start"):
+class ProxyStart(_Wire, tag="start"):
     pass
 
 
-class WireTextStart(_Wire, tag="text_start"):
+class ProxyTextStart(_Wire, tag="text_start"):
     content_index: int
 
 
-class WireTextDelta(_Wire, tag="text_delta"):
+class ProxyTextDelta(_Wire, tag="text_delta"):
     content_index: int
     delta: str
 
 
-class WireTextEnd(_Wire, tag="text_end"):
+class ProxyTextEnd(_Wire, tag="text_end"):
     content_index: int
     content_signature: str | None = None
 
 
-class WireThinkingStart(_Wire, tag="thinking_start"):
+class ProxyThinkingStart(_Wire, tag="thinking_start"):
     content_index: int
 
 
-class WireThinkingDelta(_Wire, tag="thinking_delta"):
+class ProxyThinkingDelta(_Wire, tag="thinking_delta"):
     content_index: int
     delta: str
 
 
-class WireThinkingEnd(_Wire, tag="thinking_end"):
+class ProxyThinkingEnd(_Wire, tag="thinking_end"):
     content_index: int
     content_signature: str | None = None
     # pi_trio's addition: the original's client ignores it; pi_trio's restores a redacted
@@ -215,30 +252,30 @@ class WireThinkingEnd(_Wire, tag="thinking_end"):
     redacted: bool | None = None
 
 
-class WireToolCallStart(_Wire, tag="toolcall_start"):
+class ProxyToolCallStart(_Wire, tag="toolcall_start"):
     content_index: int
     id: str
     tool_name: str
 
 
-class WireToolCallDelta(_Wire, tag="toolcall_delta"):
+class ProxyToolCallDelta(_Wire, tag="toolcall_delta"):
     content_index: int
     delta: str
 
 
-class WireToolCallEnd(_Wire, tag="toolcall_end"):
+class ProxyToolCallEnd(_Wire, tag="toolcall_end"):
     content_index: int
     tool_call: ToolCall | None = None
 
 
-class WireDone(_Wire, tag="done"):
+class ProxyDone(_Wire, tag="done"):
     reason: Literal["stop", "length", "toolUse", "deferred"]
     usage: Usage | None = None
     provider_thinking_level: str | None = None
     diagnostics: list[Any] | None = None
 
 
-class WireError(_Wire, tag="error"):
+class ProxyError(_Wire, tag="error"):
     reason: Literal["error", "aborted"]
     error_message: str | None = None
     usage: Usage | None = None
@@ -247,18 +284,18 @@ class WireError(_Wire, tag="error"):
 
 
 ProxyEvent: TypeAlias = (
-    WireStart
-    | WireTextStart
-    | WireTextDelta
-    | WireTextEnd
-    | WireThinkingStart
-    | WireThinkingDelta
-    | WireThinkingEnd
-    | WireToolCallStart
-    | WireToolCallDelta
-    | WireToolCallEnd
-    | WireDone
-    | WireError
+    ProxyStart
+    | ProxyTextStart
+    | ProxyTextDelta
+    | ProxyTextEnd
+    | ProxyThinkingStart
+    | ProxyThinkingDelta
+    | ProxyThinkingEnd
+    | ProxyToolCallStart
+    | ProxyToolCallDelta
+    | ProxyToolCallEnd
+    | ProxyDone
+    | ProxyError
 )
 
 KNOWN_EVENT_TYPES = frozenset(cls.__struct_config__.tag for cls in ProxyEvent.__args__)
@@ -267,7 +304,7 @@ KNOWN_EVENT_TYPES = frozenset(cls.__struct_config__.tag for cls in ProxyEvent.__
 # (about 9 us, against 0.15 us for the decode itself); the client decodes one per event.
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {
     ProxyEvent: msgspec.json.Decoder(ProxyEvent),
-    ProxyRequest: msgspec.json.Decoder(ProxyRequest),
+    _RequestBody: msgspec.json.Decoder(_RequestBody),
 }
 
 
@@ -284,46 +321,46 @@ def to_wire(event: AssistantMessageEvent) -> ProxyEvent:
     """``event`` without ``partial``, in the proxy protocol's shape."""
     match event:
         case StartEvent():
-            return WireStart()
+            return ProxyStart()
         case TextStartEvent(content_index=index):
-            return WireTextStart(content_index=index)
+            return ProxyTextStart(content_index=index)
         case TextDeltaEvent(content_index=index, delta=delta):
-            return WireTextDelta(content_index=index, delta=delta)
+            return ProxyTextDelta(content_index=index, delta=delta)
         case TextEndEvent(content_index=index, partial=partial):
             text = _block(partial, index, TextContent)
             signature = None if text is None else text.text_signature
-            return WireTextEnd(content_index=index, content_signature=signature)
+            return ProxyTextEnd(content_index=index, content_signature=signature)
         case ThinkingStartEvent(content_index=index):
-            return WireThinkingStart(content_index=index)
+            return ProxyThinkingStart(content_index=index)
         case ThinkingDeltaEvent(content_index=index, delta=delta):
-            return WireThinkingDelta(content_index=index, delta=delta)
+            return ProxyThinkingDelta(content_index=index, delta=delta)
         case ThinkingEndEvent(content_index=index, partial=partial):
             thinking = _block(partial, index, ThinkingContent)
             signature = None if thinking is None else thinking.thinking_signature
             redacted = True if thinking is not None and thinking.redacted else None
-            return WireThinkingEnd(
+            return ProxyThinkingEnd(
                 content_index=index, content_signature=signature, redacted=redacted
             )
         case ToolCallStartEvent(content_index=index, partial=partial):
             call = _block(partial, index, ToolCall)
-            return WireToolCallStart(
+            return ProxyToolCallStart(
                 content_index=index,
                 id="" if call is None else call.id,
                 tool_name="" if call is None else call.name,
             )
         case ToolCallDeltaEvent(content_index=index, delta=delta):
-            return WireToolCallDelta(content_index=index, delta=delta)
+            return ProxyToolCallDelta(content_index=index, delta=delta)
         case ToolCallEndEvent(content_index=index, tool_call=call):
-            return WireToolCallEnd(content_index=index, tool_call=call)
+            return ProxyToolCallEnd(content_index=index, tool_call=call)
         case DoneEvent(reason=reason, message=message):
-            return WireDone(
+            return ProxyDone(
                 reason=reason,
                 usage=message.usage,
                 provider_thinking_level=message.provider_thinking_level,
                 diagnostics=message.diagnostics,
             )
         case ErrorEvent(reason=reason, error=message):
-            return WireError(
+            return ProxyError(
                 reason=reason,
                 error_message=message.error_message,
                 usage=message.usage,

@@ -1,4 +1,5 @@
-"""Anthropic Messages SSE events → assistant-message events (sans-IO, reference/ai.md §7.2).
+"""Anthropic Messages SSE events → assistant-message events (sans-IO; the original's
+``stream`` in ``src/api/anthropic-messages.ts``).
 
 ``AnthropicEventMapper.feed(name, data)`` takes one SSE event (its ``event:`` name and
 ``data:`` text), decodes the data into an ``_anthropic_wire`` Struct (a tagged union on its
@@ -14,11 +15,11 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._arguments._partial import repair_json
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_parse import repair_json
-from .._models import calculate_cost
+from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._anthropic_wire import (
     BLOCK_TYPES,
@@ -102,8 +103,13 @@ class AnthropicEventMapper:
 
     # ------------------------------------------------------------------ feeding
 
+    @property
+    def stopped(self) -> bool:
+        """Whether ``message_stop`` arrived: the stream is over, nothing after it is read."""
+        return self._stopped
+
     def feed(self, name: str, data: str) -> list[AssistantMessageEvent]:
-        if name not in _HANDLED:
+        if name not in _HANDLED or self._stopped:
             return []
         if name == "error":
             raise ProviderError(data)

@@ -1,7 +1,8 @@
 """The request of the Anthropic Messages API, built from a normalized context (sans-IO).
 
-Reference behaviour: reference/ai.md §7.2 (body, messages, tools, cache control, beta
-headers) and §6.2 (thinking). Provider-native options come from ``options.extra``:
+The original's ``buildParams``, ``convertMessages``, ``getCacheControl`` and
+``getBetaFeatures`` (``src/api/anthropic-messages.ts``): body, messages, tools, cache
+control, beta headers and thinking. Provider-native options come from ``options.extra``:
 ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
 ``interleaved_thinking`` and ``tool_choice`` (the unified ``options.tool_choice`` is used
 when ``extra`` has none). ``options.output_format`` becomes ``output_config.format``
@@ -16,15 +17,15 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
-from .._transcript import (
+from .._stream._options import StreamOptions
+from .._transcript._system import (
     get_current_tools,
     render_system_message_update,
     split_leading_system_prompt,
     system_reminder_text,
 )
-from .._transform import transform_messages
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     Context,

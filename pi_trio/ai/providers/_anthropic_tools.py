@@ -1,4 +1,5 @@
-"""The tool declarations of an Anthropic Messages request (sans-IO, reference/ai.md §7.2).
+"""The tool declarations of an Anthropic Messages request (sans-IO; the original's
+``convertTools`` in ``src/api/anthropic-messages.ts``).
 
 The input schema keeps the root's ``properties``, ``required``, ``additionalProperties``
 and shared definitions (``$defs``, ``definitions``): Anthropic refuses a root

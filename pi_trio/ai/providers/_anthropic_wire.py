@@ -1,4 +1,5 @@
-"""The Anthropic Messages stream as msgspec Structs (reference/ai.md §7.2).
+"""The Anthropic Messages stream as msgspec Structs (the events the original's
+``iterateAnthropicEvents`` reads, ``src/api/anthropic-messages.ts``).
 
 An event's data is a tagged union on its ``type`` (``AnthropicEvent``), and so are the
 content block of ``content_block_start`` and the delta of ``content_block_delta``. Only
@@ -11,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -160,7 +160,7 @@ AnthropicEvent = (
     | MessageStop
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(AnthropicEvent)
+EVENT_DECODER: Final = BoundedDecoder(AnthropicEvent)
 
 
 EVENT_TYPES: Final = tags(AnthropicEvent)

@@ -28,7 +28,7 @@ from botocore.credentials import ReadOnlyCredentials
 from botocore.exceptions import BotoCoreError, ProfileNotFound
 
 from .._errors import ProviderError
-from .._secrets import clean_api_key
+from .._keys._secrets import clean_api_key
 
 __all__ = [
     "SESSION_CACHE_SIZE",

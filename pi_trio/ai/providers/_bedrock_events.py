@@ -20,11 +20,12 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._live import LiveThinking
-from .._models import calculate_cost
+from .._json._depth import decode_json
+from .._stream._builder import MessageBuilder
+from .._stream._live import LiveThinking
 from .._types import Model
 from ._bedrock_wire import (
     EVENT_DECODERS,
@@ -76,7 +77,7 @@ def bedrock_error_text(code: str, message: str) -> str:
 
 def _exception_message(payload: bytes) -> str:
     try:
-        data = msgspec.json.decode(payload)
+        data = decode_json(payload)
     except msgspec.DecodeError:
         return payload.decode("utf-8", "replace").strip()
     if isinstance(data, dict):
@@ -111,6 +112,7 @@ class BedrockEventMapper:
         self._open: dict[int, _Open] = {}  # wire contentBlockIndex -> block
         self._failure: str | None = None
         self._stopped = False
+        self.ended = False  # ``metadata`` after ``messageStop``: the answer is complete
         self.error_code: str | None = None  # of the exception or error frame that ended it
 
     # ------------------------------------------------------------------ frames
@@ -119,6 +121,8 @@ class BedrockEventMapper:
         self, kind: str, name: str, payload: bytes, error_message: str | None = None
     ) -> list[AssistantMessageEvent]:
         """One frame: ``kind`` is ``event``, ``exception`` or ``error``."""
+        if self.ended:
+            return []
         if kind == "exception":
             code = self.error_code = name[:1].upper() + name[1:]
             raise ProviderError(bedrock_error_text(code, _exception_message(payload)))
@@ -142,8 +146,11 @@ class BedrockEventMapper:
                 return self._stop(wire_index)
             case MessageStopEvent(stop_reason=reason):
                 self._message_stop(reason)
-            case MetadataEvent(usage=TokenUsage() as usage):
-                self._usage(usage)
+            case MetadataEvent(usage=usage):
+                if usage is not None:
+                    self._usage(usage)
+                # the last frame of an answer: the stream is over, nothing after it is read
+                self.ended = self._stopped
             case MessageStartEvent(role=role) if role not in (None, "assistant"):
                 raise ProviderError(
                     f"Bedrock started a message of role {role!r}; expected 'assistant'"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .._options import StreamOptions
+from .._stream._options import StreamOptions
 from .._types import Model
 from ._common import option_env
 

@@ -27,10 +27,10 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
-from .._transcript import collapse_system_messages, get_current_tools
-from .._transform import transform_messages
+from .._stream._options import StreamOptions
+from .._transcript._system import collapse_system_messages, get_current_tools
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     Context,

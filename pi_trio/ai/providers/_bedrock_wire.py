@@ -1,5 +1,6 @@
 """Bedrock ``ConverseStream`` events as msgspec Structs (the payloads of the event-stream
-frames; reference/ai.md §7, the service's ``ConverseStreamOutput`` union).
+frames; the service's ``ConverseStreamOutput`` union, as the original's ``handleContentBlock*``
+and ``handleMetadata`` read it in ``src/api/bedrock-converse-stream.ts``).
 
 The union's tag is the frame's ``:event-type`` header, not a JSON field, so each member
 has a decoder of its own (``EVENT_DECODERS``). Only the fields the mapper reads are
@@ -11,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -100,11 +100,11 @@ class MetadataEvent(Wire):
     usage: TokenUsage | None = None
 
 
-EVENT_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
-    "messageStart": msgspec.json.Decoder(MessageStartEvent),
-    "contentBlockStart": msgspec.json.Decoder(ContentBlockStartEvent),
-    "contentBlockDelta": msgspec.json.Decoder(ContentBlockDeltaEvent),
-    "contentBlockStop": msgspec.json.Decoder(ContentBlockStopEvent),
-    "messageStop": msgspec.json.Decoder(MessageStopEvent),
-    "metadata": msgspec.json.Decoder(MetadataEvent),
+EVENT_DECODERS: Final[dict[str, BoundedDecoder[Any]]] = {
+    "messageStart": BoundedDecoder(MessageStartEvent),
+    "contentBlockStart": BoundedDecoder(ContentBlockStartEvent),
+    "contentBlockDelta": BoundedDecoder(ContentBlockDeltaEvent),
+    "contentBlockStop": BoundedDecoder(ContentBlockStopEvent),
+    "messageStop": BoundedDecoder(MessageStopEvent),
+    "metadata": BoundedDecoder(MetadataEvent),
 }

@@ -23,9 +23,9 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
-from .._options import StreamOptions
-from .._transcript_history import resolve_transcript
+from .._json._depth import decode_json
+from .._stream._options import StreamOptions
+from .._transcript._history import resolve_transcript
 from .._types import Context, Model
 from ._http import merge_headers
 from ._http_errors import shown_error_text
@@ -100,7 +100,7 @@ def codex_account_id(token: str) -> str:
         if len(parts) != 3:
             raise ValueError("not a JWT")
         payload = parts[1] + "=" * (-len(parts[1]) % 4)
-        claims = msgspec.json.decode(base64.urlsafe_b64decode(payload))
+        claims = decode_json(base64.urlsafe_b64decode(payload))
         account = claims[JWT_CLAIM]["chatgpt_account_id"]
     except (ValueError, TypeError, KeyError, msgspec.DecodeError):
         raise ProviderError(BAD_TOKEN) from None
@@ -239,7 +239,7 @@ def codex_error_text(
     text = shown_error_text(body, None, more) or httpx2.codes.get_reason_phrase(status)
     text = text or "Request failed"
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return text
     error = data.get("error") if isinstance(data, dict) else None

@@ -8,7 +8,7 @@ import os
 import re
 from typing import Final
 
-from .._options import StreamOptions
+from .._stream._options import StreamOptions
 
 __all__ = ["cache_retention", "option_env", "replace_unsafe_id_chars", "short_hash"]
 

@@ -1,4 +1,5 @@
-"""Chat Completions chunks → assistant-message events (sans-IO, reference/ai.md §7.3).
+"""Chat Completions chunks → assistant-message events (sans-IO; the original's ``stream``
+in ``src/api/openai-completions.ts``).
 
 ``CompletionsStreamMapper.feed(event)`` takes one SSE event, decodes its data into a
 ``Chunk`` (``_completions_wire``) and returns the events it produced; ``finish()`` ends the
@@ -15,9 +16,10 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._json._depth import decode_json
+from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._completions_wire import (
     CHUNK_DECODER,
@@ -159,7 +161,7 @@ class CompletionsStreamMapper:
         except msgspec.DecodeError as exc:
             raise _unparseable(data, exc) from exc
         if event.event == "error" or chunk.error:
-            raise ProviderError(_stream_error_text(msgspec.json.decode(data)))
+            raise ProviderError(_stream_error_text(decode_json(data)))
         return self.chunk(chunk)
 
     def chunk(self, chunk: Chunk) -> list[AssistantMessageEvent]:
@@ -302,7 +304,7 @@ def _unparseable(data: str, exc: Exception) -> ProviderError:
 def _misfit(event: SSEEvent, exc: msgspec.ValidationError) -> list[AssistantMessageEvent]:
     """A chunk that is JSON but no ``Chunk``: skipped when it is not an object, raised as
     the server's error when it carries one, else a parse error naming the field."""
-    payload = msgspec.json.decode(event.data)
+    payload = decode_json(event.data)
     if event.event == "error" or (isinstance(payload, dict) and payload.get("error")):
         raise ProviderError(_stream_error_text(payload)) from exc
     if not isinstance(payload, dict):

@@ -1,4 +1,5 @@
-"""Chat Completions stream chunks as msgspec Structs (reference/ai.md §7.3).
+"""Chat Completions stream chunks as msgspec Structs (what the original's ``stream`` reads in
+``src/api/openai-completions.ts``).
 
 A chunk has no ``type`` to tell kinds apart: ``Chunk`` is one Struct whose fields are all
 optional, since each of the many servers that speak this API sends its own subset (and
@@ -12,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -93,4 +93,4 @@ class Chunk(Wire):
     error: Any = None
 
 
-CHUNK_DECODER: Final = msgspec.json.Decoder(Chunk)
+CHUNK_DECODER: Final = BoundedDecoder(Chunk)

@@ -21,7 +21,7 @@ from botocore.eventstream import EventStreamBuffer, ParserError
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
 from ._http_errors import no_events_text, provider_error_message, transport_error
-from ._sse import close_chunks
+from ._sse import close_chunks, drain_chunks
 
 __all__ = ["EVENTSTREAM_CONTENT_TYPE", "MAX_PENDING_BYTES", "EventFrame", "EventStreamReader"]
 
@@ -162,6 +162,14 @@ class EventStreamReader:
                 self._seen = True
                 return frames
         raise StopAsyncIteration
+
+    async def drain(self) -> None:
+        """After the frame that ends the answer: stop parsing, read the rest of the body
+        (see ``drain_chunks``) so that its connection can be reused; the answer is
+        complete, so a connection lost meanwhile is no failure."""
+        if not self._done:
+            self._done = True
+            self._exhausted = await drain_chunks(self._chunks)
 
     async def aclose(self) -> None:
         """Stop reading; the response's body iterators are closed (see ``close_chunks``)."""

@@ -1,7 +1,8 @@
 """Google ``GenerateContentResponse`` chunks → assistant-message events (sans-IO).
 
-Reference behaviour: reference/ai.md §7.5. ``GoogleEventMapper.feed_data(data)`` takes the
-``data:`` text of one SSE event and decodes it into a ``_google_wire`` Struct (``feed``
+The original's ``stream`` in ``src/api/google-generative-ai.ts``, with ``mapStopReason`` and
+the thought signatures of ``src/api/google-shared.ts``. ``GoogleEventMapper.feed_data(data)``
+takes the ``data:`` text of one SSE event and decodes it into a ``_google_wire`` Struct (``feed``
 takes one already decoded); ``finish()`` returns the closing events once the wire stream
 ended, the terminal one last. Chunks that are not JSON objects are skipped. Text and thinking parts extend the current block while their kind stays
 the same; a function call arrives whole (start, one delta with the full JSON, end).
@@ -15,9 +16,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
+from .._stream._builder import MessageBuilder
 from .._types import Model, now_ms
 from ._google_wire import RESPONSE_DECODER, GenerateContentResponse, Part, UsageMetadata
 from ._wire import decode_failed, note_response, write_prompt_usage

@@ -1,12 +1,15 @@
 """The request of the Google Generative AI api, built from a normalized context (sans-IO).
 
-Reference behaviour: reference/ai.md §7.5 (contents, tools, tool config) and §6.5
-(thinking). Provider-native options come from ``options.extra``: ``thinking_enabled``,
+The original's ``buildParams`` (``src/api/google-generative-ai.ts``) with ``convertMessages``,
+``convertTools``, ``mapToolChoice`` and the thinking configs of ``src/api/google-shared.ts``.
+Provider-native options come from ``options.extra``: ``thinking_enabled``,
 ``thinking_budget_tokens``, ``thinking_level`` (``MINIMAL``/``LOW``/``MEDIUM``/``HIGH``)
 and ``tool_choice`` (``auto``/``none``/``any``; the unified ``options.tool_choice`` is
 used when ``extra`` has none). ``options.output_format`` becomes
 ``responseMimeType: application/json`` with the schema as ``responseJsonSchema``. Tool
-declarations and the function-calling mode come from ``_google_tools``.
+declarations and the function-calling mode come from ``_google_tools``. The unified
+``reasoning`` of the ``*_simple`` stream functions (Gemini's and Vertex's) becomes these
+native options in ``google_simple_options``.
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .._options import StreamOptions, ThinkingBudgets
+import msgspec
+
+from .._catalog._models import clamp_thinking_level
 from .._sanitize import sanitize_surrogates
-from .._transcript import (
+from .._stream._options import StreamOptions, ThinkingBudgets
+from .._transcript._system import (
     get_current_tools,
     render_system_message_update,
     split_leading_system_prompt,
     system_reminder_text,
 )
-from .._transform import transform_messages
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     Context,
@@ -39,11 +45,13 @@ from .._types import (
 )
 from ._common import replace_unsafe_id_chars
 from ._google_tools import google_calling_mode, google_function_declarations
+from ._simple import build_base_options
 
 __all__ = [
     "build_google_body",
     "convert_google_contents",
     "google_disabled_thinking_config",
+    "google_simple_options",
     "google_thinking_config",
     "is_valid_thought_signature",
 ]
@@ -134,6 +142,27 @@ def google_thinking_config(
             table = next((t for key, t in _BUDGETS if key in model.id), None)
             config["thinkingBudget"] = table[level] if table is not None else DYNAMIC_BUDGET
     return config
+
+
+def google_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
+    """The native options for the unified ``reasoning``: a thinking level on Gemini 3 and
+    Gemma 4, a token budget elsewhere; without a level, thinking is switched off
+    explicitly on reasoning models."""
+    base = build_base_options(model, context, options)
+    extra: dict[str, Any] = dict(options.extra or {})
+    for key in ("thinking_level", "thinking_budget_tokens"):
+        extra.pop(key, None)
+    if not options.reasoning:
+        extra["thinking_enabled"] = False
+        return msgspec.structs.replace(base, extra=extra)
+    level = clamp_thinking_level(model, options.reasoning)
+    config = google_thinking_config(model, level, options.thinking_budgets)
+    extra["thinking_enabled"] = True
+    if "thinkingLevel" in config:
+        extra["thinking_level"] = config["thinkingLevel"]
+    else:
+        extra["thinking_budget_tokens"] = config["thinkingBudget"]
+    return msgspec.structs.replace(base, extra=extra)
 
 
 def _raw_thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""Gemini ``GenerateContentResponse`` stream chunks as msgspec Structs (reference/ai.md §7.5).
+"""Gemini ``GenerateContentResponse`` stream chunks as msgspec Structs (what the original's
+``stream`` reads in ``src/api/google-generative-ai.ts``).
 
 A chunk has no ``type``: ``GenerateContentResponse`` is one Struct whose fields are all
 optional, and a ``Part`` is text, thinking (``thought``) or a function call by the fields
@@ -11,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -73,4 +73,4 @@ class GenerateContentResponse(Wire, rename="camel"):
     error: Any = None
 
 
-RESPONSE_DECODER: Final = msgspec.json.Decoder(GenerateContentResponse)
+RESPONSE_DECODER: Final = BoundedDecoder(GenerateContentResponse)

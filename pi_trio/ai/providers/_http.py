@@ -1,27 +1,23 @@
 """Shared plumbing of the HTTP providers: keys, headers, hooks, the POST with retries, HTTP
 error texts, SSE reading, and the run wrapper that turns every failure into one ``error``.
 
-A provider module is a stream function that hands a wire-mapping coroutine to
-``run_provider``; the coroutine gets a ``ProviderRun``::
+A provider's stream function is a coroutine of a ``ProviderRun``, which
+``_entry.provider_stream`` runs under ``run_provider``::
 
-    async def stream_example(model, context, options, send):
-        await run_provider(model, options, send, _stream, context)
-
-    async def _stream(run: ProviderRun, context: Context) -> None:
+    @provider_stream
+    async def stream_example(run: ProviderRun, context: Context) -> None:
         api_key = run.api_key()                      # ProviderError when there is none
         payload = await run.on_payload(build_body(run.model, context, run.options))
         headers = run.headers({"Authorization": f"Bearer {api_key}"})
         async with run.open_sse(f"{run.model.base_url}/chat/completions", headers,
                                 payload) as sse:
-            await run.emit(run.builder.start())
-            async for batch in sse:                  # list[SSEEvent] per network read
-                for event in batch:
-                    await run.emit_all(mapper.feed(event))
+            await relay(run, sse, mapper.feed)       # start, then each SSE event's events
         # Returning without a terminal event: ``run_provider`` ends the open blocks in
         # content order and sends ``done`` -- or ``error`` when the message's
         # ``stop_reason`` was set to ``"error"``/``"aborted"`` (with its ``error_message``).
 
-Rules the helpers implement (reference/ai.md §7.0):
+Rules the helpers implement, as every adapter of the original does over its vendor SDK
+(``src/api/*.ts``; retries: ``retryProviderRequest`` in ``src/utils/provider-retry.ts``):
 
 - Failures are data. Any ``Exception`` raised by the coroutine becomes one ``error`` event
   holding the content received so far: ``ProviderError`` (HTTP statuses, transport errors,
@@ -64,15 +60,15 @@ import anyio.abc
 import httpx2
 from anyio.streams.memory import MemoryObjectSendStream
 
-from .._builder import MessageBuilder
-from .._consume import InlineStream
-from .._env import get_env_api_key
 from .._errors import PiError, ProviderError, StreamProtocolError
 from .._events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .._http_body import ERROR_BODY_READ_LIMIT
 from .._identity import get_identity_headers
-from .._options import ResponseInfo, StreamOptions
-from .._secrets import clean_api_key
+from .._keys._env import get_env_api_key, missing_key_hint
+from .._keys._secrets import clean_api_key
+from .._stream._builder import MessageBuilder
+from .._stream._consume import InlineStream
+from .._stream._options import ResponseInfo, StreamOptions
 from .._types import Model
 from ._http_errors import (
     ERROR_BODY_LIMIT,
@@ -261,14 +257,16 @@ class ProviderRun:
         """The API key (options, then environment) after ``clean_api_key``; remembered as a
         secret. ``None`` when the model or option headers already authenticate the request;
         otherwise a missing key raises ``ProviderError(missing_text or "No API key for
-        provider: <p>")``."""
+        provider: <p>")``, followed by the variable to set (``missing_key_hint``)."""
         key = resolve_api_key(self.model, self.options)
         if key:
             return self.clean_key(key)
         given = merge_headers(self.model.headers, self.options.headers)
         if any(name.lower() in AUTH_HEADERS for name in given):
             return None
-        raise ProviderError(missing_text or f"No API key for provider: {self.model.provider}")
+        provider = self.model.provider
+        missing = missing_text or f"No API key for provider: {provider}"
+        raise ProviderError(missing + missing_key_hint(provider))
 
     def clean_key(self, key: str, sources: list[str] | None = None) -> str:
         """``key`` after ``clean_api_key`` (``sources``: where such keys come from, named

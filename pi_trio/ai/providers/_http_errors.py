@@ -1,4 +1,5 @@
-"""HTTP failure texts and retry rules of the HTTP providers (sans-IO; reference/ai.md §7.0).
+"""HTTP failure texts and retry rules of the HTTP providers (sans-IO; the original's
+``src/utils/error-body.ts`` and ``src/utils/provider-retry.ts``).
 
 Texts are worded as the original runtime's SDKs word them, because downstream classifiers
 (context overflow, retryable errors) match on them: ``"<status> <message or body>"``,
@@ -20,8 +21,8 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._json_depth import decode_checked
-from .._secrets import redact
+from .._json._depth import decode_json
+from .._keys._secrets import redact
 
 __all__ = [
     "BACKOFF_BASE_S",
@@ -58,7 +59,7 @@ def provider_error_message(body: str) -> str | None:
     OpenRouter -- plus OpenRouter's ``error.metadata.raw`` on a new line), a string
     ``error``, or a top-level ``message``; ``None`` when the body is not such JSON."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     if isinstance(data, list) and data and isinstance(data[0], dict):
@@ -111,7 +112,7 @@ def openai_sdk_error_text(status: int, body: str, more: bool, name: str | None =
     empty body, or JSON without an ``error``), after ``<name> API error (<status>): ``
     with a ``name``."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         message = format_http_error(status, body, None, more=more)
     else:

@@ -1,4 +1,5 @@
-"""The POST with retries that every HTTP provider sends (reference/ai.md §7.0).
+"""The POST with retries that every HTTP provider sends (the original's
+``retryProviderRequest``, ``src/utils/provider-retry.ts``).
 
 ``open_response`` sends one JSON request, retries it as ``_http``'s docstring describes,
 and yields the successful response; leaving the block closes it. A provider whose body is
@@ -22,9 +23,9 @@ import msgspec
 
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
-from .._options import StreamOptions
-from .._registry import default_registry
-from .._secrets import check_header_values
+from .._keys._secrets import check_header_values
+from .._stream._options import StreamOptions
+from .._stream._registry import default_registry
 from .._types import Model
 from ._http_errors import (
     format_http_error,

@@ -23,11 +23,11 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._models import calculate_cost
 from .._sanitize import sanitize_surrogates
+from .._stream._builder import MessageBuilder
 from .._types import Model
 from ._http_errors import provider_error_message
 from ._mistral_request import derive_mistral_tool_call_id

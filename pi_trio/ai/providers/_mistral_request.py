@@ -19,11 +19,15 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import StreamOptions
 from .._sanitize import sanitize_surrogates
-from .._transcript import get_current_tools, get_system_message_text, render_system_message_update
-from .._transcript_history import resolve_transcript
-from .._transform import transform_messages
+from .._stream._options import StreamOptions
+from .._transcript._history import resolve_transcript
+from .._transcript._system import (
+    get_current_tools,
+    get_system_message_text,
+    render_system_message_update,
+)
+from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
     Context,

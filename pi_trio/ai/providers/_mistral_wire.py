@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
+from .._json._depth import BoundedDecoder
 from ._wire import Wire
 
 __all__ = [
@@ -110,4 +111,4 @@ class MistralChunk(Wire):
     usage: MistralUsage | None = None
 
 
-CHUNK_DECODER: Final = msgspec.json.Decoder(MistralChunk)
+CHUNK_DECODER: Final = BoundedDecoder(MistralChunk)

@@ -1,4 +1,5 @@
-"""The quirks table of OpenAI-compatible Chat Completions servers (reference/ai.md §7.3).
+"""The quirks table of OpenAI-compatible Chat Completions servers (the original's
+``detectCompat`` and ``getCompat``, ``src/api/openai-completions.ts``).
 
 ``resolve_compat(model)`` detects the server from ``model.provider`` and ``model.base_url``
 (provider ids and URL substrings are OR-ed) and lets every field that ``model.compat``
@@ -50,10 +51,11 @@ _LOCAL_URL: Final = re.compile(
 
 
 class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
-    """Resolved quirks of one Chat Completions server (field meanings: reference/ai.md
-    §7.3). ``supports_mid_convo_system_messages`` is pi_trio's: later system messages go
-    on the wire as instruction messages when true, else as a ``<system_reminder>`` user
-    turn. ``requires_mistral_tool_ids``: tool-call ids must be 9 alphanumerics.
+    """Resolved quirks of one Chat Completions server (the fields of the original's
+    ``OpenAICompletionsCompat``, snake_case). ``supports_mid_convo_system_messages`` is
+    pi_trio's: later system messages go on the wire as instruction messages when true,
+    else as a ``<system_reminder>`` user turn. ``requires_mistral_tool_ids``: tool-call ids
+    must be 9 alphanumerics.
     ``supports_json_schema_output`` is pi_trio's too: the server takes ``response_format``
     of type ``json_schema`` (``StreamOptions.output_format``)."""
 

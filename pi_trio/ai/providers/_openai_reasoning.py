@@ -1,6 +1,7 @@
-"""Chat Completions reasoning parameters per ``compat.thinking_format`` (reference/ai.md
-§6.3): where the requested effort goes, how the model's ``thinking_level_map`` renames it,
-and what an explicit "off" looks like."""
+"""Chat Completions reasoning parameters per ``compat.thinking_format`` (the original's
+``buildParams`` and ``streamSimple`` in ``src/api/openai-completions.ts``): where the
+requested effort goes, how the model's ``thinking_level_map`` renames it, and what an
+explicit "off" looks like."""
 
 from __future__ import annotations
 

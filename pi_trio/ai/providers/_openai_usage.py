@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._jsnum import js_number
+from .._json._jsnum import js_number
 from .._types import Model, Usage
 from ._completions_wire import CompletionsUsage
 from ._wire import write_prompt_usage

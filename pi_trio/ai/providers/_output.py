@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .._options import OutputFormat
+from .._stream._options import OutputFormat
 from .._types import Model
 from ._anthropic_tools import anthropic_strict_tool_unsupported
 from ._openai_compat import resolve_compat

@@ -30,11 +30,11 @@ from typing import Any, Final
 
 import msgspec
 
-from .._builder import MessageBuilder
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json import from_json
+from .._json._codec import from_json
 from .._sanitize import replace_lone_surrogate_escapes
+from .._stream._builder import MessageBuilder
 from .._types import AssistantMessage, ThinkingContent, Usage, now_ms
 from ._pi_messages_wire import (
     EVENT_DECODER,

@@ -22,9 +22,9 @@ from typing import Any, Final
 import httpx2
 import msgspec
 
-from .._json import to_json
-from .._json_depth import decode_checked
-from .._options import StreamOptions
+from .._json._codec import to_json
+from .._json._depth import decode_json
+from .._stream._options import StreamOptions
 from .._types import Context, Model, now_ms
 from ._common import option_env
 from ._http_errors import redact, shown_error_text
@@ -115,7 +115,7 @@ def encode_pi_messages_body(model: Model, transcript: Context, options: StreamOp
 def _error_object(body: str) -> dict[str, Any] | None:
     """The body's ``error`` when the body is a JSON object whose ``error`` is an object."""
     try:
-        parsed = decode_checked(msgspec.json.decode, body)
+        parsed = decode_json(body)
     except msgspec.DecodeError:
         return None
     error = parsed.get("error") if isinstance(parsed, dict) else None

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -140,5 +141,5 @@ PiMessagesEvent: TypeAlias = (
     | WireError
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(PiMessagesEvent)
+EVENT_DECODER: Final = BoundedDecoder(PiMessagesEvent)
 EVENT_TYPES: Final = tags(PiMessagesEvent)

@@ -1,14 +1,16 @@
-"""OpenAI Responses stream events → assistant-message events (sans-IO, reference/ai.md §7.4).
+"""OpenAI Responses stream events → assistant-message events (sans-IO; the original's
+``processResponsesStream``, ``src/api/openai-responses-shared.ts``).
 
 ``ResponsesEventMapper.feed_data(data)`` takes the ``data:`` text of one SSE event, decodes
 it into a ``_responses_wire`` Struct (a tagged union on the event's ``type``) and returns the
-events to send; ``finish()`` returns the terminal event once the wire stream ended. Output
+events to send; ``finish()`` returns the terminal event once the wire stream ended, or once
+the response finished (``terminal``: nothing after it is read). Output
 items are tracked by ``output_index``, so items that finish out of order are handled.
 Unknown event and item types are skipped. Failures raise ``ProviderError`` with the text
 the user sees.
 
 ``codex=True`` reads the ChatGPT Codex backend's dialect of the stream: ``response.done``
-finishes a response too (and nothing after the finished response is read), an unknown
+finishes a response too, an unknown
 status counts as none, ``end_turn`` is kept on the message, errors read ``Codex error:
 <message>``, and a ``default`` tier reported for a ``flex`` or ``priority`` request is
 billed as requested.
@@ -20,11 +22,12 @@ from typing import Any, Final, cast
 
 import msgspec
 
-from .._builder import MessageBuilder
+from .._arguments._final import parse_tool_call_arguments
+from .._arguments._partial import parse_streaming_json
 from .._errors import ProviderError
 from .._events import AssistantMessageEvent
-from .._json_parse import parse_streaming_json
-from .._tool_arguments import parse_tool_call_arguments
+from .._json._depth import decode_json
+from .._stream._builder import MessageBuilder
 from .._types import Model, ThinkingContent
 from ._responses_parts import (
     apply_service_tier_pricing,
@@ -135,15 +138,15 @@ class ResponsesEventMapper:
 
     @property
     def terminal(self) -> bool:
-        """True once the response finished (the Codex backend sends nothing that counts
-        after it)."""
+        """True once the response finished: the stream is over, nothing after it is
+        read."""
         return self._terminal
 
     # ------------------------------------------------------------------ feeding
 
     def feed_data(self, data: str) -> list[AssistantMessageEvent]:
         """Feed the ``data`` text of one SSE event (JSON; ``[DONE]`` is skipped)."""
-        if not data.strip() or data == "[DONE]" or (self._terminal and self.codex):
+        if self._terminal or not data.strip() or data == "[DONE]":
             return []
         event: ResponsesEvent | None
         try:
@@ -351,7 +354,7 @@ class ResponsesEventMapper:
         match slot.kind, item:
             case "thinking", ReasoningItem(id=item_id, encrypted_content=encrypted):
                 # the whole item, as the API sent it, is what a later request replays
-                stored = msgspec.json.decode(raw)
+                stored = decode_json(raw)
                 signature = msgspec.json.encode(stored).decode()
                 if item_id is not None and not encrypted:
                     self._unsealed[item_id] = (slot.index, stored)

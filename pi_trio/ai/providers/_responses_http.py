@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 
 from .._errors import ProviderError
-from .._options import StreamOptions
+from .._stream._options import StreamOptions
 from .._types import Model
 from ._common import option_env
 from ._http_errors import openai_sdk_error_text

@@ -1,4 +1,5 @@
-"""Transcript → OpenAI Responses input items and tools (sans-IO, reference/ai.md §7.4).
+"""Transcript → OpenAI Responses input items and tools (sans-IO; the original's
+``convertResponsesMessages`` and ``convertResponsesTools``, ``src/api/openai-responses-shared.ts``).
 
 Shared by ``openai-responses``, ``azure-openai-responses`` and ``openai-codex-responses``.
 Replay data written by this api is kept exact: a thinking block's signature is the whole
@@ -24,9 +25,10 @@ from typing import Any, Final
 
 import msgspec
 
+from .._json._depth import decode_json
 from .._sanitize import sanitize_surrogates
-from .._transcript import get_system_message_text, render_system_message_update
-from .._transform import ToolCallIdNormalizer, transform_messages
+from .._transcript._system import get_system_message_text, render_system_message_update
+from .._transcript._transform import ToolCallIdNormalizer, transform_messages
 from .._types import (
     AssistantMessage,
     ImageContent,
@@ -125,7 +127,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
         return None
     if signature.startswith("{"):
         try:
-            value = msgspec.json.decode(signature)
+            value = decode_json(signature)
         except msgspec.DecodeError:
             value = None
         if isinstance(value, dict) and value.get("v") == 1 and isinstance(value.get("id"), str):
@@ -172,7 +174,7 @@ def _assistant_items(message: AssistantMessage, index: int, model: Model) -> lis
         if isinstance(block, ThinkingContent):
             if block.thinking_signature:
                 try:
-                    item = msgspec.json.decode(block.thinking_signature)
+                    item = decode_json(block.thinking_signature)
                 except msgspec.DecodeError:
                     continue
                 if isinstance(item, dict):

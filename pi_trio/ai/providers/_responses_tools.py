@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-from .._options import OutputFormat
-from .._transcript_history import resolve_transcript_tools
+from .._stream._options import OutputFormat
+from .._transcript._history import resolve_transcript_tools
 from .._types import Message, Model, SystemMessage, Tool
 from ._constrained import strict_tool_schema
 from ._output import fit_output_schema, openai_strict_unsupported

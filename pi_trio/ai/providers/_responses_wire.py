@@ -1,4 +1,5 @@
-"""The OpenAI Responses stream as msgspec Structs (reference/ai.md §7.4).
+"""The OpenAI Responses stream as msgspec Structs (the events the original's
+``processResponsesStream`` reads, ``src/api/openai-responses-shared.ts``).
 
 An event's data is a tagged union on its ``type`` (``ResponsesEvent``); the item of
 ``response.output_item.added`` is one on the item's ``type`` (``OutputItem``). The item of
@@ -14,6 +15,7 @@ from typing import Final
 
 import msgspec
 
+from .._json._depth import BoundedDecoder
 from ._wire import Tagged, Wire, tags
 
 __all__ = [
@@ -88,7 +90,7 @@ class FunctionCallItem(Tagged, tag="function_call"):
 
 OutputItem = ReasoningItem | MessageItem | FunctionCallItem
 
-ITEM_DECODER: Final = msgspec.json.Decoder(OutputItem)
+ITEM_DECODER: Final = BoundedDecoder(OutputItem)
 
 
 # --------------------------------------------------------------------------- response
@@ -238,7 +240,7 @@ ResponsesEvent = (
     | ErrorEvent
 )
 
-EVENT_DECODER: Final = msgspec.json.Decoder(ResponsesEvent)
+EVENT_DECODER: Final = BoundedDecoder(ResponsesEvent)
 
 EVENT_TYPES: Final = tags(ResponsesEvent)
 ITEM_TYPES: Final = tags(OutputItem)

@@ -1,9 +1,11 @@
-"""The shared part of the ``*_simple`` entry points (reference/ai.md §6.1).
+"""The shared part of the ``*_simple`` entry points (the original's ``buildBaseOptions`` and
+its helpers, ``src/api/simple-options.ts``).
 
 The unified options name a ``reasoning`` level and optional ``thinking_budgets``; each
 provider maps them to its native thinking parameters. What they share lives here: the
 output-token cap clamped to the room left in the context window, the merged sampling
-parameters, and the thinking-budget arithmetic of budget-based providers.
+parameters and the keys of a body they may not set, and the thinking-budget arithmetic of
+budget-based providers.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Any, Final
 
 import msgspec
 
-from .._models import THINKING_LEVELS, clamp_thinking_level
-from .._options import StreamOptions, ThinkingBudgets
-from .._transcript import normalize_context
+from .._catalog._models import THINKING_LEVELS, clamp_thinking_level
+from .._errors import ProviderError
+from .._stream._options import StreamOptions, ThinkingBudgets
+from .._transcript._system import normalize_context
 from .._types import (
     AssistantMessage,
     Context,
@@ -32,9 +35,12 @@ from .._types import (
 )
 
 __all__ = [
+    "COMPLETIONS_OWNED_KEYS",
     "CONTEXT_MARGIN_TOKENS",
     "DEFAULT_THINKING_BUDGETS",
     "MIN_ANSWER_TOKENS",
+    "RESPONSES_OWNED_KEYS",
+    "add_sampling_params",
     "adjust_max_tokens_for_thinking",
     "build_base_options",
     "clamp_max_tokens_to_context",
@@ -55,6 +61,76 @@ DEFAULT_THINKING_BUDGETS: Final[dict[str, int]] = {
 CONTEXT_MARGIN_TOKENS: Final = 4096
 # Output tokens a budget-based request always leaves for the answer after thinking.
 MIN_ANSWER_TOKENS: Final = 1024
+# The keys of a Chat Completions body that say what the request is, which sampling
+# parameters may not set (``add_sampling_params``): the model (and OpenRouter's fallback
+# models and routing), the transcript, the tools, the answer's format and count,
+# streaming, storage, caching, billing and the output limit.
+COMPLETIONS_OWNED_KEYS: Final = frozenset(
+    [
+        "model",
+        "models",
+        "messages",
+        "stream",
+        "stream_options",
+        "store",
+        "tools",
+        "tool_choice",
+        "tool_stream",
+        "parallel_tool_calls",
+        "functions",
+        "function_call",
+        "response_format",
+        "n",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "max_tokens",
+        "max_completion_tokens",
+        "provider",
+        "providerOptions",
+        "route",
+        "plugins",
+        "transforms",
+        "web_search_options",
+        "user",
+        "metadata",
+        "service_tier",
+        "modalities",
+        "audio",
+        "prediction",
+    ]
+)
+# The same of a Responses body: the model, the input and instructions, stored and
+# background responses and what they continue, the tools, the answer's format, what is
+# included, caching, billing, the output limit.
+RESPONSES_OWNED_KEYS: Final = frozenset(
+    [
+        "model",
+        "input",
+        "instructions",
+        "stream",
+        "stream_options",
+        "store",
+        "background",
+        "previous_response_id",
+        "conversation",
+        "prompt",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "max_tool_calls",
+        "text",
+        "include",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "prompt_cache_options",
+        "max_output_tokens",
+        "service_tier",
+        "truncation",
+        "user",
+        "safety_identifier",
+        "metadata",
+    ]
+)
 # What one image counts for in the character estimate (about 1 200 tokens).
 _IMAGE_CHARS: Final = 4800
 
@@ -153,6 +229,25 @@ def resolve_sampling_params(
     if not (model.sampling_params or by_level or request):
         return None
     return {**(model.sampling_params or {}), **(by_level or {}), **(request or {})}
+
+
+def add_sampling_params(
+    body: dict[str, Any], params: dict[str, Any] | None, owned: frozenset[str], api: str
+) -> None:
+    """Add the sampling parameters ``params`` to ``body``, last, as the original does; but
+    none may set a key the request builder owns (``owned``: what the request is, as the
+    model, the transcript, the tools, the answer's format, streaming, storage and
+    routing): that is a ``ProviderError`` naming the key, before anything is sent."""
+    if not params:
+        return
+    taken = sorted(owned.intersection(params))
+    if taken:
+        raise ProviderError(
+            f"sampling_params may not set {', '.join(map(repr, taken))}: the {api} request "
+            f"builder owns {'it' if len(taken) == 1 else 'them'} (from the model, the context "
+            "or another option); change the request body with on_payload if it must differ"
+        )
+    body.update(params)
 
 
 # --------------------------------------------------------------------------- thinking

@@ -59,10 +59,12 @@ import msgspec
 
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
-from .._json_depth import decode_checked
+from .._json._depth import decode_json
 from ._http_errors import no_events_text, provider_error_message, transport_error
 
 __all__ = [
+    "DRAIN_LIMIT_BYTES",
+    "DRAIN_TIMEOUT_S",
     "MAX_SSE_EVENT_BYTES",
     "ObservedSSEStream",
     "Observer",
@@ -70,6 +72,7 @@ __all__ = [
     "SSEParser",
     "SSEStream",
     "close_chunks",
+    "drain_chunks",
 ]
 
 _BOM = b"\xef\xbb\xbf"
@@ -77,6 +80,13 @@ _BOM = b"\xef\xbb\xbf"
 # Larger than any event a provider sends (a whole tool-call argument string arrives in
 # deltas); a stream that holds this much without ending an event is broken.
 MAX_SSE_EVENT_BYTES = 16 * 1024 * 1024
+
+# After the event that ends an answer, what is left of the body is read only so that the
+# connection can go back to the pool: a server ends it at once (the last chunk of a chunked
+# body often arrives in a packet of its own), so a short wait and a few KiB are plenty; a
+# body that goes on longer, or stays open, is closed.
+DRAIN_TIMEOUT_S = 0.5
+DRAIN_LIMIT_BYTES = 64 * 1024
 
 
 class SSEEvent(NamedTuple):
@@ -298,6 +308,14 @@ class SSEStream:
                 self._keep_head(chunk)
         raise StopAsyncIteration
 
+    async def drain(self) -> None:
+        """After the event that ends the answer: stop parsing, read the rest of the body
+        (see ``drain_chunks``) so that its connection can be reused; the answer is
+        complete, so a connection lost meanwhile is no failure."""
+        if not self._done:
+            self._done = True
+            self._exhausted = await drain_chunks(self._chunks)
+
     async def aclose(self) -> None:
         """Stop reading (see ``close_chunks``)."""
         self._done = True
@@ -330,11 +348,28 @@ class ObservedSSEStream(SSEStream):
         if self._observed is not None and event.event not in self._observed:
             return [event]
         try:
-            value = decode_checked(msgspec.json.decode, event.data)
+            value = decode_json(event.data)
         except msgspec.DecodeError:
             return [event]  # not JSON (``[DONE]``): no provider event; the mapper decides
         await self._observer(value)
         return [event]
+
+
+async def drain_chunks(chunks: AsyncIterator[bytes]) -> bool:
+    """Read and drop what is left of a response body, for at most ``DRAIN_TIMEOUT_S`` and
+    ``DRAIN_LIMIT_BYTES``; whether the body ended (its connection can then be reused).
+    Transport errors end it quietly: nothing more was expected."""
+    read = 0
+    with anyio.move_on_after(DRAIN_TIMEOUT_S):
+        try:
+            async for chunk in chunks:
+                read += len(chunk)
+                if read > DRAIN_LIMIT_BYTES:
+                    return False
+        except (httpx2.HTTPError, httpx2.StreamError):
+            return True  # the iterator raised: it has ended
+        return True
+    return False
 
 
 async def close_chunks(chunks: AsyncIterator[bytes], *, exhausted: bool) -> None:

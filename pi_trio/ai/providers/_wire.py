@@ -4,8 +4,9 @@ message.
 
 Each provider module decodes an event's ``data:`` text straight into msgspec Structs
 (``_<provider>_wire``): unknown fields are ignored, and the common path is one
-``Decoder.decode``. Only when that fails does ``decode_event`` look at the JSON as plain
-values, to tell what the mapper skips (data that is not an object; an event, block or
+``BoundedDecoder.decode`` (msgspec's decoder behind the nesting limit of ``_json._depth``:
+the data comes from outside). Only when that fails does ``decode_event`` look at the JSON
+as plain values, to tell what the mapper skips (data that is not an object; an event, block or
 item type it does not know — providers add them often) from what is broken (a field it
 reads holding the wrong type, or data that is not JSON), which fails the stream with a
 ``ProviderError`` naming the data.
@@ -18,8 +19,9 @@ from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 
+from .._catalog._models import calculate_cost
 from .._errors import ProviderError
-from .._models import calculate_cost
+from .._json._depth import BoundedDecoder, decode_json
 from .._types import AssistantMessage, Model, Usage
 
 __all__ = [
@@ -63,7 +65,7 @@ def unparseable_event(what: str, data: str, exc: Exception) -> ProviderError:
 
 
 def decode_event(
-    decoder: msgspec.json.Decoder[T],
+    decoder: BoundedDecoder[T],
     data: str,
     what: str,
     skipped: Callable[[Any], bool],
@@ -85,7 +87,7 @@ def decode_event(
 
 def decode_failed(
     exc: msgspec.DecodeError,
-    decoder: msgspec.json.Decoder[T],
+    decoder: BoundedDecoder[T],
     data: str,
     what: str,
     skipped: Callable[[Any], bool],
@@ -111,7 +113,7 @@ def decode_failed(
 def _skip_or_raise(
     data: str, what: str, skipped: Callable[[Any], bool], exc: msgspec.ValidationError
 ) -> None:
-    if not skipped(msgspec.json.decode(data)):
+    if not skipped(decode_json(data)):
         raise unparseable_event(what, data, exc) from exc
 
 

@@ -2,7 +2,8 @@
 
 Request building lives in ``_anthropic_request`` and the wire-event mapping in
 ``_anthropic_events`` (both sans-IO); this module adds the HTTP shell, the headers and
-the ``*_simple`` reasoning mapping (reference/ai.md §6.2, §7.2).
+the ``*_simple`` reasoning mapping (the original's ``stream`` and ``streamSimple``,
+``src/api/anthropic-messages.ts``).
 
 A 400 ``invalid_request_error`` saying that the request's strict tools exceed Claude's
 limits, for a request that sent tools strict which only prefer it, is answered by sending
@@ -16,17 +17,15 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import Any, Final
 
-import anyio.abc
 import httpx2
 import msgspec
 
+from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
-from .._events import AssistantMessageEvent
-from .._json_depth import decode_checked
-from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import get_current_tools, normalize_context
+from .._json._depth import decode_json
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
+from .._transcript._system import get_current_tools, normalize_context
 from .._types import Context, Model
 from ._anthropic_events import AnthropicEventMapper
 from ._anthropic_request import (
@@ -35,7 +34,8 @@ from ._anthropic_request import (
     is_oauth_token,
 )
 from ._anthropic_wire import EVENT_TYPES
-from ._http import ProviderRun, run_provider
+from ._entry import provider_stream, relay
+from ._http import ProviderRun
 from ._http_errors import format_http_error, provider_error_message
 from ._simple import (
     adjust_max_tokens_for_thinking,
@@ -115,7 +115,7 @@ def anthropic_error_text(status: int, body: str, more: bool = False) -> str:
     as it is; ``<status> status code (no body)`` without one. Cut at
     ``ERROR_BODY_LIMIT`` characters."""
     try:
-        data = decode_checked(msgspec.json.decode, body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         data = None
     if not _js_truthy(data):
@@ -151,7 +151,7 @@ class _Refusal:
 
 def _error_type(body: str) -> Any:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     error = data.get("error") if isinstance(data, dict) else None
@@ -194,23 +194,21 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                 )
                 continue
             break
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                await run.emit_all(mapper.feed(event.event, event.data))
+        await relay(
+            run,
+            sse,
+            lambda event: mapper.feed(event.event, event.data),
+            until=lambda: mapper.stopped,
+        )
     await run.emit(mapper.finish())
 
 
-async def stream_anthropic(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_anthropic(run: ProviderRun, context: Context) -> None:
     """Stream one Anthropic Messages request with provider-native options (``extra``:
     ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
     ``interleaved_thinking``, ``tool_choice``)."""
-    await run_provider(model, options, send, _stream, context)
+    await _stream(run, context)
 
 
 # --------------------------------------------------------------------------- simple
@@ -242,17 +240,9 @@ def anthropic_simple_options(
     return msgspec.structs.replace(base, max_tokens=max_tokens, extra=extra)
 
 
-async def stream_simple_anthropic(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
-    """``stream_anthropic`` with the unified options mapped (reference/ai.md §6.2)."""
-    await run_provider(model, options, send, _stream_simple, context)
-
-
-async def _stream_simple(run: ProviderRun, context: Context) -> None:
+@provider_stream
+async def stream_simple_anthropic(run: ProviderRun, context: Context) -> None:
+    """``stream_anthropic`` with the unified options mapped (``anthropic_simple_options``)."""
     run.options = anthropic_simple_options(run.model, context, run.options)
     await _stream(run, context)
 

@@ -38,23 +38,17 @@ import httpx2
 import msgspec
 
 from .._errors import ProviderError
-from .._events import AssistantMessageEvent
-from .._json_depth import decode_checked
-from .._options import StreamOptions, ThinkingBudgets
-from .._registry import ApiProvider
-from .._transcript import normalize_context
+from .._json._depth import decode_json
+from .._stream._options import StreamOptions, ThinkingBudgets
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
 from ._bedrock_models import configured_region, is_claude, supports_adaptive_thinking
 from ._bedrock_request import build_bedrock_body, sends_preferred_strict_tools
 from ._common import option_env
-from ._http import (
-    ProviderRun,
-    format_http_error,
-    provider_event_observer,
-    resolve_api_key,
-    run_provider,
-)
+from ._entry import provider_stream
+from ._http import ProviderRun, format_http_error, provider_event_observer, resolve_api_key
 from ._http_errors import shown_error_text
 from ._http_send import CLOSE_TIMEOUT_S
 from ._simple import (
@@ -149,7 +143,7 @@ def _bearer_token(run: ProviderRun) -> str | None:
 
 def _aws_message(body: str) -> str | None:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError:
         return None
     if isinstance(data, dict):
@@ -207,7 +201,7 @@ class _Failure:
 async def _observe_frame(observe: Observer, name: str, payload: bytes) -> None:
     """An event frame as the AWS SDK gives it, ``{name: payload}``, to the observer."""
     try:
-        value = decode_checked(msgspec.json.decode, payload)
+        value = decode_json(payload)
     except msgspec.DecodeError:
         return  # the mapper names the broken frame
     await observe({name: value})
@@ -301,6 +295,10 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                             frame.message_type, frame.name, frame.payload, frame.error_message
                         )
                         await run.emit_all(events)
+                    if mapper.ended:
+                        # the answer is complete whatever happens to the rest of the body
+                        await reader.drain()
+                        break
             finally:
                 with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                     await reader.aclose()
@@ -314,17 +312,13 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         raise
 
 
-async def stream_bedrock(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_bedrock(run: ProviderRun, context: Context) -> None:
     """Stream one Bedrock ConverseStream request with provider-native options:
     ``reasoning`` / ``thinking_budgets`` as given, and ``extra`` (``region``,
     ``profile``, ``bearer_token``, ``tool_choice``, ``thinking_display``,
     ``interleaved_thinking``, ``request_metadata``)."""
-    await run_provider(model, options, send, _stream, context)
+    await _stream(run, context)
 
 
 # --------------------------------------------------------------------------- simple
@@ -352,19 +346,11 @@ def bedrock_simple_options(model: Model, context: Context, options: StreamOption
     return msgspec.structs.replace(base, max_tokens=max_tokens, thinking_budgets=budgets)
 
 
-async def _stream_simple(run: ProviderRun, context: Context) -> None:
+@provider_stream
+async def stream_simple_bedrock(run: ProviderRun, context: Context) -> None:
+    """``stream_bedrock`` with the unified options mapped."""
     run.options = bedrock_simple_options(run.model, context, run.options)
     await _stream(run, context)
-
-
-async def stream_simple_bedrock(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
-    """``stream_bedrock`` with the unified options mapped."""
-    await run_provider(model, options, send, _stream_simple, context)
 
 
 API_PROVIDER: Final = ApiProvider(

@@ -1,28 +1,23 @@
 """The ``google-generative-ai`` provider:
 ``POST {base_url}/models/{id}:streamGenerateContent?alt=sse``.
 
-Request building lives in ``_google_request`` and the chunk mapping in ``_google_events``
-(both sans-IO); this module adds the HTTP shell and the ``*_simple`` reasoning mapping
-(reference/ai.md §6.5, §7.5).
+Request building lives in ``_google_request`` (with the ``*_simple`` reasoning mapping,
+which Vertex shares) and the chunk mapping in ``_google_events`` (both sans-IO); this module
+adds the HTTP shell (the original's ``stream`` and ``streamSimple``,
+``src/api/google-generative-ai.ts``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
-import anyio.abc
-import msgspec
-
-from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
 from .._types import Context, Model
+from ._entry import provider_stream, relay
 from ._google_events import GoogleEventMapper
-from ._google_request import build_google_body, google_thinking_config
-from ._http import ProviderRun, run_provider
-from ._simple import build_base_options
+from ._google_request import build_google_body, google_simple_options
+from ._http import ProviderRun
 
 __all__ = [
     "API_PROVIDER",
@@ -47,61 +42,25 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         headers["x-goog-api-key"] = api_key
     mapper = GoogleEventMapper(run.builder, model)
     async with run.open_sse(google_url(model), run.headers(headers), payload) as sse:
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                await run.emit_all(mapper.feed_data(event.data))
+        await relay(run, sse, lambda event: mapper.feed_data(event.data))
     await run.emit_all(mapper.finish())
 
 
-async def stream_google(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_google(run: ProviderRun, context: Context) -> None:
     """Stream one Gemini request with provider-native options (``extra``:
     ``thinking_enabled``, ``thinking_budget_tokens``, ``thinking_level``, ``tool_choice``)."""
-    await run_provider(model, options, send, _stream, context)
+    await _stream(run, context)
 
 
 # --------------------------------------------------------------------------- simple
 
 
-def google_simple_options(model: Model, context: Context, options: StreamOptions) -> StreamOptions:
-    """The native options for the unified ``reasoning``: a thinking level on Gemini 3 and
-    Gemma 4, a token budget elsewhere; without a level, thinking is switched off
-    explicitly on reasoning models."""
-    base = build_base_options(model, context, options)
-    extra: dict[str, Any] = dict(options.extra or {})
-    for key in ("thinking_level", "thinking_budget_tokens"):
-        extra.pop(key, None)
-    if not options.reasoning:
-        extra["thinking_enabled"] = False
-        return msgspec.structs.replace(base, extra=extra)
-    level = clamp_thinking_level(model, options.reasoning)
-    config = google_thinking_config(model, level, options.thinking_budgets)
-    extra["thinking_enabled"] = True
-    if "thinkingLevel" in config:
-        extra["thinking_level"] = config["thinkingLevel"]
-    else:
-        extra["thinking_budget_tokens"] = config["thinkingBudget"]
-    return msgspec.structs.replace(base, extra=extra)
-
-
-async def _stream_simple(run: ProviderRun, context: Context) -> None:
+@provider_stream
+async def stream_simple_google(run: ProviderRun, context: Context) -> None:
+    """``stream_google`` with the unified options mapped (``google_simple_options``)."""
     run.options = google_simple_options(run.model, context, run.options)
     await _stream(run, context)
-
-
-async def stream_simple_google(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
-    """``stream_google`` with the unified options mapped (reference/ai.md §6.5)."""
-    await run_provider(model, options, send, _stream_simple, context)
 
 
 API_PROVIDER: Final = ApiProvider(

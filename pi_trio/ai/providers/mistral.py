@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from typing import Final
 
-import anyio.abc
 import httpx2
 
+from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
-from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
 from .._types import Context, Model
-from ._http import ProviderRun, run_provider
+from ._entry import provider_stream, relay
+from ._http import ProviderRun
 from ._http_errors import shown_error_text
 from ._mistral_events import MistralStreamMapper
 from ._mistral_request import build_mistral_body, prompt_caching
@@ -94,57 +93,31 @@ async def _stream(
     async with run.open_sse(
         mistral_url(model), headers, payload, describe=mistral_error_text, notify_failures=True
     ) as sse:
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                events = mapper.feed(event.data)
-                if events:
-                    await run.emit_all(events)
-            if mapper.ended:
-                break
+        await relay(run, sse, lambda event: mapper.feed(event.data), until=lambda: mapper.ended)
     await run.emit_all(mapper.finish())
     if mapper.failure is not None:
         raise ProviderError(mapper.failure)
 
 
-async def stream_mistral(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_mistral(run: ProviderRun, context: Context) -> None:
     """Stream one Mistral request. Native options (``options.extra``): ``prompt_mode``
     (``"reasoning"``) and ``reasoning_effort``; ``options.tool_choice`` is sent as is
     (``auto``, ``none``, ``any``, ``required`` or ``{"function": {"name": ...}}``)."""
-    extra = options.extra or {}
-    await run_provider(
-        model,
-        options,
-        send,
-        _stream,
-        context,
-        extra.get("prompt_mode"),
-        extra.get("reasoning_effort"),
-    )
+    extra = run.options.extra or {}
+    await _stream(run, context, extra.get("prompt_mode"), extra.get("reasoning_effort"))
 
 
-async def stream_simple_mistral(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_simple_mistral(run: ProviderRun, context: Context) -> None:
     """Stream with the unified options: ``reasoning`` becomes ``reasoning_effort`` or
     ``prompt_mode`` (module docstring); ``max_tokens`` defaults to the model's and fits
     the context window."""
-
-    async def body(run: ProviderRun) -> None:
-        run.api_key()  # a missing key fails before anything else is computed
-        run.options = build_base_options(model, context, options)
-        prompt_mode, effort = mistral_simple_params(model, options.reasoning)
-        await _stream(run, context, prompt_mode, effort)
-
-    await run_provider(model, options, send, body)
+    run.api_key()  # a missing key fails before anything else is computed
+    model, options = run.model, run.options
+    run.options = build_base_options(model, context, options)
+    prompt_mode, effort = mistral_simple_params(model, options.reasoning)
+    await _stream(run, context, prompt_mode, effort)
 
 
 API_PROVIDER = ApiProvider(

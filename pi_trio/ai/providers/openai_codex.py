@@ -18,15 +18,13 @@ compression are optional there and not implemented here.
 
 from __future__ import annotations
 
-import anyio.abc
 import msgspec
 
-from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
-from .._types import Context, Model
+from .._catalog._models import clamp_thinking_level
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
+from .._types import Context
 from ._codex_request import (
     CodexRequest,
     build_codex_body,
@@ -38,7 +36,8 @@ from ._codex_request import (
     configuration_update_effort,
     session_key,
 )
-from ._http import ProviderRun, run_provider
+from ._entry import provider_stream, relay
+from ._http import ProviderRun
 from ._responses_events import ResponsesEventMapper
 from ._responses_shared import responses_text_format
 from ._simple import build_base_options
@@ -93,46 +92,31 @@ async def _stream(run: ProviderRun, context: Context, request: CodexRequest) -> 
         retryable=codex_should_retry,
         notify_failures=True,
     ) as sse:
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                events = mapper.feed_data(event.data)
-                if events:
-                    await run.emit_all(events)
-            if mapper.terminal:
-                break  # the backend's stream is over once the response finished
+        # the backend's stream is over once the response finished
+        await relay(
+            run, sse, lambda event: mapper.feed_data(event.data), until=lambda: mapper.terminal
+        )
     await run.emit(mapper.finish())
 
 
-async def stream_openai_codex(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_openai_codex(run: ProviderRun, context: Context) -> None:
     """Stream one Codex request with native options (``codex_native_request``)."""
-    await run_provider(model, options, send, _stream, context, codex_native_request(options))
+    await _stream(run, context, codex_native_request(run.options))
 
 
-async def stream_simple_openai_codex(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_simple_openai_codex(run: ProviderRun, context: Context) -> None:
     """Stream with the unified options: the clamped ``reasoning`` level is the effort
     (``none`` without one, for reasoning models); ``max_tokens`` defaults to the model's
     and fits the context window."""
-
-    async def body(run: ProviderRun) -> None:
-        run.api_key()  # a missing token fails before anything else is computed
-        run.options = build_base_options(model, context, options)
-        level = clamp_thinking_level(model, options.reasoning) if options.reasoning else "off"
-        effort = level if level != "off" else ("none" if model.reasoning else None)
-        request = msgspec.structs.replace(codex_native_request(options), reasoning_effort=effort)
-        await _stream(run, context, request)
-
-    await run_provider(model, options, send, body)
+    run.api_key()  # a missing token fails before anything else is computed
+    model, options = run.model, run.options
+    run.options = build_base_options(model, context, options)
+    level = clamp_thinking_level(model, options.reasoning) if options.reasoning else "off"
+    effort = level if level != "off" else ("none" if model.reasoning else None)
+    request = msgspec.structs.replace(codex_native_request(options), reasoning_effort=effort)
+    await _stream(run, context, request)
 
 
 API_PROVIDER = ApiProvider(

@@ -1,7 +1,7 @@
 """The ``openai-completions`` provider: OpenAI Chat Completions and every server that speaks
-it (reference/ai.md §6.3, §7.3), over httpx2 without a vendor SDK.
+it (the original's ``src/api/openai-completions.ts``), over httpx2 without a vendor SDK.
 
-The request body is built by ``_openai_request`` and the stream mapped by
+The request body is built by ``_completions_request`` and the stream mapped by
 ``_completions_events`` (both sans-IO); this module adds the HTTP shell.
 """
 
@@ -9,22 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.abc
 import httpx2
 import msgspec
 
-from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
-from .._types import Context, Model
+from .._catalog._models import clamp_thinking_level
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
+from .._types import Context
 from ._completions_events import CompletionsStreamMapper as CompletionsStreamMapper
 from ._completions_events import map_finish_reason as map_finish_reason
-from ._http import ProviderRun, run_provider
+from ._completions_request import build_body
+from ._entry import provider_stream, relay
+from ._http import ProviderRun
 from ._http_errors import openai_sdk_error_text
 from ._openai_compat import resolve_compat
-from ._openai_request import build_body
 from ._openai_usage import apply_openrouter_cost as apply_openrouter_cost
 from ._openai_usage import parse_usage as parse_usage
 from ._simple import build_base_options
@@ -90,12 +89,7 @@ async def _stream(run: ProviderRun, context: Context, native: _Native) -> None:
     async with run.open_sse(
         url, run.headers(defaults), payload, describe=_completions_error_text
     ) as sse:
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                events = mapper.feed(event)
-                if events:
-                    await run.emit_all(events)
+        await relay(run, sse, mapper.feed, until=lambda: mapper.done_marker)
     await run.emit_all(mapper.finish())
 
 
@@ -104,37 +98,25 @@ def _completions_error_text(status: int, headers: httpx2.Headers, body: str, mor
     return openai_sdk_error_text(status, body, more)
 
 
-async def stream_openai_completions(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_openai_completions(run: ProviderRun, context: Context) -> None:
     """Stream one Chat Completions request. Native options: ``options.extra``
     ``reasoning_effort`` (a level), ``tool_choice`` (or ``options.tool_choice``)."""
-    await run_provider(model, options, send, _stream, context, _native(options))
+    await _stream(run, context, _native(run.options))
 
 
-async def stream_simple_openai_completions(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_simple_openai_completions(run: ProviderRun, context: Context) -> None:
     """Stream with the unified options: ``reasoning`` is clamped to the model's levels
     (``off`` sends none), ``max_tokens`` defaults to the model's and fits the context."""
-
-    async def body(run: ProviderRun) -> None:
-        run.api_key()  # a missing key fails before anything else is computed
-        base = build_base_options(model, context, options)
-        run.options = base
-        effort = clamp_thinking_level(model, options.reasoning) if options.reasoning else None
-        native = _Native(
-            reasoning_effort=None if effort == "off" else effort, tool_choice=options.tool_choice
-        )
-        await _stream(run, context, native)
-
-    await run_provider(model, options, send, body)
+    run.api_key()  # a missing key fails before anything else is computed
+    model, options = run.model, run.options
+    run.options = build_base_options(model, context, options)
+    effort = clamp_thinking_level(model, options.reasoning) if options.reasoning else None
+    native = _Native(
+        reasoning_effort=None if effort == "off" else effort, tool_choice=options.tool_choice
+    )
+    await _stream(run, context, native)
 
 
 API_PROVIDER = ApiProvider(

@@ -3,8 +3,8 @@
 Input conversion lives in ``_responses_shared`` and the stream mapping in
 ``_responses_events``, Azure's URL and deployment, the session headers and the failure
 texts in ``_responses_http`` (all sans-IO); this module builds the body, adds the HTTP
-shell and headers and the ``*_simple`` reasoning mapping (reference/ai.md §6.4, §7.4,
-§7.6).
+shell and headers and the ``*_simple`` reasoning mapping (the original's
+``src/api/openai-responses.ts`` and ``src/api/azure-openai-responses.ts``).
 
 Azure follows pi 1.6's ``azure-openai-responses``: the key goes in ``api-key``; the base
 URL comes from ``extra["azure_base_url"]``, ``AZURE_OPENAI_BASE_URL``,
@@ -33,18 +33,17 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import anyio.abc
 import msgspec
 
+from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
-from .._events import AssistantMessageEvent
-from .._models import clamp_thinking_level
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
-from .._transcript_history import resolve_transcript
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
+from .._transcript._history import resolve_transcript
+from .._transcript._system import normalize_context
 from .._types import Context, Model
-from ._http import ProviderRun, run_provider
+from ._entry import provider_stream, relay
+from ._http import ProviderRun
 from ._responses_events import ResponsesEventMapper
 from ._responses_http import (
     azure_base_url,
@@ -65,7 +64,12 @@ from ._responses_shared import (
     responses_text_format,
     responses_tool_support,
 )
-from ._simple import build_base_options, resolve_sampling_params
+from ._simple import (
+    RESPONSES_OWNED_KEYS,
+    add_sampling_params,
+    build_base_options,
+    resolve_sampling_params,
+)
 
 __all__ = [
     "API_PROVIDERS",
@@ -160,7 +164,8 @@ def build_responses_body(
     ``tool_choice`` (the unified ``options.tool_choice`` when ``extra`` has none).
     ``options.output_format`` becomes ``text.format`` (strict unless
     ``compat.supportsStrictMode`` is false or the schema does not fit). Sampling
-    parameters (the model's, its thinking level's, the request's) are added last.
+    parameters (the model's, its thinking level's, the request's) are added last; one
+    naming a key of ``RESPONSES_OWNED_KEYS`` fails the request.
     ``sign_in``: the key is a ChatGPT token (``is_chatgpt_sign_in``), which leaves out
     the fields such requests are refused for."""
     azure = model.api == "azure-openai-responses"
@@ -219,8 +224,7 @@ def build_responses_body(
     summary = _extra(options, "reasoning_summary")
     level = effort or ("medium" if summary else "off")
     sampling = resolve_sampling_params(model, level, options.sampling_params)
-    if sampling:
-        body.update(sampling)
+    add_sampling_params(body, sampling, RESPONSES_OWNED_KEYS, model.api)
     return body
 
 
@@ -255,10 +259,9 @@ async def _stream(run: ProviderRun, context: Context, azure: bool) -> None:
     describe = azure_error_text if azure else openai_error_text(model)
     try:
         async with run.open_sse(url, run.headers(headers), payload, describe=describe) as sse:
-            await run.emit(run.builder.start())
-            async for batch in sse:
-                for event in batch:
-                    await run.emit_all(mapper.feed_data(event.data))
+            await relay(
+                run, sse, lambda event: mapper.feed_data(event.data), until=lambda: mapper.terminal
+            )
         await run.emit(mapper.finish())
     except ProviderError as exc:
         hinted = str(exc) if azure else with_usage_hint(str(exc))
@@ -267,27 +270,19 @@ async def _stream(run: ProviderRun, context: Context, azure: bool) -> None:
         raise ProviderError(hinted, status=exc.status, retryable=exc.retryable) from exc
 
 
-async def stream_openai_responses(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_openai_responses(run: ProviderRun, context: Context) -> None:
     """Stream one OpenAI Responses request with provider-native options (``extra``:
     ``reasoning_effort``, ``reasoning_summary``, ``service_tier``, ``tool_choice``)."""
-    await run_provider(model, options, send, _stream, context, False)
+    await _stream(run, context, False)
 
 
-async def stream_azure_openai_responses(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_azure_openai_responses(run: ProviderRun, context: Context) -> None:
     """``stream_openai_responses`` against Azure OpenAI (``extra`` adds
     ``azure_base_url``, ``azure_resource_name``, ``azure_api_version``,
     ``azure_deployment_name``)."""
-    await run_provider(model, options, send, _stream, context, True)
+    await _stream(run, context, True)
 
 
 # --------------------------------------------------------------------------- simple
@@ -308,27 +303,18 @@ def responses_simple_options(
     return msgspec.structs.replace(base, extra=extra)
 
 
-async def _stream_simple(run: ProviderRun, context: Context, azure: bool) -> None:
+@provider_stream
+async def stream_simple_openai_responses(run: ProviderRun, context: Context) -> None:
+    """``stream_openai_responses`` with the unified options mapped."""
     run.options = responses_simple_options(run.model, context, run.options)
-    await _stream(run, context, azure)
+    await _stream(run, context, False)
 
 
-async def stream_simple_openai_responses(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
-    await run_provider(model, options, send, _stream_simple, context, False)
-
-
-async def stream_simple_azure_openai_responses(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
-    await run_provider(model, options, send, _stream_simple, context, True)
+@provider_stream
+async def stream_simple_azure_openai_responses(run: ProviderRun, context: Context) -> None:
+    """``stream_azure_openai_responses`` with the unified options mapped."""
+    run.options = responses_simple_options(run.model, context, run.options)
+    await _stream(run, context, True)
 
 
 API_PROVIDERS: Final = [

@@ -23,16 +23,14 @@ from __future__ import annotations
 import json
 from typing import Final
 
-import anyio.abc
 import msgspec
 
 from .._errors import ProviderError
-from .._events import AssistantMessageEvent
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
 from .._types import Context, Model
-from ._http import ProviderRun, redact, run_provider
+from ._entry import provider_stream
+from ._http import ProviderRun, redact
 from ._pi_messages_events import PiMessagesMapper
 from ._pi_messages_request import (
     PiMessagesFailure,
@@ -71,6 +69,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                     if events:
                         await run.emit_all(events)
                     if mapper.terminal:
+                        await sse.drain()  # the rest of the body, for the connection's reuse
                         return
     except ProviderError as exc:
         if failure.status is not None and exc.status == failure.status:
@@ -81,28 +80,20 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     raise ProviderError(no_terminal_text(model))
 
 
-async def stream_pi_messages(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_pi_messages(run: ProviderRun, context: Context) -> None:
     """Stream one pi-messages request. Options sent: ``temperature``, ``max_tokens``,
     ``reasoning``, ``cache_retention``, ``session_id`` and ``tool_choice``;
     ``extra={"debug": True}`` asks the backend for debug metadata."""
-    await run_provider(model, options, send, _stream, context)
+    await _stream(run, context)
 
 
-async def stream_simple_pi_messages(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_simple_pi_messages(run: ProviderRun, context: Context) -> None:
     """``stream_pi_messages``: the backend maps the unified options itself, so the
     ``reasoning`` level and ``tool_choice`` go as given and ``max_tokens`` is not
     defaulted."""
-    await run_provider(model, options, send, _stream, context)
+    await _stream(run, context)
 
 
 API_PROVIDER: Final = ApiProvider(

@@ -26,19 +26,16 @@ import re
 from typing import Final
 from urllib.parse import quote
 
-import anyio.abc
-
 from .._errors import ProviderError
-from .._events import AssistantMessageEvent
-from .._options import StreamOptions
-from .._registry import ApiProvider
-from .._transcript import normalize_context
+from .._stream._options import StreamOptions
+from .._stream._registry import ApiProvider
+from .._transcript._system import normalize_context
 from .._types import Context, Model
 from ._common import option_env
+from ._entry import provider_stream, relay
 from ._google_events import GoogleEventMapper
-from ._google_request import build_google_body
-from ._http import ProviderRun, resolve_api_key, run_provider
-from .google import google_simple_options
+from ._google_request import build_google_body, google_simple_options
+from ._http import ProviderRun, resolve_api_key
 
 __all__ = [
     "API_PROVIDER",
@@ -151,38 +148,23 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         auth.update(await adc_headers(option_env(options, "GOOGLE_APPLICATION_CREDENTIALS")))
     mapper = GoogleEventMapper(run.builder, model)
     async with run.open_sse(url, run.headers(auth), payload) as sse:
-        await run.emit(run.builder.start())
-        async for batch in sse:
-            for event in batch:
-                await run.emit_all(mapper.feed_data(event.data))
+        await relay(run, sse, lambda event: mapper.feed_data(event.data))
     await run.emit_all(mapper.finish())
 
 
-async def stream_vertex(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_vertex(run: ProviderRun, context: Context) -> None:
     """Stream one Vertex request with provider-native options: Gemini's ``extra``
     (``thinking_enabled``, ``thinking_budget_tokens``, ``thinking_level``,
     ``tool_choice``) plus ``project`` and ``location``."""
-    await run_provider(model, options, send, _stream, context)
-
-
-async def _stream_simple(run: ProviderRun, context: Context) -> None:
-    run.options = google_simple_options(run.model, context, run.options)
     await _stream(run, context)
 
 
-async def stream_simple_vertex(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    send: anyio.abc.ObjectSendStream[AssistantMessageEvent],
-) -> None:
+@provider_stream
+async def stream_simple_vertex(run: ProviderRun, context: Context) -> None:
     """``stream_vertex`` with the unified options mapped as for Gemini."""
-    await run_provider(model, options, send, _stream_simple, context)
+    run.options = google_simple_options(run.model, context, run.options)
+    await _stream(run, context)
 
 
 API_PROVIDER: Final = ApiProvider(
