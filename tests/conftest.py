@@ -27,3 +27,10 @@ def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with dev_server(tmp_path_factory.mktemp("temporal")) as address:
         yield address
+
+
+def pytest_report_header() -> str:
+    """The contract chaos suite's seed, so a failing session can be replayed."""
+    from .test_contract_chaos import chaos_seed_header
+
+    return chaos_seed_header()

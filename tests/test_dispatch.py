@@ -282,3 +282,122 @@ async def test_subscribing_the_same_listener_twice_delivers_each_event_once() ->
     first()
     await agent.prompt("again")
     assert recorder.types.count("agent_end") == 1  # one unsubscribe removed it
+
+
+def _updating_tool(started: trio.Event, abort_inside: Any = None) -> AgentTool:
+    """A tool that reports progress, then blocks until it is cancelled."""
+
+    async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        on_update(AgentToolResult(content=[TextContent(text="saved 1 of 3")]))
+        if abort_inside is not None:
+            abort_inside()  # before the update's delivery has even begun
+        started.set()
+        await trio.sleep_forever()
+
+    return AgentTool(name="work", description="works", parameters={}, execute=execute)
+
+
+@pytest.mark.parametrize(
+    "when", ["from the tool", "once the tool waits", "while the listener waits"]
+)
+async def test_abort_during_a_tool_update_lets_its_listener_finish(
+    when: str, autojump_clock: Any
+) -> None:
+    """An asynchronous listener saving a tool's progress finishes its ``await`` whenever
+    the abort comes, then the tool gets ``Operation aborted``. Once the tool waits, the
+    abort may come before or after the update's delivery began (trio orders the two
+    tasks at random): twenty runs see both orders (the old delivery interrupted the
+    listener in about half of them)."""
+    for _ in range(20):
+        await _abort_during_a_tool_update(when)
+
+
+async def _abort_during_a_tool_update(when: str) -> None:
+    started = trio.Event()
+    entered = trio.Event()
+    log: list[str] = []
+    agent: Agent
+
+    async def saving(event: Any) -> None:
+        if event.type == "tool_execution_update":
+            log.append("enter")
+            entered.set()
+            try:
+                await trio.sleep(0.05)
+            except BaseException as exc:
+                log.append(f"interrupted by {type(exc).__name__}")
+                raise
+            log.append("exit")
+
+    inside = when == "from the tool"
+    tool = _updating_tool(started, (lambda: agent.abort()) if inside else None)
+    answers = Scripted(asst([call("c1", "work", {})], stop="toolUse"), asst("never"))
+    agent = Agent(model=MOCK_MODEL, stream_fn=answers, tools=[tool])
+    agent.subscribe(saving)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.prompt, "go")
+        if when == "once the tool waits":
+            await started.wait()
+            agent.abort()
+        elif when == "while the listener waits":
+            await entered.wait()
+            agent.abort()
+    assert log == ["enter", "exit"]
+    results = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert [r.content[0].text for r in results] == ["Operation aborted"]
+    assert answers.count == 1  # the provider is not asked again
+
+
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+@pytest.mark.parametrize("cancelled_on", ["message_update", "tool_execution_end", "agent_end"])
+def test_every_listener_sees_the_same_events_when_the_caller_cancels_mid_delivery(
+    backend: str, cancelled_on: str
+) -> None:
+    """Three listeners (sync, async, sync); the caller's scope is cancelled while the
+    asynchronous one waits on an event: the third still gets that event and every later
+    one, the very same objects in the same order, ending with ``agent_end``."""
+    import anyio
+    import anyio.lowlevel
+
+    async def main() -> None:
+        faux = FauxProvider(token_size=(1, 1))
+        faux.set_responses(
+            [
+                faux_assistant_message(
+                    [faux_tool_call("echo", {"value": "x"}, id="c1")], stop_reason="toolUse"
+                ),
+                faux_assistant_message("a few words to stream"),
+            ]
+        )
+        agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[echo_tool()])
+        seen: list[list[Any]] = [[], [], []]
+        outer = anyio.CancelScope()
+
+        def first(event: Any) -> None:
+            seen[0].append(event)
+
+        async def second(event: Any) -> None:
+            seen[1].append(event)
+            if event.type == cancelled_on and not outer.cancel_called:
+                outer.cancel()
+            for _ in range(3):
+                await anyio.lowlevel.checkpoint()
+
+        def third(event: Any) -> None:
+            seen[2].append(event)
+
+        for listener in (first, second, third):
+            agent.subscribe(listener)
+        with outer:
+            await agent.prompt("go")
+        assert outer.cancel_called
+        assert [e.type for e in seen[0]][-1] == "agent_end"
+        for other in seen[1:]:
+            assert len(other) == len(seen[0])
+            assert all(a is b for a, b in zip(seen[0], other, strict=True))
+        assert not agent.state.is_streaming
+
+    if backend == "trio":
+        trio.run(main)
+    else:
+        anyio.run(main, backend="asyncio")

@@ -36,7 +36,7 @@ from ..ai import (
 from ._checks import check_message, check_messages, check_run_settings, check_tools
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
-from ._dispatch import Dispatcher, ListenerSet, deliver_directly
+from ._dispatch import Dispatcher, ListenerSet
 from ._hooks import call_hook
 from ._loop import LoopRun
 from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
@@ -417,7 +417,9 @@ class Agent:
             context = AgentContext(messages=Transcript(state.messages), tools=list(state.tools))
             if output is not None:
                 config = output.configure(config, context)
-            dispatcher = Dispatcher(self._listeners, self._reducer.reduce, signal)
+            dispatcher = Dispatcher(
+                self._listeners, self._reducer.reduce, signal, self.close_timeout
+            )
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
                 run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
@@ -427,9 +429,7 @@ class Agent:
                 events = failed_run_events(
                     state.messages, state.pending_tool_calls, state.model, exc, signal.aborted
                 )
-                await deliver_directly(
-                    events, self._listeners, self._reducer.reduce, signal, self.close_timeout
-                )
+                await dispatcher.deliver_final(events)
                 messages = events[-1].messages
             aborted = signal.aborted
             if output is None:

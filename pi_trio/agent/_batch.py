@@ -218,7 +218,7 @@ class ToolBatch:
 
     async def _preflight(self, i: int) -> ToolCallOutcome | PreparedCall:
         call = self.calls[i]
-        prepared = prepare_call(call, self.context.tools)
+        prepared = await prepare_call(call, self.context.tools)
         if isinstance(prepared, PreparedCall) and prepared.adapted:
             await self._check()  # the tool's prepare_arguments ran
         hook = self.config.before_tool_call
@@ -263,7 +263,13 @@ class ToolBatch:
         # The call has finished: an abort from here on keeps this result.
         self.outcomes[i] = outcome
         if not dispatcher.idle:
-            await dispatcher.settle()
+            try:
+                await dispatcher.settle()
+            except Exception as exc:
+                # a listener failed on an update: the batch reports it once every call
+                # has settled (see ``_job``)
+                if self._failure is None:
+                    self._failure = exc
         hook = self.config.after_tool_call
         if hook is None:
             return outcome

@@ -1,20 +1,40 @@
-"""The dispatcher: delivers a run's events to its listeners, in order, never interrupted by
-an abort.
+"""The dispatcher: the one path by which a run's events reach its listeners.
 
-Delivery applies the reducer and then calls each listener in subscription order; an
-asynchronous listener is awaited before the next one is called. The task that emits an
-event delivers it itself: the engine for its events, a tool task for its own. There is
-no delivery task: a listener that waits makes the emitting task wait (backpressure), and
-an asynchronous listener that returns without waiting costs one coroutine, no task
-switch.
+It owns the listener half of the abort contract (README, "Abort and cancellation: the
+contract"), in one place:
 
-While an event is being delivered, other events (a parallel tool's, a tool's progress
-update from a synchronous callback) queue behind it and are delivered in order by whoever
-delivers next, or by the engine's ``settle`` at its next decision point. An abort
-requested during a delivery takes effect when the delivery ends
-(``defer_while_delivering``): abort never interrupts a listener. The caller's own
-cancellation does interrupt a listener that is waiting; the engine then delivers the
-closing events under its shield, bounded by ``close_timeout``.
+- **Order.** Each event is reduced into the state, then handed to every listener in
+  subscription order; an asynchronous listener is awaited before the next one is called.
+- **Every listener sees every event.** An event that reached one listener reaches all of
+  them, whatever is cancelled or raised meanwhile: a listener that raises does not keep
+  the event from the listeners after it (the first error is raised once the event has
+  reached them all), and a listener is never cancelled in the middle of an event.
+- **Abort never interrupts a listener.** Awaiting listeners is shielded from the run's
+  abort scope. Once the run is aborted (``hold``) no delivery starts inside that scope:
+  events wait in order and are the first the closing sequence delivers, outside it
+  (``release``).
+- **The caller's cancellation, within bounds.** A delivery is not interrupted by the
+  caller's cancellation either, but it is bounded: by ``close_timeout`` past the caller's
+  deadline (known when the run starts), or past the moment it started if the caller was
+  cancelled already; after the caller's cancellation, the closing sequence shares one
+  ``close_timeout`` (``closing``). A listener still running at the bound is cancelled;
+  the listeners after it get the event all the same.
+
+There is no delivery task: the task that emits an event delivers it (the engine its
+events, a tool task its own), so a listener that waits makes the emitting task wait
+(backpressure), and while one event is being delivered, others queue behind it and are
+delivered in order by whoever delivers next, or by the engine's ``settle`` at its next
+decision point. The forms of the one path, all over ``_call_listeners`` (the calls) and
+``_await_listeners`` (the shielded awaits):
+
+- ``deliver_now``: synchronous, when ``ready()`` (every listener synchronous, nothing
+  queued); the streaming fast path;
+- ``send`` / ``emit``: whatever the listeners; awaits asynchronous ones in place;
+- ``push``: for synchronous callbacks (a tool's ``on_update``): delivered now when it can
+  be, else queued;
+- ``settle``: what is queued; ``pump``: a task beside a running tool that delivers its
+  pushed updates while it runs;
+- ``deliver_final``: the closing events of a run whose engine raised.
 """
 
 from __future__ import annotations
@@ -22,15 +42,16 @@ from __future__ import annotations
 import inspect
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from ..ai import AbortSignal
 from ._hooks import positional_arity
 
-__all__ = ["Dispatcher", "Listener", "ListenerSet", "deliver_directly"]
+__all__ = ["Dispatcher", "Listener", "ListenerSet"]
 
 
 class Listener:
@@ -90,22 +111,21 @@ class ListenerSet:
 class Dispatcher:
     """Delivers events to ``listeners`` after ``reduce``; see the module docstring.
 
-    ``ready()`` says whether ``deliver_now(event)`` may deliver synchronously (nothing
-    queued or being delivered, every listener synchronous); ``await send(event)``
-    delivers in every case; ``push(event)`` is for synchronous callbacks (delivered now if
-    it can be, else queued); ``await settle()`` delivers what is queued. A listener
-    exception is recorded and raised by every later ``send`` or ``settle``; events queued
-    behind the failing one are dropped (they were never delivered, so nothing was reduced
-    either). The queue and the deferred actions are made when first needed.
+    A listener error is recorded (``failure``) once its event reached every listener, and
+    raised by that ``send`` and by every later ``send`` or ``settle``; events queued
+    behind it are dropped (never delivered, so never reduced either). The caller's
+    deadline is read when the dispatcher is made, which is when a run starts.
     """
 
     __slots__ = (
         "_changed",
-        "_deferred",
         "_delivering",
+        "_held",
+        "_limit",
         "_listeners",
         "_queue",
         "_reduce",
+        "close_timeout",
         "failure",
         "signal",
     )
@@ -115,58 +135,66 @@ class Dispatcher:
         listeners: ListenerSet,
         reduce: Callable[[Any], None] | None = None,
         signal: AbortSignal | None = None,
+        close_timeout: float = 5.0,
     ) -> None:
         self._listeners = listeners
         self._reduce = reduce
         self.signal = signal
+        self.close_timeout = close_timeout
         self._queue: deque[Any] | None = None
         self._delivering = False
+        self._held = False
         self._changed: anyio.Event | None = None
         self.failure: BaseException | None = None
-        self._deferred: list[Callable[[], object]] | None = None
+        # how long a delivery may be shielded: close_timeout past the caller's deadline
+        deadline = anyio.current_effective_deadline()
+        self._limit = (
+            math.inf
+            if deadline == math.inf
+            else max(deadline, anyio.current_time()) + close_timeout
+        )
 
     # ------------------------------------------------------------------ emitting
 
     def ready(self) -> bool:
         """Whether ``deliver_now`` may deliver the next event synchronously."""
         return (
-            not (self._queue or self._delivering or self.failure is not None)
+            not (self._queue or self._delivering or self._held or self.failure is not None)
             and self._listeners.all_sync
         )
 
     def deliver_now(self, event: Any) -> None:
         """Deliver ``event`` synchronously; only when ``ready()``."""
-        self._deliver_sync(event, self._listeners.entries)
+        if self._reduce is not None:
+            self._reduce(event)
+        self._call_listeners(event, iter(self._listeners.entries))
+        if self.failure is not None:
+            raise self.failure
 
     async def send(self, event: Any) -> None:
-        """Deliver ``event`` after anything queued before it."""
+        """Deliver ``event`` after anything queued before it (after ``hold``: queue it)."""
         self._raise_failure()
-        if not (self._queue or self._delivering):
-            listeners = self._listeners
-            if listeners.all_sync:
-                self._deliver_sync(event, listeners.entries)  # the common path
-                return
+        if self._queue or self._delivering or self._held:
+            self._enqueue(event)
+            if not self._held:
+                await self._drain()
+            return
+        if self._reduce is not None:
+            self._reduce(event)
+        listeners = iter(self._listeners.entries)
+        waiting = self._call_listeners(event, listeners)
+        if waiting is not None:
             self._delivering = True
             try:
-                # ``_deliver`` inlined: one coroutine fewer per event for async listeners
-                if self._reduce is not None:
-                    self._reduce(event)
-                signal = self.signal
-                for listener in listeners.entries:
-                    if listener.active:
-                        result = listener.call(event, signal)
-                        if listener.is_async or inspect.isawaitable(result):
-                            await result
-            except Exception as exc:
-                self.failure = exc
-                if self._queue is not None:
-                    self._queue.clear()
-                raise
+                await self._await_listeners(event, listeners, waiting)
             finally:
                 self._end_delivery()
+            self._raise_failure()
+            # the delivery was shielded: a cancellation that came meanwhile takes effect
+            # now that the event reached every listener
+            await anyio.lowlevel.checkpoint_if_cancelled()
             return
-        self._enqueue(event)
-        await self._drain()
+        self._raise_failure()
 
     async def emit(self, event: Any) -> None:
         """``send``, and everything queued is delivered too on return."""
@@ -181,10 +209,9 @@ class Dispatcher:
         if self.failure is not None:
             return
         if self.ready():
-            try:
-                self._deliver_sync(event, self._listeners.entries)
-            except Exception as exc:
-                self.failure = exc
+            if self._reduce is not None:
+                self._reduce(event)
+            self._call_listeners(event, iter(self._listeners.entries))
             return
         self._enqueue(event)
 
@@ -201,17 +228,11 @@ class Dispatcher:
         """Deliver what ``push`` queues as it arrives, until ``stopped()`` (checked after
         each delivery and whenever `wake` is called) or a listener fails: a task beside a
         running tool, so that its ``on_update`` events reach asynchronous listeners while
-        it runs instead of piling up until it returns. A delivery in progress is finished,
-        never cut short; a failure is recorded for the engine's next ``send``/``settle``."""
+        it runs instead of piling up until it returns. A failure is recorded for the
+        engine's next ``send``/``settle``."""
         while not stopped() and self.failure is None:
-            queue = self._queue
-            if queue and not self._delivering:
-                self._delivering = True
-                try:
-                    while queue and self.failure is None and not stopped():
-                        await self._deliver(queue.popleft())
-                finally:
-                    self._end_delivery()
+            if self._queue and not (self._delivering or self._held):
+                await self._deliver_queued(stopped)
             else:
                 await self._wait_changed()
 
@@ -224,18 +245,106 @@ class Dispatcher:
         """Nothing is queued or being delivered (``settle`` would return at once)."""
         return not (self._queue or self._delivering) and self.failure is None
 
-    def defer_while_delivering(self, action: Callable[[], object]) -> None:
-        """Run ``action`` (the engine cancelling its abort scope) now, or, while a
-        listener is being delivered to, once that delivery ends: abort never interrupts a
-        listener."""
-        if self._delivering:
-            if self._deferred is None:
-                self._deferred = []
-            self._deferred.append(action)
-        else:
-            action()
+    # ------------------------------------------------------------------ abort and close
 
-    # ------------------------------------------------------------------ delivery
+    def hold(self) -> None:
+        """The run was aborted: from now on events wait, in order, until ``release``
+        (no delivery starts inside the cancelled abort scope; one in progress ends
+        first, shielded)."""
+        self._held = True
+
+    def release(self) -> None:
+        """The abort scope is left: what waits is delivered first by the next ``send``."""
+        self._held = False
+
+    def closing(self) -> float:
+        """The caller was cancelled: what is left to deliver gets ``close_timeout`` from
+        now at most (or until the bound it had already). Returns that deadline."""
+        self._limit = min(self._limit, anyio.current_time() + self.close_timeout)
+        return self._limit
+
+    async def deliver_final(self, events: list[Any]) -> None:
+        """Deliver the closing events of a run whose engine raised: each to every
+        listener, whatever failed before (what was queued is dropped); the first
+        listener error is raised afterwards."""
+        self.failure = None
+        self._held = False
+        if self._queue is not None:
+            self._queue.clear()
+        if _cancelled():
+            self.closing()
+        first: BaseException | None = None
+        for event in events:
+            if self._reduce is not None:
+                self._reduce(event)
+            listeners = iter(self._listeners.entries)
+            waiting = self._call_listeners(event, listeners)
+            if waiting is not None:
+                await self._await_listeners(event, listeners, waiting)
+            if first is None:
+                first = self.failure
+            self.failure = None
+        if first is not None:
+            raise first
+
+    # ------------------------------------------------------------------ the one path
+
+    def _call_listeners(self, event: Any, listeners: Iterator[Listener]) -> Awaitable[Any] | None:
+        """Call the listeners ``listeners`` yields with ``event``, in order, until one
+        returns an awaitable, and return it (``None``: all called); calling again with
+        the same iterator goes on after it. A listener error is recorded and the next
+        listener is called."""
+        signal = self.signal
+        for listener in listeners:
+            if not listener.active:
+                continue
+            try:
+                result = listener.fn(event, signal) if listener.takes_signal else listener.fn(event)
+            except Exception as exc:
+                self._fail(exc)
+                continue
+            if listener.is_async or (result is not None and inspect.isawaitable(result)):
+                return result  # type: ignore[no-any-return]
+        return None
+
+    async def _await_listeners(
+        self, event: Any, listeners: Iterator[Listener], awaitable: Awaitable[Any]
+    ) -> None:
+        """Await ``awaitable``, then call (and await) the listeners after it, shielded up
+        to the bound (module docstring). A listener still running at the bound is
+        cancelled, and the ones after it get the event all the same."""
+        waiting: Awaitable[Any] | None = awaitable
+        while waiting is not None:
+            with anyio.CancelScope(shield=True, deadline=self._shield_deadline()):
+                while waiting is not None:
+                    try:
+                        await waiting
+                    except Exception as exc:
+                        self._fail(exc)
+                    waiting = self._call_listeners(event, listeners)
+                return
+            # the bound cut a listener: go on with the ones after it
+            waiting = self._call_listeners(event, listeners)
+
+    def _shield_deadline(self) -> float:
+        if _cancelled():
+            # The caller is cancelled (inside the abort scope nothing is delivered once it
+            # is cancelled): this delivery gets close_timeout at most.
+            return min(self._limit, anyio.current_time() + self.close_timeout)
+        return self._limit
+
+    def _fail(self, exc: Exception) -> None:
+        if self.failure is None:
+            self.failure = exc
+            if self._queue is not None:
+                self._queue.clear()
+
+    def _raise_failure(self) -> None:
+        failure = self.failure
+        if failure is not None:
+            raise failure
+
+    # ------------------------------------------------------------------ the queue
 
     def _enqueue(self, event: Any) -> None:
         if self._queue is None:
@@ -243,60 +352,43 @@ class Dispatcher:
         self._queue.append(event)
         self._notify()  # a `pump` waiting for pushed events
 
-    def _raise_failure(self) -> None:
-        failure = self.failure
-        if failure is not None:
-            raise failure
-
-    def _deliver_sync(self, event: Any, listeners: tuple[Listener, ...]) -> None:
-        if self._reduce is not None:
-            self._reduce(event)
-        signal = self.signal
-        for listener in listeners:
-            if listener.active:
-                if listener.takes_signal:
-                    listener.fn(event, signal)
-                else:
-                    listener.fn(event)
-
     async def _drain(self) -> None:
         """Deliver the queue in the calling task, after the delivery in progress (another
-        task's) ends."""
+        task's) ends. After ``hold`` only a checkpoint: the abort scope is cancelled."""
         while self._delivering and self.failure is None:
             await self._wait_changed()
-        queue = self._queue
-        if queue and self.failure is None:
-            self._delivering = True
-            try:
-                while queue and self.failure is None:
-                    await self._deliver(queue.popleft())
-            finally:
-                self._end_delivery()
+        if self._held:
+            await anyio.lowlevel.checkpoint()
+        elif self._queue and self.failure is None:
+            await self._deliver_queued(None)
+            self._raise_failure()
+            await anyio.lowlevel.checkpoint_if_cancelled()  # as after ``send``
         self._raise_failure()
+
+    async def _deliver_queued(self, stopped: Callable[[], bool] | None) -> None:
+        """Deliver queued events in order while nothing fails, nothing holds them and
+        ``stopped`` (the pump's) is not true."""
+        queue = self._queue
+        assert queue is not None
+        self._delivering = True
+        try:
+            while queue and self.failure is None and not self._held:
+                if stopped is not None and stopped():
+                    return
+                event = queue.popleft()
+                if self._reduce is not None:
+                    self._reduce(event)
+                listeners = iter(self._listeners.entries)
+                waiting = self._call_listeners(event, listeners)
+                if waiting is not None:
+                    await self._await_listeners(event, listeners, waiting)
+        finally:
+            self._end_delivery()
 
     def _end_delivery(self) -> None:
         self._delivering = False
-        if self._deferred:
-            deferred, self._deferred = self._deferred, None
-            for action in deferred:
-                action()
         if self._changed is not None:
             self._notify()
-
-    async def _deliver(self, event: Any) -> None:
-        try:
-            if self._reduce is not None:
-                self._reduce(event)
-            signal = self.signal
-            for listener in self._listeners.entries:
-                if listener.active:
-                    result = listener.call(event, signal)
-                    if listener.is_async or inspect.isawaitable(result):
-                        await result
-        except Exception as exc:
-            self.failure = exc
-            if self._queue is not None:
-                self._queue.clear()
 
     async def _wait_changed(self) -> None:
         changed = self._changed
@@ -311,31 +403,7 @@ class Dispatcher:
             changed.set()
 
 
-async def deliver_directly(
-    events: list[Any],
-    listeners: ListenerSet,
-    reduce: Callable[[Any], None],
-    signal: AbortSignal,
-    close_timeout: float,
-) -> None:
-    """Reduce and deliver ``events`` without a dispatcher (the closing events of a run
-    whose engine raised). Every event reaches every listener; the first listener error
-    is raised afterwards. Delivery is shielded; once the caller's scope is cancelled,
-    what remains is bounded by ``close_timeout``."""
-    first_error: Exception | None = None
-    deadline = math.inf
-    for event in events:
-        if deadline == math.inf and anyio.current_effective_deadline() == -math.inf:
-            deadline = anyio.current_time() + close_timeout
-        with anyio.CancelScope(shield=True, deadline=deadline):
-            reduce(event)
-            for listener in listeners.entries:
-                if listener.active:
-                    try:
-                        result = listener.call(event, signal)
-                        if inspect.isawaitable(result):
-                            await result
-                    except Exception as exc:
-                        first_error = first_error or exc
-    if first_error is not None:
-        raise first_error
+def _cancelled() -> bool:
+    """Whether the calling task is cancelled, or its deadline has passed."""
+    deadline = anyio.current_effective_deadline()
+    return deadline != math.inf and deadline <= anyio.current_time()

@@ -78,6 +78,7 @@ class LoopRun:
         "model",
         "owned",
         "scope",
+        "scope_left",
         "signal",
         "stream_fn",
         "thinking_level",
@@ -117,6 +118,7 @@ class LoopRun:
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
+        self.scope_left = False  # the abort scope's body has ended: an abort changes nothing
         self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
 
@@ -131,15 +133,15 @@ class LoopRun:
         another thread) or a cancellation of the caller's scope that was requested
         while synchronous code ran takes effect here, before anything else runs."""
         if self.signal.aborted:
-            self.scope.cancel()
+            # (from another thread, the abort's own callback may not have run yet)
+            self._abort_requested()
         await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def call(self, hook: Callable[..., Any], *args: Any) -> Any:
         """Call a hook (sync or async) with the arguments it accepts, then ``check``.
         A deadline of the caller that passed while synchronous code ran (no scheduler
         pass has seen it yet) stops the call before the hook runs."""
-        if anyio.current_effective_deadline() <= anyio.current_time():
-            await anyio.lowlevel.checkpoint()
+        await _checkpoint_if_due()
         result = hook(*args[: positional_arity(hook)])
         if inspect.isawaitable(result):
             result = await result
@@ -147,10 +149,15 @@ class LoopRun:
         return result
 
     def _abort_requested(self) -> None:
-        # no event of the request is accepted from now on; the scope is cancelled as
-        # soon as no listener is being delivered to
+        # Once, and only while the abort scope's body runs (the callback of an abort
+        # from another thread can come late). No event of the request is accepted from
+        # now on, and no delivery starts inside the cancelled scope: events wait for the
+        # closing sequence (a delivery in progress is shielded and ends first).
+        if self.scope_left or self.scope.cancel_called:
+            return
         self.life.stop_request()
-        self.dispatcher.defer_while_delivering(self.scope.cancel)
+        self.dispatcher.hold()
+        self.scope.cancel()
 
     # ------------------------------------------------------------------ entry
 
@@ -174,7 +181,9 @@ class LoopRun:
                     return life.new_messages
                 finally:
                     unregister()
+                    self.scope_left = True
             # The abort scope caught the cancellation: the run was aborted.
+            self.dispatcher.release()
             await life.close_aborted(self.model, self.thinking_level)
             # The caller may have been cancelled meanwhile (a second Ctrl-C while the
             # closing events were delivered): that takes effect here.
@@ -184,7 +193,9 @@ class LoopRun:
             # Cancellation escaped the abort scope: the caller's scope was cancelled
             # (perhaps on top of an abort). Leave the same consistent state as an abort,
             # delivering the closing events within ``close_timeout``.
-            with anyio.move_on_after(self.config.close_timeout, shield=True):
+            dispatcher = self.dispatcher
+            dispatcher.release()
+            with anyio.CancelScope(shield=True, deadline=dispatcher.closing()):
                 await life.close_aborted(self.model, self.thinking_level)
             raise
 
@@ -384,6 +395,7 @@ class LoopRun:
             life.deliver_stream_event,
             life.send_stream_event,
         )
+        await _checkpoint_if_due()  # no request once the caller's deadline passed
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
         await life.accept_response(final, self.thinking_level)
@@ -416,3 +428,11 @@ class LoopRun:
             check=self.check,
             tool_group=self.tool_group,
         )
+
+
+async def _checkpoint_if_due() -> None:
+    """A checkpoint when the caller's deadline has passed: a deadline set by synchronous
+    code (a listener) takes effect only at the next scheduler pass, which has not come
+    yet; this makes it take effect here."""
+    if anyio.current_effective_deadline() <= anyio.current_time():
+        await anyio.lowlevel.checkpoint()

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from ..ai._seam import sole_exception
 from ._eager import Eager
@@ -79,6 +80,10 @@ async def run_concurrently(jobs: Sequence[Job], tool_group: ToolGroup | None) ->
     tracker = _Tracker()
     await _start(group, waiting, tracker)
     await tracker.wait()
+    # A job task ends without finishing only when it was cancelled, and then so is this
+    # task (the run's scopes are the jobs' scopes): say so here, even when every job
+    # had ended before ``wait`` (no checkpoint there).
+    await anyio.lowlevel.checkpoint_if_cancelled()
 
 
 class _Tracker:

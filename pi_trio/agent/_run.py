@@ -77,7 +77,7 @@ async def run_agent_loop(
     """Run the loop for ``prompts`` on a copy of ``context``; every event is passed to
     ``emit`` (sync or async) and awaited in order. Returns the new messages."""
     signal = signal if signal is not None else AbortController().signal
-    dispatcher = Dispatcher(ListenerSet(emit), None, signal)
+    dispatcher = Dispatcher(ListenerSet(emit), None, signal, config.close_timeout)
     return await execute_loop(list(prompts), context, config, dispatcher, signal, stream_fn)
 
 
@@ -92,7 +92,7 @@ async def run_agent_loop_continue(
     ``context.messages`` is extended in place."""
     check_continuable(context.messages)
     signal = signal if signal is not None else AbortController().signal
-    dispatcher = Dispatcher(ListenerSet(emit), None, signal)
+    dispatcher = Dispatcher(ListenerSet(emit), None, signal, config.close_timeout)
     return await execute_loop(None, context, config, dispatcher, signal, stream_fn)
 
 
@@ -139,7 +139,7 @@ async def _open_loop(
 
     async def produce() -> None:
         with send:
-            dispatcher = Dispatcher(ListenerSet(send.send), None, run_signal)
+            dispatcher = Dispatcher(ListenerSet(send.send), None, run_signal, config.close_timeout)
             try:
                 stream._messages = await execute_loop(
                     prompts, context, config, dispatcher, run_signal, stream_fn

@@ -134,6 +134,9 @@ from ._types import UserMessage as UserMessage
 from ._types import now_ms as now_ms
 from ._validation._validate import ToolArgumentsError as ToolArgumentsError
 from ._validation._validate import validate_tool_arguments as validate_tool_arguments
+from ._validation._validate import (
+    validate_tool_arguments_async as validate_tool_arguments_async,
+)
 from ._validation._validate import validate_tool_call as validate_tool_call
 from .providers._output import supports_json_schema_output as supports_json_schema_output
 
@@ -272,6 +275,7 @@ __all__ = [
     "unregister_api_provider",
     "unregister_api_providers",
     "validate_tool_arguments",
+    "validate_tool_arguments_async",
     "validate_tool_call",
     "without_initial_system_message",
 ]

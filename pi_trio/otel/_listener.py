@@ -44,6 +44,7 @@ from ._semconv import (
     CONVERSATION_ID,
     ERROR_ABORTED,
     ERROR_OTHER,
+    ERROR_TIMEOUT,
     ERROR_TYPE,
     OPERATION_EXECUTE_TOOL,
     OPERATION_INVOKE_AGENT,
@@ -96,6 +97,12 @@ class AgentTelemetry:
         self._chat: ChatRecord | None = None
         self._tools: dict[str, ToolCallRecord] = {}
         self._reset_totals()
+
+    @property
+    def capture_content(self) -> bool:
+        """Whether spans may carry content: messages, arguments, results, and the texts
+        of tool failures (which often quote the arguments)."""
+        return self._telemetry.capture_content
 
     def _reset_totals(self) -> None:
         self._turns = 0
@@ -353,7 +360,10 @@ class AgentTelemetry:
             error, text = tool_error_type(result, record)
             if error == ERROR_ABORTED:
                 self._turn_error = ERROR_ABORTED
-            fail(span, error, text or None)
+            # a failure's own text is content (an exception's message, a validation
+            # error quoting the arguments); the runtime's fixed texts are not
+            own_text = error in (ERROR_ABORTED, ERROR_TIMEOUT)
+            fail(span, error, text if text and (own_text or self.capture_content) else None)
             metric_attributes = {**metric_attributes, ERROR_TYPE: error}
         elif self._telemetry.capture_content:
             span.set_attribute(TOOL_CALL_RESULT, content.tool_result(result))

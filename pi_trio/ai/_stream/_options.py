@@ -9,6 +9,7 @@ import msgspec
 
 from .._events import AssistantMessageEvent
 from .._identity import ClientIdentity
+from .._keys._secrets import is_secret_name
 from .._types import CacheRetention, Context, Model, ThinkingLevel
 from ._abort import AbortSignal
 
@@ -122,7 +123,8 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     def __repr__(self) -> str:
         """The fields that differ from their defaults, with secrets hidden: the API key,
-        header values and environment values never reach a log line or a test diff."""
+        header values, environment values and the credentials among ``extra``
+        (``bearer_token``, AWS keys) never reach a log line or a test diff."""
         shown = []
         for name in self.__struct_fields__:
             value = getattr(self, name)
@@ -132,6 +134,8 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
                 value = _HIDDEN
             elif name in ("headers", "env"):
                 value = {key: _HIDDEN for key in value}
+            elif name == "extra" and isinstance(value, dict):
+                value = {k: _HIDDEN if is_secret_name(str(k)) else v for k, v in value.items()}
             shown.append(f"{name}={value!r}")
         return f"StreamOptions({', '.join(shown)})"
 

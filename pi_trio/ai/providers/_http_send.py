@@ -23,7 +23,7 @@ import msgspec
 
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
-from .._keys._secrets import check_header_values
+from .._keys._secrets import check_header_values, credential_secrets
 from .._stream._options import StreamOptions
 from .._stream._registry import default_registry
 from .._types import Model
@@ -104,9 +104,7 @@ async def open_response(
     status, before its body is read. Leaving the block closes the response."""
     for name, value in headers.items():
         if name.lower() in AUTH_HEADERS:
-            # the credential, without a scheme such as "Bearer " (whose own 8-character
-            # prefix would redact ordinary words)
-            secrets.add(value.partition(" ")[2].strip() or value)
+            secrets |= credential_secrets(value)  # set in place: the run's secrets
     check_header_values(headers, model.provider)
     describe = describe or _default_describe(error_message)
     client = _client(options)
