@@ -34,9 +34,9 @@ TIERS = {
         validate_tool_arguments validate_tool_arguments_async validate_tool_call
     """,
     "pi_trio.ai.transcript": """
-        DeferredHandle NestedToolCallRecord NestedToolCalls ResolvedTranscriptTools ToolRef
-        ToolStateChanges collapse_system_messages create_initial_system_message
-        declarations_equal declare_tool_changes get_added_tool_names get_current_system_message
+        NestedToolCallRecord NestedToolCalls ResolvedTranscriptTools ToolRef ToolStateChanges
+        collapse_system_messages create_initial_system_message declarations_equal
+        declare_tool_changes get_added_tool_names get_current_system_message
         get_current_system_prompt get_current_tools get_declared_tools
         get_initial_system_message get_system_message_text get_tool_state_changes
         has_non_additive_tool_changes has_tool_redefinitions normalize_context
@@ -58,9 +58,14 @@ TIERS = {
     """,
     "pi_trio.ai.providers": """
         ApiProvider ClientAttribution ClientIdentity CustomUserAgent MessageBuilder MessageFold
-        PI_TRIO_ATTRIBUTION ProviderRegistry ResponseInfo StreamFn default_registry
-        env_api_key_names find_env_keys get_api_providers get_env_api_key merge_client_identity
-        now_ms replay_events unregister_api_providers
+        PI_TRIO_ATTRIBUTION ProviderRegistry ResponseInfo StreamFn cleanup_session_resources
+        default_registry env_api_key_names find_env_keys get_api_providers get_env_api_key
+        merge_client_identity now_ms replay_events unregister_api_providers
+    """,
+    "pi_trio.ai.deferred": """
+        DEFAULT_POLL_INTERVAL_MS DeferredCancelFn DeferredFetchFn DeferredFetchOptions
+        DeferredHandle DeferredOptions DeferredWindow cancel_deferred fetch_deferred
+        open_deferred_stream poll_deferred
     """,
     "pi_trio.agent": """
         AbortController AbortSignal AfterToolCallContext AfterToolCallResult Agent

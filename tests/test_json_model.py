@@ -38,6 +38,7 @@ from pi_trio.ai import (
     messages_to_json,
     to_json,
 )
+from pi_trio.ai.deferred import DeferredHandle
 from pi_trio.ai.json import (
     extra_fields,
     messages_from_jsonl,
@@ -45,7 +46,7 @@ from pi_trio.ai.json import (
     sanitize_surrogates,
 )
 from pi_trio.ai.models import ModelCost
-from pi_trio.ai.transcript import DeferredHandle, NestedToolCallRecord, NestedToolCalls, ToolRef
+from pi_trio.ai.transcript import NestedToolCallRecord, NestedToolCalls, ToolRef
 
 PROPERTY_SETTINGS = settings(
     max_examples=200,

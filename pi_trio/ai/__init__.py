@@ -14,6 +14,7 @@ namespaces:
   what a model can do;
 - ``pi_trio.ai.failures``: telling transient failures and context overflow apart, and
   retrying a call of your own;
+- ``pi_trio.ai.deferred``: answers a provider finishes later, and their handles;
 - ``pi_trio.ai.providers``: for writing a provider (the registry, ``MessageBuilder``, the
   stream-function type, keys from the environment, client identity) — and the built-in
   providers, one module per API.
@@ -86,9 +87,7 @@ from ._types import Usage as Usage
 from ._types import UserMessage as UserMessage
 from ._validation._validate import ToolArgumentsError as ToolArgumentsError
 from ._validation._validate import validate_tool_arguments as validate_tool_arguments
-from ._validation._validate import (
-    validate_tool_arguments_async as validate_tool_arguments_async,
-)
+from ._validation._validate import validate_tool_arguments_async as validate_tool_arguments_async
 from ._validation._validate import validate_tool_call as validate_tool_call
 
 __all__ = [
@@ -166,6 +165,7 @@ _NAMESPACES = (
     "pi_trio.ai.models",
     "pi_trio.ai.failures",
     "pi_trio.ai.providers",
+    "pi_trio.ai.deferred",
 )
 
 if not typing.TYPE_CHECKING:  # a type checker keeps reporting unknown names as errors

@@ -35,13 +35,11 @@ from ._transcript._system import normalize_context as normalize_context
 from ._transcript._system import render_system_message_update as render_system_message_update
 from ._transcript._system import to_tool_declaration as to_tool_declaration
 from ._transcript._transform import transform_messages as transform_messages
-from ._types import DeferredHandle as DeferredHandle
 from ._types import NestedToolCallRecord as NestedToolCallRecord
 from ._types import NestedToolCalls as NestedToolCalls
 from ._types import ToolRef as ToolRef
 
 __all__ = [
-    "DeferredHandle",
     "NestedToolCallRecord",
     "NestedToolCalls",
     "ResolvedTranscriptTools",

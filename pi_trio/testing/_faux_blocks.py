@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, get_args
 
 from pi_trio.ai import AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage
+from pi_trio.ai.deferred import DeferredHandle
 from pi_trio.ai.providers import now_ms
 
 __all__ = [
@@ -98,6 +99,7 @@ def faux_assistant_message(
     content: str | AssistantBlock | Sequence[AssistantBlock],
     *,
     stop_reason: StopReason = "stop",
+    deferred: DeferredHandle | None = None,
     error_message: str | None = None,
     response_id: str | None = None,
     timestamp: int | None = None,
@@ -114,6 +116,7 @@ def faux_assistant_message(
         model=FAUX_MODEL_ID,
         usage=Usage(),
         stop_reason=stop_reason,
+        deferred=deferred,
         error_message=error_message,
         response_id=response_id,
         timestamp=now_ms() if timestamp is None else timestamp,

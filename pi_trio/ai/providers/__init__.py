@@ -37,6 +37,7 @@ from .._stream._registry import get_api_providers as get_api_providers
 from .._stream._registry import unregister_api_providers as unregister_api_providers
 from .._stream._replay import replay_events as replay_events
 from .._types import now_ms as now_ms
+from ._sessions import cleanup_session_resources as cleanup_session_resources
 
 __all__ = [
     "ApiProvider",
@@ -49,6 +50,7 @@ __all__ = [
     "ProviderRegistry",
     "ResponseInfo",
     "StreamFn",
+    "cleanup_session_resources",
     "default_registry",
     "env_api_key_names",
     "find_env_keys",
