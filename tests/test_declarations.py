@@ -145,7 +145,8 @@ def test_one_instance_notices_a_replaced_or_shortened_transcript() -> None:
 
 
 async def test_tools_changed_by_prepare_next_turn_are_declared_in_the_next_request() -> None:
-    from pi_trio.agent import AgentLoopConfig, AgentLoopTurnUpdate, run_agent_loop
+    from pi_trio.agent import AgentLoopConfig, run_agent_loop
+    from pi_trio.agent.hooks import AgentLoopTurnUpdate
 
     from .helpers import MOCK_MODEL, Scripted, asst, call, echo_tool
 

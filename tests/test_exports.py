@@ -68,21 +68,21 @@ TIERS = {
         open_deferred_stream poll_deferred
     """,
     "pi_trio.agent": """
-        AbortController AbortSignal AfterToolCallContext AfterToolCallResult Agent
-        AgentBusyError AgentContext AgentEndEvent AgentEvent AgentHooks AgentLoopConfig
-        AgentLoopTurnUpdate AgentMessage AgentRequestUpdate AgentStartEvent AgentState AgentTool
-        AgentToolResult AgentTurnContext AgentTurnDecision AutoRetryEndEvent AutoRetryStartEvent
-        BeforeToolCallContext BeforeToolCallResult ContinueError MessageEndEvent
+        AbortController AbortSignal Agent AgentBusyError AgentContext AgentEndEvent AgentEvent
+        AgentHooks AgentLoopConfig AgentMessage AgentStartEvent AgentState AgentTool
+        AgentToolResult AutoRetryEndEvent AutoRetryStartEvent ContinueError MessageEndEvent
         MessageStartEvent MessageUpdateEvent OutputMode OutputSettings OutputValidationError
-        PrepareRequestContext QueueMode RunAbortedError RunError RunPolicy RunResult
-        ToolExecutionEndEvent ToolExecutionStartEvent ToolExecutionUpdateEvent TurnEndEvent
+        QueueMode RunAbortedError RunError RunPolicy RunResult ToolExecutionEndEvent ToolExecutionStartEvent ToolExecutionUpdateEvent TurnEndEvent
         TurnStartEvent agent_loop agent_loop_continue run_agent_loop run_agent_loop_continue
         stream_proxy tool
     """,
     "pi_trio.agent.hooks": """
-        AfterToolCallHook AgentListener BeforeToolCallHook ConvertToLlmHook FinishTurnHook
-        GetApiKeyHook MessagePoll PrepareNextTurnHook PrepareRequestHook ShouldStopAfterTurnHook
-        SignalHook ToolUpdateCallback TransformContextHook default_convert_to_llm
+        AfterToolCallContext AfterToolCallHook AfterToolCallResult AgentListener
+        AgentLoopTurnUpdate AgentRequestUpdate AgentTurnContext AgentTurnDecision
+        BeforeToolCallContext BeforeToolCallHook BeforeToolCallResult ConvertToLlmHook
+        FinishTurnHook GetApiKeyHook MessagePoll PrepareNextTurnHook PrepareRequestContext
+        PrepareRequestHook ShouldStopAfterTurnHook SignalHook ToolUpdateCallback
+        TransformContextHook default_convert_to_llm
     """,
     "pi_trio.agent.extend": """
         ABORTED_TOOL_TEXT AGENT_EVENT_BUFFER AgentCreatedHook AgentEventStream
@@ -131,7 +131,7 @@ def test_each_name_has_one_home_and_the_top_levels_hold_about_half() -> None:
     for top, spaces in NAMESPACES.items():
         at_top = len(TIERS[top].split())
         below = sum(len(TIERS[m].split()) for m in spaces)
-        assert at_top < 0.65 * (at_top + below), (top, at_top, below)
+        assert at_top < 0.55 * (at_top + below), (top, at_top, below)
 
 
 @pytest.mark.parametrize(
@@ -238,8 +238,6 @@ def test_the_design_names_are_public() -> None:
         "AgentToolResult",
         "AbortController",
         "AbortSignal",
-        "BeforeToolCallResult",
-        "AfterToolCallResult",
         "agent_loop",
         "agent_loop_continue",
         "run_agent_loop",
@@ -258,6 +256,10 @@ def test_the_design_names_are_public() -> None:
         "ToolExecutionEndEvent",
     ]:
         assert hasattr(agent, n), n
+    # the hooks' contexts and results: with the hooks' own types (issue 31's tiers)
+    hooks = importlib.import_module("pi_trio.agent.hooks")
+    for n in ["BeforeToolCallContext", "BeforeToolCallResult", "AfterToolCallResult"]:
+        assert hasattr(hooks, n), n
     for n in [
         "FauxProvider",
         "faux_text",

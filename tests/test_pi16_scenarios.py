@@ -17,8 +17,9 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_trio.agent import AfterToolCallResult, Agent, AgentTool, AgentToolResult
+from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.agent.extend import run_tool_call
+from pi_trio.agent.hooks import AfterToolCallResult
 from pi_trio.ai import Cost, TextContent, ToolCall, Usage, to_json
 from pi_trio.ai.json import parse_tool_call_arguments
 from pi_trio.ai.transcript import NestedToolCallRecord, NestedToolCalls

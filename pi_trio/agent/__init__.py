@@ -3,11 +3,12 @@
 The top level holds what a program writes every day: ``Agent`` and its settings
 (``AgentHooks``, ``RunPolicy``, ``OutputSettings``), tools (``tool``, ``AgentTool``,
 ``AgentToolResult``), what a run returns (``RunResult`` and its errors), the events, the
-context and result types of the hooks, the abort signal and the stateless loop
-(``agent_loop``, ``run_agent_loop``…). The rest lives in namespaces:
+abort signal and the stateless loop (``agent_loop``, ``run_agent_loop``…). The rest lives
+in namespaces:
 
-- ``pi_trio.agent.hooks``: the types of the hook and listener callables, and the default
-  ``convert_to_llm``;
+- ``pi_trio.agent.hooks``: the hooks and listeners: the types of the callables, the
+  contexts they are called with (``BeforeToolCallContext``…) and the results they return
+  (``BeforeToolCallResult``…), and the default ``convert_to_llm``;
 - ``pi_trio.agent.extend``: for code built on the agent (wrappers, instrumentation,
   other runtimes): calling a hook or a tool as the agent does (``call_hook``,
   ``positional_arity``, ``as_tool_result``, ``run_tool_call``), ``on_agent_created``, and
@@ -42,26 +43,17 @@ from ._settings import RunPolicy as RunPolicy
 from ._state import AgentState as AgentState
 from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
-from ._types import AfterToolCallContext as AfterToolCallContext
-from ._types import AfterToolCallResult as AfterToolCallResult
 from ._types import AgentContext as AgentContext
 from ._types import AgentEndEvent as AgentEndEvent
 from ._types import AgentEvent as AgentEvent
-from ._types import AgentLoopTurnUpdate as AgentLoopTurnUpdate
 from ._types import AgentMessage as AgentMessage
-from ._types import AgentRequestUpdate as AgentRequestUpdate
 from ._types import AgentStartEvent as AgentStartEvent
 from ._types import AgentToolResult as AgentToolResult
-from ._types import AgentTurnContext as AgentTurnContext
-from ._types import AgentTurnDecision as AgentTurnDecision
 from ._types import AutoRetryEndEvent as AutoRetryEndEvent
 from ._types import AutoRetryStartEvent as AutoRetryStartEvent
-from ._types import BeforeToolCallContext as BeforeToolCallContext
-from ._types import BeforeToolCallResult as BeforeToolCallResult
 from ._types import MessageEndEvent as MessageEndEvent
 from ._types import MessageStartEvent as MessageStartEvent
 from ._types import MessageUpdateEvent as MessageUpdateEvent
-from ._types import PrepareRequestContext as PrepareRequestContext
 from ._types import ToolExecutionEndEvent as ToolExecutionEndEvent
 from ._types import ToolExecutionStartEvent as ToolExecutionStartEvent
 from ._types import ToolExecutionUpdateEvent as ToolExecutionUpdateEvent
@@ -71,8 +63,6 @@ from ._types import TurnStartEvent as TurnStartEvent
 __all__ = [
     "AbortController",
     "AbortSignal",
-    "AfterToolCallContext",
-    "AfterToolCallResult",
     "Agent",
     "AgentBusyError",
     "AgentContext",
@@ -80,19 +70,13 @@ __all__ = [
     "AgentEvent",
     "AgentHooks",
     "AgentLoopConfig",
-    "AgentLoopTurnUpdate",
     "AgentMessage",
-    "AgentRequestUpdate",
     "AgentStartEvent",
     "AgentState",
     "AgentTool",
     "AgentToolResult",
-    "AgentTurnContext",
-    "AgentTurnDecision",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
-    "BeforeToolCallContext",
-    "BeforeToolCallResult",
     "ContinueError",
     "MessageEndEvent",
     "MessageStartEvent",
@@ -100,7 +84,6 @@ __all__ = [
     "OutputMode",
     "OutputSettings",
     "OutputValidationError",
-    "PrepareRequestContext",
     "QueueMode",
     "RunAbortedError",
     "RunError",

@@ -1,13 +1,18 @@
-"""The types of the callables an Agent calls: its hooks and its listeners.
+"""The hooks an Agent calls, and its listeners: the types of the callables, the contexts
+they are called with and the results they return.
 
 Each hook of ``AgentHooks`` has its type here (``BeforeToolCallHook``…), written with
 ``SignalHook``: a hook called with a context and, if it takes a second parameter, the
-run's ``AbortSignal``; every hook may be a plain or an ``async`` function. The contexts
-they are called with and the results they return (``BeforeToolCallContext``,
-``BeforeToolCallResult``…) are in ``pi_trio.agent``. ``AgentListener`` is what
-``Agent.subscribe`` takes, ``ToolUpdateCallback`` a tool's ``on_update``, ``MessagePoll``
-the queue polls of the stateless loop, and ``default_convert_to_llm`` what runs when no
-``convert_to_llm`` hook is given.
+run's ``AbortSignal``; every hook may be a plain or an ``async`` function. Its context
+and result are here too: ``before_tool_call`` gets a ``BeforeToolCallContext`` and may
+return a ``BeforeToolCallResult``, ``after_tool_call`` an ``AfterToolCallContext`` and
+``AfterToolCallResult``, ``finish_turn`` an ``AgentTurnContext`` and
+``AgentTurnDecision``, ``prepare_next_turn`` an ``AgentTurnContext`` and
+``AgentLoopTurnUpdate``, ``prepare_request`` a ``PrepareRequestContext`` and
+``AgentRequestUpdate``; a result may also be a dict of its fields, or ``None``.
+``AgentListener`` is what ``Agent.subscribe`` takes, ``ToolUpdateCallback`` a tool's
+``on_update``, ``MessagePoll`` the queue polls of the stateless loop, and
+``default_convert_to_llm`` what runs when no ``convert_to_llm`` hook is given.
 """
 
 from __future__ import annotations
@@ -25,17 +30,35 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
+from ._types import AfterToolCallContext as AfterToolCallContext
+from ._types import AfterToolCallResult as AfterToolCallResult
+from ._types import AgentLoopTurnUpdate as AgentLoopTurnUpdate
+from ._types import AgentRequestUpdate as AgentRequestUpdate
+from ._types import AgentTurnContext as AgentTurnContext
+from ._types import AgentTurnDecision as AgentTurnDecision
+from ._types import BeforeToolCallContext as BeforeToolCallContext
+from ._types import BeforeToolCallResult as BeforeToolCallResult
+from ._types import PrepareRequestContext as PrepareRequestContext
 from ._types import ToolUpdateCallback as ToolUpdateCallback
 
 __all__ = [
+    "AfterToolCallContext",
     "AfterToolCallHook",
+    "AfterToolCallResult",
     "AgentListener",
+    "AgentLoopTurnUpdate",
+    "AgentRequestUpdate",
+    "AgentTurnContext",
+    "AgentTurnDecision",
+    "BeforeToolCallContext",
     "BeforeToolCallHook",
+    "BeforeToolCallResult",
     "ConvertToLlmHook",
     "FinishTurnHook",
     "GetApiKeyHook",
     "MessagePoll",
     "PrepareNextTurnHook",
+    "PrepareRequestContext",
     "PrepareRequestHook",
     "ShouldStopAfterTurnHook",
     "SignalHook",
