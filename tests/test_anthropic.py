@@ -154,7 +154,8 @@ def test_system_prompt_becomes_cached_text_blocks():
     ]
 
 
-def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder_turn():
+def test_every_system_message_folds_into_the_prompt_as_pi_16_folds_them():
+    # pi 1.6's resolveTranscript: contents appended, sections patched by name, no turn
     context = ctx(
         SystemMessage(content="One.", timestamp=0),
         SystemMessage(content="Two.", sections={"style": "Short."}, timestamp=0),
@@ -164,20 +165,33 @@ def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder
         UserMessage(content="again"),
     )
     body = body_of(SONNET, context, cache_retention="none")
-    assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nShort."}]
-    assert body["messages"][2] == {
-        "role": "user",
+    assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nNow be formal."}]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+
+
+def test_a_model_that_takes_system_messages_mid_conversation_gets_them_in_place():
+    # pi 1.6: a system message held back to just before the next assistant message (here:
+    # the end), so a user message written after it comes first (tests/test_anthropic_changes.py)
+    model = msgspec.structs.replace(SONNET, compat={"supportsMidConvoSystemMessages": True})
+    context = ctx(
+        SystemMessage(content="One.", timestamp=0),
+        UserMessage(content="hi"),
+        assistant(TextContent(text="hello")),
+        SystemMessage(content="Now be formal.", sections={"style": None}),
+        UserMessage(content="again"),
+    )
+    body = body_of(model, context, cache_retention="none")
+    assert body["system"] == [{"type": "text", "text": "One."}]
+    assert body["messages"][3] == {
+        "role": "system",
         "content": [
             {
                 "type": "text",
-                "text": (
-                    '<system_reminder>\nNow be formal.\n\nRemoved system prompt section "style".'
-                    "\n</system_reminder>"
-                ),
+                "text": 'Now be formal.\n\nRemoved system prompt section "style".',
             }
         ],
     }
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "user"]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "system"]
 
 
 def test_a_later_system_message_that_only_declares_tools_adds_no_turn():
@@ -769,8 +783,7 @@ def test_thinking_signatures_redacted_thinking_and_tool_calls_are_preserved():
     deltas = [e.delta for e in events if e.type == "toolcall_delta" and e.content_index == 3]
     assert deltas == ["", '{"city": "Par', 'is", "unit": "c"}']
     assert [e.type for e in events if getattr(e, "content_index", None) == 1] == [
-        "thinking_start",
-        "thinking_delta",  # the placeholder text arrives as content, through a proxy too
+        "thinking_start",  # with the placeholder text, and no delta: the wire sends none
         "thinking_end",
     ]
 
@@ -1085,7 +1098,9 @@ async def test_replayed_request_goes_to_messages_with_anthropic_headers():
     assert headers["anthropic-version"] == "2023-06-01"
     assert headers["accept"] == "application/json"
     assert headers["anthropic-dangerous-direct-browser-access"] == "true"
-    assert headers["anthropic-beta"] == BETA_INTERLEAVED_THINKING
+    # a session on Anthropic's own endpoint uses message threads (test_anthropic_threads.py)
+    assert headers["anthropic-beta"] == f"{BETA_INTERLEAVED_THINKING},message-threads-2026-08-12"
+    assert request.json()["thread"] == {"type": "create"}
     assert headers["x-extra"] == "1"
     assert "authorization" not in headers
     assert "x-session-affinity" not in headers

@@ -71,6 +71,7 @@ def test_the_design_names_are_public() -> None:
         "get_providers",
         "calculate_cost",
         "validate_tool_arguments",
+        "validate_tool_arguments_async",
         "parse_streaming_json",
         "to_json",
         "from_json",

@@ -295,6 +295,8 @@ UNBOUNDED_ALLOWED = {
     "proxy/_wire.py:<module>": "the decoders of decode_json, after check_json_depth",
     "agui/_app.py:AGUIApp._cancel": "dict[str, str]: a nested value fails at its first level",
     "durable/_queue.py:drain_into": "rows pi_trio wrote to its own database",
+    "session/_store.py:is_torn": "whether a session file's last line ends early; too deep "
+    "counts as not torn, and the bounded decode then names the line",
     "durable/_result.py:decode_outcome": "rows pi_trio wrote to its own database",
     "durable/_steps.py:durable_tool.execute": "rows pi_trio wrote to its own database",
     "temporal/_activities.py:build_activities.tool_call": "what pi_trio wrote to its history",
@@ -303,6 +305,8 @@ UNBOUNDED_ALLOWED = {
     "temporal/_codec.py:decode_options": "payloads pi_trio wrote to its own Temporal history",
     "temporal/_result.py:decode_outcome": "payloads pi_trio wrote to its own Temporal history",
     "testing/_faux.py:FauxProvider._prepare": "a copy of a scripted message",
+    "testing/_cassette.py:load_cassette": "a cassette pi_trio recorded, a test's own file; "
+    "a line nested too deeply is a ValueError naming it",
     "testing/_replay.py:RecordedRequest.json": "a request pi_trio sent, for a test to read",
     "testing/_sse_server.py:ServedRequest.json": "a request pi_trio sent, for a test to read",
 }

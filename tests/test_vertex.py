@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from pi_trio.ai import (
     Context,
     Model,
+    ProviderError,
     ProviderRegistry,
     StreamOptions,
     TextContent,
@@ -105,7 +106,7 @@ def test_custom_base_urls_and_model_paths():
     assert vertex_url(tuned).endswith(
         "/v1/projects/p/locations/l/endpoints/9:streamGenerateContent?alt=sse"
     )
-    with pytest.raises(ValueError, match="may not contain"):
+    with pytest.raises(ProviderError, match=r"'\.\./x' cannot be sent .* '\.\.' path segment"):
         vertex_url(at(FLASH.base_url, id="../x"))
 
 

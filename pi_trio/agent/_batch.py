@@ -218,7 +218,7 @@ class ToolBatch:
 
     async def _preflight(self, i: int) -> ToolCallOutcome | PreparedCall:
         call = self.calls[i]
-        prepared = prepare_call(call, self.context.tools)
+        prepared = await prepare_call(call, self.context.tools)
         if isinstance(prepared, PreparedCall) and prepared.adapted:
             await self._check()  # the tool's prepare_arguments ran
         hook = self.config.before_tool_call

@@ -24,7 +24,7 @@ from ..ai import (
     AssistantMessage,
     TextContent,
     ToolCall,
-    validate_tool_arguments,
+    validate_tool_arguments_async,
 )
 from ._config import AfterToolCallHook, BeforeToolCallHook
 from ._hooks import call_hook, coerce_result, positional_arity
@@ -121,10 +121,12 @@ def as_tool_result(tool_name: str, value: Any) -> AgentToolResult:
     )
 
 
-def prepare_call(call: ToolCall, tools: Sequence[Any]) -> ToolCallOutcome | PreparedCall:
+async def prepare_call(call: ToolCall, tools: Sequence[Any]) -> ToolCallOutcome | PreparedCall:
     """Find the tool, adapt the arguments (the tool's ``prepare_arguments``) and validate
     them. Arguments whose text did not parse (``call.arguments_error``) fail here, so no
-    hook runs for them."""
+    hook runs for them. Arguments the schema's fast path accepts are checked without a
+    checkpoint; the rest in a worker thread that an abort stops
+    (``validate_tool_arguments_async``)."""
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is None:
         return immediate(call, f"Tool {call.name} not found")
@@ -135,7 +137,7 @@ def prepare_call(call: ToolCall, tools: Sequence[Any]) -> ToolCallOutcome | Prep
             adapted = prepare(call.arguments)
             if adapted is not call.arguments:
                 arguments = msgspec.structs.replace(call, arguments=adapted)
-        args = validate_tool_arguments(tool, arguments)
+        args = await validate_tool_arguments_async(tool, arguments)
     except Exception as exc:
         return immediate(call, str(exc) or type(exc).__name__)
     return PreparedCall(tool, args, prepare is not None)
@@ -290,7 +292,7 @@ async def run_tool_call(
     ``is_error=True``."""
     if signal is not None and signal.aborted:
         return immediate(tool_call, ABORTED_TOOL_TEXT)
-    prepared = prepare_call(tool_call, tools)
+    prepared = await prepare_call(tool_call, tools)
     if isinstance(prepared, PreparedCall) and before_tool_call is not None:
         prepared = await before_call(
             before_tool_call, call_hook, assistant_message, tool_call, prepared, context, signal

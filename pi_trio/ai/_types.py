@@ -24,6 +24,8 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import msgspec
 
+from ._keys._secrets import is_secret_name
+
 __all__ = [
     "AssistantContent",
     "AssistantMessage",
@@ -441,3 +443,12 @@ class Model(_Wire, kw_only=True):
     prompt_cache: ModelPromptCache | None = None
     input_limits: ModelInputLimits | None = None
     type: Literal["chat"] | None = None
+
+    def __repr__(self) -> str:
+        """The fields, with the values of credential headers (``Authorization``,
+        ``x-api-key``...) shown as ``<hidden>``."""
+        headers = self.headers
+        if headers and any(is_secret_name(name) for name in headers):
+            hidden = {k: "<hidden>" if is_secret_name(k) else v for k, v in headers.items()}
+            return msgspec.Struct.__repr__(msgspec.structs.replace(self, headers=hidden))
+        return msgspec.Struct.__repr__(self)

@@ -2,9 +2,12 @@
 
 The expression is parsed with ``ast`` and walked node by node; only numbers, the
 arithmetic operators, parentheses and a short list of math functions and constants are
-accepted. Nothing is ever passed to ``eval``. Sizes are bounded: the expression length,
-and the bit length of every integer intermediate (so ``9**9**9`` is refused instead of
-eating the machine).
+accepted. Nothing is ever passed to ``eval``. Sizes are bounded before any arithmetic
+runs: the expression length, the bit length of every integer operand and intermediate
+(so ``9**9**9`` is refused instead of eating the machine), and the digits ``round`` may
+round to (``round(5, -999999999)`` would build a power of ten of a billion digits). Big
+integer arithmetic runs in C holding the interpreter lock, where no Ctrl-C reaches it:
+these bounds are what keeps the CLI responsive while the calculator runs.
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ import operator
 from collections.abc import Callable
 from typing import Final, TypeAlias
 
-__all__ = ["CalculatorError", "MAX_EXPRESSION_CHARS", "MAX_INT_BITS", "evaluate", "format_number"]
+__all__ = [
+    "MAX_EXPRESSION_CHARS",
+    "MAX_INT_BITS",
+    "MAX_ROUND_DIGITS",
+    "CalculatorError",
+    "evaluate",
+    "format_number",
+]
 
 Number: TypeAlias = int | float
 
@@ -24,6 +34,9 @@ Number: TypeAlias = int | float
 MAX_EXPRESSION_CHARS: Final = 500
 # About 3000 decimal digits: far beyond useful answers, far below slow big-int arithmetic.
 MAX_INT_BITS: Final = 10_000
+# ``round``'s digits either way: past the ~3011 decimal digits of MAX_INT_BITS (and the 324
+# of a float) rounding changes nothing, and Python computes 10**abs(digits) to find that out.
+MAX_ROUND_DIGITS: Final = 4_000
 
 _BINARY: Final[dict[type[ast.operator], Callable[[Number, Number], Number]]] = {
     ast.Add: operator.add,
@@ -38,9 +51,24 @@ _UNARY: Final[dict[type[ast.unaryop], Callable[[Number], Number]]] = {
     ast.UAdd: operator.pos,
     ast.USub: operator.neg,
 }
+
+
+def _round(value: Number, digits: Number | None = None) -> Number:
+    if digits is None:
+        return round(value)
+    if not isinstance(digits, int):
+        raise CalculatorError(f"round's digits must be a whole number, got {digits!r}")
+    if abs(digits) > MAX_ROUND_DIGITS:
+        raise CalculatorError(
+            f"round({value!r}, {digits}) rounds to too many digits (the limit is "
+            f"{MAX_ROUND_DIGITS} either way; past it rounding changes nothing)"
+        )
+    return round(value, digits)
+
+
 _FUNCTIONS: Final[dict[str, Callable[..., Number]]] = {
     "abs": abs,
-    "round": round,
+    "round": _round,
     "min": min,
     "max": max,
     "sqrt": math.sqrt,

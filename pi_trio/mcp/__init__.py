@@ -31,12 +31,14 @@ from mcp.client.stdio import StdioServerParameters as StdioServerParameters
 
 from ._session import MCPConnectionError as MCPConnectionError
 from ._tools import CONNECT_TIMEOUT as CONNECT_TIMEOUT
+from ._tools import MCPToolConflictError as MCPToolConflictError
 from ._tools import MCPTools as MCPTools
 from ._tools import open_mcp_tools as open_mcp_tools
 
 __all__ = [
     "CONNECT_TIMEOUT",
     "MCPConnectionError",
+    "MCPToolConflictError",
     "MCPTools",
     "StdioServerParameters",
     "open_mcp_tools",

@@ -15,7 +15,9 @@ session while the calling tool waits for its result.
   and nothing is raised into agent runs or the ``open_mcp_tools`` block.
 - A tool-list change (``notifications/tools/list_changed``, sent unprompted on 2025-era
   connections and through a ``subscriptions/listen`` stream on 2026-era ones) makes the
-  session list the tools again and hand the listing to ``on_listing``.
+  session list the tools again and hand the listing to ``on_listing``. A change announced
+  while a call ran is listed before that call's result is handed back, so the run that
+  starts once the call returns gets the new tools.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ shutdown gives the server 2 s to exit before it is killed)."""
 LIST_PAGE_LIMIT: Final = 100
 """``tools/list`` pages followed at most: a server whose pagination never ends cannot
 keep the session listing forever."""
+
+CHANGE_SETTLE_CHECKPOINTS: Final = 3
+"""Checkpoints a finished call gives the session's other tasks (the ``subscriptions/listen``
+stream's reader) to take in a change the server announced before the call's result."""
 
 LISTEN_RETRY_LIMIT: Final = 3
 """Times a dropped ``subscriptions/listen`` stream is opened again in a row before the
@@ -106,6 +112,9 @@ class Session:
         # why calls cannot run any more: what happened to the server, and the cause
         self.failure: tuple[str, str] | None = None
         self._list_changed = anyio.Event()  # the server announced a change
+        self._listing = anyio.Lock()  # one tools/list at a time
+        self._listening = anyio.Event()  # the listen stream is up, or there is none
+        self._fault: str | None = None  # how the server broke the transport's rules
 
     # ------------------------------------------------------------------ the owning task
 
@@ -133,11 +142,15 @@ class Session:
                     if info is not None and info.name and not self._named:
                         self.label = info.name
                     self._on_listing(await self._list_tools(client))
-                    limit.deadline = math.inf
                     self._client = client
-                    started = True
-                    task_status.started()
-                    await self._serve(client)
+
+                    def ready() -> None:
+                        nonlocal started
+                        limit.deadline = math.inf
+                        started = True
+                        task_status.started()
+
+                    await self._serve(client, ready)
                     limit.deadline = anyio.current_time() + CLOSE_TIMEOUT
         except Exception as exc:
             if not started:
@@ -153,6 +166,11 @@ class Session:
                 "(connect_timeout); check that it speaks MCP on this transport"
             )
 
+    def note_fault(self, cause: str) -> None:
+        """The transport ends the connection because of ``cause`` (a message too large):
+        the calls it fails name it."""
+        self._fault = cause
+
     def stop(self, what: str, cause: str) -> None:
         """No new calls from now on (they get "MCP server 'x' <what> (<cause>)"); the
         session task unwinds."""
@@ -160,13 +178,18 @@ class Session:
             self.failure = (what, cause)
         self._serve_scope.cancel()
 
-    async def _serve(self, client: Client) -> None:
+    async def _serve(self, client: Client, ready: Callable[[], None]) -> None:
+        """Serve calls; ``ready()`` once a ``subscriptions/listen`` stream is acknowledged
+        (or the server has none): a change made from then on is seen, so the block does
+        not open on a session that would miss one."""
         with self._serve_scope:
             try:
                 async with anyio.create_task_group() as calls:
                     self._calls = calls
                     calls.start_soon(self._watch_tool_list, client)
                     calls.start_soon(self._listen, client)
+                    await self._listening.wait()
+                    ready()
                     await anyio.sleep_forever()
             finally:
                 self._calls = None
@@ -210,33 +233,46 @@ class Session:
     async def _watch_tool_list(self, client: Client) -> None:
         while True:
             await self._list_changed.wait()
+            if not await self._refresh(client):
+                return
+
+    async def _refresh(self, client: Client) -> bool:
+        """List the tools again if a change is pending; False once the connection is
+        closed."""
+        async with self._listing:
+            if not self._list_changed.is_set():
+                return True  # listed meanwhile (by a finished call, or the watcher)
             self._list_changed = anyio.Event()  # changes announced from here on: list again
             try:
                 listed = await self._list_tools(client)
             except MCPError as exc:
-                if exc.code == CONNECTION_CLOSED:
-                    return
-                continue  # the server refused this listing; keep the tools we have
+                # refused, or the connection closed; keep the tools we have
+                return exc.code != CONNECTION_CLOSED
             except Exception:
-                continue  # a listing that is not valid MCP; keep the tools we have
+                return True  # a listing that is not valid MCP; keep the tools we have
             self._on_listing(listed)
+            return True
 
     async def _listen(self, client: Client) -> None:
         """Keep a ``subscriptions/listen`` stream open on 2026-era connections (older
         servers send ``notifications/tools/list_changed`` unprompted)."""
-        for _ in range(LISTEN_RETRY_LIMIT):
-            try:
-                async with client.listen(tools_list_changed=True) as events:
-                    async for event in events:
-                        if isinstance(event, ToolsListChanged):
-                            self._list_changed.set()
-                return  # the server closed the stream gracefully
-            except ListenNotSupportedError:
-                return
-            except SubscriptionLost:
-                self._list_changed.set()  # changes may have been missed: list again
-            except MCPError:
-                return  # no subscriptions on this server, or the connection is gone
+        try:
+            for _ in range(LISTEN_RETRY_LIMIT):
+                try:
+                    async with client.listen(tools_list_changed=True) as events:
+                        self._listening.set()  # acknowledged: changes reach us from now
+                        async for event in events:
+                            if isinstance(event, ToolsListChanged):
+                                self._list_changed.set()
+                    return  # the server closed the stream gracefully
+                except ListenNotSupportedError:
+                    return
+                except SubscriptionLost:
+                    self._list_changed.set()  # changes may have been missed: list again
+                except MCPError:
+                    return  # no subscriptions on this server, or the connection is gone
+        finally:
+            self._listening.set()
 
     # ------------------------------------------------------------------ calls
 
@@ -274,7 +310,7 @@ class Session:
                 )
             except MCPError as exc:
                 if exc.code == CONNECTION_CLOSED:
-                    self.stop("went away", "it closed the connection")
+                    self.stop("went away", self._fault or "it closed the connection")
                     self._fail(call)
                 else:
                     call.resolve(error_result(f"MCP tool {call.name!r} failed: {exc.message}"))
@@ -282,6 +318,12 @@ class Session:
             except Exception as exc:
                 call.resolve(error_result(f"MCP tool {call.name!r} failed: {describe(exc)}"))
                 return
+            # a change the call made (announced before its result) is in place before the
+            # caller goes on: its next run gets the new tools, as the README promises
+            for _ in range(CHANGE_SETTLE_CHECKPOINTS):
+                await anyio.lowlevel.checkpoint()
+            if self._list_changed.is_set() or self._listing.locked():
+                await self._refresh(client)  # or wait for the listing under way
             call.resolve(to_agent_result(result))
 
 

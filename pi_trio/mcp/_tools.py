@@ -5,11 +5,15 @@ How a tool-list change reaches an agent: the sequence changes in place (read it 
 building a context), ``attach(agent)`` keeps ``agent.state.tools`` in step (a run in
 progress keeps the tools it started with, as with any change of ``state.tools``; the next
 run sees the change and the transcript declares it), and ``wait_changed()`` wakes when it
-happened.
+happened. A server tool never replaces or shadows a tool the agent has of its own:
+``attach`` refuses a name the agent already uses (``MCPToolConflictError``), and a later
+listing that brings one is not given to that agent (a warning on the ``pi_trio.mcp``
+logger); when the server drops a tool, only the server's tool leaves the agent.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, overload
@@ -19,10 +23,20 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import Tool as MCPTool
 
 from ..agent import Agent, AgentTool, AgentToolResult
-from ._convert import ToolFilter, tool_fingerprint
+from ..ai import PiError
+from ._convert import OfferedTool, ToolFilter, offered_tools, tool_fingerprint
 from ._session import ServerSpec, Session
+from ._stdio import stdio_transport
 
-__all__ = ["CONNECT_TIMEOUT", "MCPTools", "open_mcp_tools"]
+__all__ = ["CONNECT_TIMEOUT", "MCPToolConflictError", "MCPTools", "open_mcp_tools"]
+
+_logger = logging.getLogger("pi_trio.mcp")
+
+
+class MCPToolConflictError(PiError, ValueError):
+    """``attach`` found the agent using a name one of the server's tools has: two tools
+    of one name would be declared to the model. The message names them and the fix."""
+
 
 CONNECT_TIMEOUT: Final = 30.0
 """Seconds allowed for connecting and the first ``tools/list``; a server that has not
@@ -51,7 +65,7 @@ class MCPTools(Sequence[AgentTool]):
         self._timeout = timeout
         self._tools: list[AgentTool] = []
         self._by_fingerprint: dict[bytes, AgentTool] = {}
-        self._agents: list[Agent] = []
+        self._agents: dict[Agent, list[AgentTool]] = {}  # each one's tools from us
         self._changed = anyio.Event()  # set when the list changes or the session ends
         self._session = Session(
             label, named=named, on_listing=self._set_tools, on_end=self._announce_change
@@ -96,14 +110,24 @@ class MCPTools(Sequence[AgentTool]):
     def attach(self, agent: Agent) -> Callable[[], None]:
         """Keep this server's tools in ``agent.state.tools``: added now (the agent's
         other tools are kept), replaced on each tool-list change, removed when the block
-        ends. Returns the function that detaches (the tools then stay as they are)."""
+        ends. Returns the function that detaches (the tools then stay as they are).
+        ``MCPToolConflictError`` when the agent has a tool of its own by the name of one
+        of the server's (nothing is changed then)."""
         if agent not in self._agents:
-            self._agents.append(agent)
-            _replace_tools(agent, [], self._tools)
+            taken = _own_names(agent, [])
+            clashes = [t.name for t in self._tools if t.name in taken]
+            if clashes:
+                raise MCPToolConflictError(
+                    f"MCP server {self.server!r} has tools named like tools the agent "
+                    f"has of its own: {', '.join(map(repr, clashes))}; the model would "
+                    "see two tools of one name. Open the server with a prefix "
+                    "(open_mcp_tools(..., prefix='name_')) or leave them out "
+                    "(deny=[...])"
+                )
+            self._agents[agent] = _replace_tools(agent, [], self._tools, self.server)
 
         def detach() -> None:
-            if agent in self._agents:
-                self._agents.remove(agent)
+            self._agents.pop(agent, None)
 
         return detach
 
@@ -123,20 +147,21 @@ class MCPTools(Sequence[AgentTool]):
         known = self._by_fingerprint
         tools: list[AgentTool] = []
         by_fingerprint: dict[bytes, AgentTool] = {}
-        for spec in self._filter.select(listed):
-            key = tool_fingerprint(spec)
-            tool = known.get(key) or self._agent_tool(spec)
+        for offered in offered_tools(self.server, listed, self._prefix, self._filter):
+            key = offered.name.encode() + b"\0" + tool_fingerprint(offered.spec)
+            tool = known.get(key) or self._agent_tool(offered)
             by_fingerprint[key] = tool
             tools.append(tool)
         self._tools = tools
         self._by_fingerprint = by_fingerprint
-        for agent in self._agents:
-            _replace_tools(agent, old, tools)
+        for agent, given in self._agents.items():
+            self._agents[agent] = _replace_tools(agent, given, tools, self.server)
         if [id(t) for t in tools] != [id(t) for t in old]:
             self._announce_change()
 
-    def _agent_tool(self, spec: MCPTool) -> AgentTool:
-        name = spec.name
+    def _agent_tool(self, offered: OfferedTool) -> AgentTool:
+        spec = offered.spec
+        name = spec.name  # the server's name for it
         call = self._session.call
 
         async def execute(
@@ -145,7 +170,7 @@ class MCPTools(Sequence[AgentTool]):
             return await call(name, params, on_update)
 
         return AgentTool(
-            name=self._prefix + name,
+            name=offered.name,
             label=spec.title or name,
             description=spec.description or spec.title or "",
             parameters=dict(spec.input_schema),
@@ -155,22 +180,47 @@ class MCPTools(Sequence[AgentTool]):
 
     def _close(self) -> None:
         self._session.stop("was closed", "its open_mcp_tools block ended")
-        for agent in self._agents:
-            _replace_tools(agent, self._tools, [])
+        for agent, given in self._agents.items():
+            _replace_tools(agent, given, [], self.server)
         self._agents.clear()
 
 
-def _replace_tools(agent: Agent, old: Sequence[AgentTool], new: Sequence[AgentTool]) -> None:
-    """``new`` in place of ``old`` in the agent's tools. A tool of ``old`` may be there as
-    a stand-in of the same name (``pi_trio.otel`` puts traced copies in its place): that
-    goes too, or the agent would offer the model two tools of one name."""
-    ours = {id(t) for t in old} | {id(t) for t in new}
-    old_names = {t.name for t in old}
-    agent.state.tools = [
-        t
-        for t in agent.state.tools
-        if id(t) not in ours and getattr(t, "name", None) not in old_names
-    ] + list(new)
+def _is_ours(tool: Any, old: Sequence[AgentTool], ids: set[int]) -> bool:
+    """Whether ``tool`` is one of ``old`` or a stand-in of one: ``pi_trio.otel`` puts a
+    traced shallow copy in its place (the same name and the same ``parameters`` object;
+    an agent's own tool of that name has parameters of its own)."""
+    if id(tool) in ids:
+        return True
+    name, parameters = getattr(tool, "name", None), getattr(tool, "parameters", None)
+    return any(t.name == name and t.parameters is parameters for t in old)
+
+
+def _own_names(agent: Agent, old: Sequence[AgentTool]) -> set[str]:
+    """The names of the agent's tools that are not ours."""
+    ids = {id(t) for t in old}
+    return {t.name for t in agent.state.tools if not _is_ours(t, old, ids)}
+
+
+def _replace_tools(
+    agent: Agent, old: Sequence[AgentTool], new: Sequence[AgentTool], server: str
+) -> list[AgentTool]:
+    """``new`` in place of ``old`` (and their stand-ins) in the agent's tools; a tool of
+    ``new`` named like one of the agent's own is left out, with a warning. Returns the
+    tools of ``new`` given to the agent."""
+    ids = {id(t) for t in old} | {id(t) for t in new}
+    kept = [t for t in agent.state.tools if not _is_ours(t, [*old, *new], ids)]
+    own = {getattr(t, "name", None) for t in kept}
+    given = [t for t in new if t.name not in own]
+    for tool in new:
+        if tool.name in own:
+            _logger.warning(
+                "MCP server %r now lists a tool named %r, like a tool the agent has of "
+                "its own; it is not given to that agent (open the server with a prefix)",
+                server,
+                tool.name,
+            )
+    agent.state.tools = kept + given
+    return given
 
 
 def _default_label(server: ServerSpec) -> str:
@@ -215,6 +265,9 @@ async def open_mcp_tools(
         tool_filter=ToolFilter(allow, deny),
         timeout=call_timeout,
     )
+    if isinstance(server, StdioServerParameters):
+        # linear-time reading of large results, bounded messages (``_stdio``)
+        server = stdio_transport(server, tools._session.note_fault)
     try:
         async with anyio.create_task_group() as group:
             await group.start(tools._session.run, server, mode, connect_timeout)

@@ -44,6 +44,7 @@ from ._semconv import (
     CONVERSATION_ID,
     ERROR_ABORTED,
     ERROR_OTHER,
+    ERROR_TIMEOUT,
     ERROR_TYPE,
     OPERATION_EXECUTE_TOOL,
     OPERATION_INVOKE_AGENT,
@@ -95,7 +96,16 @@ class AgentTelemetry:
         self._turn: OpenSpan | None = None
         self._chat: ChatRecord | None = None
         self._tools: dict[str, ToolCallRecord] = {}
+        # pi's vocabulary beside this one (``vocabulary="both"``): told of each request
+        # inside its chat span, so its span starts after the chat span and ends before it
+        self.companion: Callable[[Any, Any], None] | None = None
         self._reset_totals()
+
+    @property
+    def capture_content(self) -> bool:
+        """Whether spans may carry content: messages, arguments, results, and the texts
+        of tool failures (which often quote the arguments)."""
+        return self._telemetry.capture_content
 
     def _reset_totals(self) -> None:
         self._turns = 0
@@ -114,6 +124,8 @@ class AgentTelemetry:
             chat = self._chat
             if chat is not None and not chat.first_chunk_ns:
                 chat.first_chunk_ns = time.time_ns()
+            if self.companion is not None:
+                self.companion(event, signal)
             return
         handler = self._handlers.get(kind)
         if handler is None:
@@ -122,6 +134,14 @@ class AgentTelemetry:
             handler(event, signal)
         except Exception:
             _log.exception("pi_trio.otel could not record %r; the run goes on", kind)
+
+    def chat_context(self) -> Context | None:
+        """The context of the open request span (its children's parent), else of the
+        turn or the run."""
+        chat = self._chat
+        if chat is not None:
+            return chat.context
+        return self._parent()
 
     def tool_call(self, tool_call_id: str, signal: Any) -> ToolCallRecord | None:
         """The open span of a tool call of this agent's current run (``signal`` tells
@@ -264,6 +284,8 @@ class AgentTelemetry:
         if self._chat is not None:
             self._end_calls(_UNCLOSED)
         self._chat = self._open_chat(message)
+        if self.companion is not None:
+            self.companion(event, signal)
 
     def _open_chat(self, message: Any) -> ChatRecord:
         now = time.time_ns()
@@ -287,6 +309,8 @@ class AgentTelemetry:
         if self._run is None or getattr(message, "role", None) != "assistant":
             return
         chat = self._chat or self._open_chat(message)
+        if self.companion is not None:
+            self.companion(event, signal)
         self._chat = None
         span = chat.span
         span.set_attributes(response_attributes(message, chat, self._telemetry.capture_content))
@@ -353,7 +377,10 @@ class AgentTelemetry:
             error, text = tool_error_type(result, record)
             if error == ERROR_ABORTED:
                 self._turn_error = ERROR_ABORTED
-            fail(span, error, text or None)
+            # a failure's own text is content (an exception's message, a validation
+            # error quoting the arguments); the runtime's fixed texts are not
+            own_text = error in (ERROR_ABORTED, ERROR_TIMEOUT)
+            fail(span, error, text if text and (own_text or self.capture_content) else None)
             metric_attributes = {**metric_attributes, ERROR_TYPE: error}
         elif self._telemetry.capture_content:
             span.set_attribute(TOOL_CALL_RESULT, content.tool_result(result))

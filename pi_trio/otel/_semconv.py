@@ -27,6 +27,7 @@ __all__ = [
     "ERROR_TIMEOUT",
     "ERROR_TOOL",
     "ERROR_TYPE",
+    "EXCEPTION_TYPE",
     "EXECUTE_TOOL_DURATION",
     "INPUT_MESSAGES",
     "INVOKE_AGENT_DURATION",
@@ -107,6 +108,7 @@ TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 ERROR_TYPE = "error.type"
+EXCEPTION_TYPE = "exception.type"  # of an ``exception`` event, the only attribute without content
 SERVER_ADDRESS = "server.address"
 SERVER_PORT = "server.port"
 # pi's own

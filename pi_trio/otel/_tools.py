@@ -23,6 +23,7 @@ from opentelemetry import context as otel_context
 
 from ..agent import positional_arity
 from ._listener import AgentTelemetry
+from ._semconv import EXCEPTION_TYPE
 
 __all__ = ["ToolWrapping"]
 
@@ -81,7 +82,10 @@ def _traced_execute(original: Callable[..., Any], telemetry: AgentTelemetry) -> 
             return await _InContext(value, context) if inspect.isawaitable(value) else value
         except Exception as exc:
             record.raised = type(exc).__qualname__
-            record.span.record_exception(exc)
+            if telemetry.capture_content:
+                record.span.record_exception(exc)
+            else:  # the message and the traceback's last line often quote the arguments
+                record.span.add_event("exception", {EXCEPTION_TYPE: record.raised})
             raise
         except BaseException:
             record.cancelled = True  # its timeout, an abort or the caller's cancellation

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._json._jsnum import js_number
+from ._budget import step
 from ._regex import regex_search
 from ._scalars import (
     NO,
@@ -248,6 +249,8 @@ class _Coercer:
         return result
 
     def convert_node(self, node: dict[str, Any], value: Any) -> Any:
+        enum = node.get("enum")
+        step(1 + len(enum) if isinstance(enum, list) else 1)  # the validation's budget
         if "const" in node:
             return convert_literal(node["const"], value)
         if isinstance(node.get("enum"), list):

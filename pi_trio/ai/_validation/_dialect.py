@@ -32,6 +32,7 @@ import referencing
 import referencing.exceptions
 
 from .._json._jsnum import js_number_text
+from ._budget import step
 from ._formats import FORMATS
 from ._regex import regex_search
 
@@ -130,6 +131,37 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
         yield jsonschema.ValidationError(f"unknown properties {unknown!r}")
 
 
+def _json_key(value: Any) -> Any:
+    """A hashable key of ``value``, equal for values JSON Schema calls equal: ``1`` and
+    ``1.0`` alike, ``true`` and ``1`` not, objects whatever their key order."""
+    if isinstance(value, bool):
+        return (bool, value)
+    if isinstance(value, dict):
+        return (dict, frozenset((key, _json_key(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return (list, tuple(_json_key(item) for item in value))
+    return value
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+    """``uniqueItems`` by hashing each item once: jsonschema compares every pair, which
+    took minutes for a few thousand objects."""
+    if unique is not True or not isinstance(instance, list):
+        return
+    seen = set()
+    for item in instance:
+        try:
+            key = _json_key(item)
+            known = key in seen
+        except TypeError:  # not JSON: compared the slow way
+            yield from _BASE["uniqueItems"](validator, unique, instance, schema)
+            return
+        if known:
+            yield jsonschema.ValidationError("the items are not unique")
+            return
+        seen.add(key)
+
+
 def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Any:
     if _is_number(instance) and _is_number(step) and not is_multiple(instance, step):
         yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {step!r}")
@@ -190,9 +222,9 @@ _NUMBER_KEYWORDS: Final = (
     "maxProperties",
 )
 
-_Validator: Final = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    validators={
+_KEYWORDS: Final = {
+    **_BASE,
+    **{
         "$ref": _ref,
         "type": _type,
         "items": _items,
@@ -206,9 +238,30 @@ _Validator: Final = jsonschema.validators.extend(
         "dependentRequired": _dependent_required,
         "contains": _contains,
         "enum": _when("enum", lambda value: isinstance(value, list)),
-        "uniqueItems": _when("uniqueItems", lambda value: value is True),
+        "uniqueItems": _unique_items,
         **{keyword: _when(keyword, _is_number) for keyword in _NUMBER_KEYWORDS},
     },
+}
+
+
+def _counted(check: Any) -> Any:
+    """``check`` counting steps of the running validation's budget: one per call, one
+    per entry of the keyword's value (an ``enum``'s values, ``required``'s names) and
+    one per item of an array it checks."""
+
+    def counted(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        size = len(value) if isinstance(value, list | dict) else 0
+        step(1 + size + (len(instance) if isinstance(instance, list) else 0))
+        return check(validator, value, instance, schema)
+
+    return counted
+
+
+# Every keyword is a step of the running validation (``_budget``), so that no
+# schema and no arguments make one validation unbounded, and a cancelled one stops.
+_Validator: Final = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    validators={keyword: _counted(check) for keyword, check in _KEYWORDS.items()},
 )
 
 DialectValidator: Final = _Validator

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .._json._jsnum import js_number_text
+from ._budget import MAX_ERROR_DETAILS, step
 
 __all__ = ["explain"]
 
@@ -163,8 +164,9 @@ class _Explainer:
         self.resolve = resolve
 
     def walk(self, node: Any, v: Any, path: tuple[Any, ...], out: list[Error], depth: int) -> None:
-        if node is True or depth > _MAX_DEPTH:
-            return
+        step()  # a step of the validation's budget
+        if node is True or depth > _MAX_DEPTH or len(out) > MAX_ERROR_DETAILS:
+            return  # past MAX_ERROR_DETAILS problems the rest are not shown: not looked for
         if node is False:
             out.append((path, "no value is allowed here"))
             return

@@ -47,7 +47,7 @@ from ._checks import (
     string_check,
 )
 from ._dialect import DialectValidator
-from ._regex import regex_search
+from ._regex import is_linear, regex_search
 
 __all__ = ["DECLINED", "FastPath", "compile_fast_path"]
 
@@ -322,8 +322,8 @@ class _Compiler:
         if high is not None:
             _count(high)
         pattern = schema.get("pattern")
-        if pattern is not None and not isinstance(pattern, str):
-            raise _Unsupported
+        if pattern is not None and (not isinstance(pattern, str) or not is_linear(pattern)):
+            raise _Unsupported  # one that may backtrack runs in a child, on the slow path
         # the slow path's engine (ECMAScript when the extra is installed): the fast path
         # must never accept a string the schema's own check would reject
         search = functools.partial(regex_search, pattern) if pattern is not None else None

@@ -1,12 +1,21 @@
 """Regular expressions of JSON Schema (``pattern``, ``patternProperties``, ``format:
-regex``) as ECMAScript defines them, which is what the original runs.
+regex``) as ECMAScript defines them, which is what the original runs, in bounded time.
 
-With the ``ecma`` extra (`regress`, an ECMAScript regex engine) a pattern means what it means
-in JavaScript with the ``u`` flag, or without it when the pattern is only valid without it:
-``$`` ends the text (Python's also matches before a final newline), ``\\d`` and ``\\w`` are
-ASCII, ``\\p{L}`` and ``(?<name>...)`` work and ``(?i)`` is an error. Without the extra,
-Python's `re` stands in: the same for the plain patterns tool schemas use, and a pattern
-that `re` cannot compile is not checked (logged once on the ``pi_trio.ai`` logger).
+With the ``ecma`` extra (`regress`, an ECMAScript regex engine, and `google-re2`) a
+pattern means what it means in JavaScript with the ``u`` flag, or without it when the
+pattern is only valid without it: ``$`` ends the text (Python's also matches before a
+final newline), ``\\d`` and ``\\w`` are ASCII, ``\\p{L}`` and ``(?<name>...)`` work and
+``(?i)`` is an error. Without the extra, Python's `re` stands in: the same for the plain
+patterns tool schemas use, and a pattern that `re` cannot compile is not checked (logged
+once on the ``pi_trio.ai`` logger).
+
+`regress` and `re` backtrack: a pattern like ``^(a+)+$`` takes exponential time on a
+26-character value, in C, holding the interpreter lock, where nothing can stop it. So
+matching never runs them in this process. A pattern valid with the ``u`` flag is rewritten
+for RE2 (``_re2``), whose time is linear in the text; every other pattern
+(lookarounds, back-references, patterns valid only without ``u``, everything without the
+extra) is matched in a child process (``_regex_child``) that is killed after
+``REGEX_TIME_BUDGET_S`` or when the validation is cancelled.
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["is_ecma_regex", "regex_search"]
+from ._re2 import to_re2
+
+__all__ = ["is_ecma_regex", "is_linear", "regex_search"]
 
 _logger = logging.getLogger("pi_trio.ai")
 
@@ -38,28 +49,84 @@ def _regress() -> Any:
     return regress
 
 
+@functools.cache
+def _re2() -> Any:
+    """`re2` (``google-re2``, in the ``ecma`` extra) and its quiet options; None without."""
+    try:
+        import re2
+    except ImportError:
+        return None
+    options = re2.Options()
+    options.log_errors = False  # a pattern RE2 refuses goes to the child, silently
+    return re2, options
+
+
+def _linear(pattern: str) -> Search | None:
+    """The RE2 search of ``pattern`` when it is valid with the ``u`` flag and RE2 can
+    take its rewriting; else None."""
+    regress, engines = _regress(), _re2()
+    if regress is None or engines is None:
+        return None
+    try:
+        regress.Regex(pattern, "u")
+    except regress.RegressError:
+        return None
+    rewritten = to_re2(pattern)
+    if rewritten is None:
+        return None
+    re2, options = engines
+    try:
+        compiled = re2.compile(rewritten, options)
+    except re2.error:
+        return None
+
+    def search(text: str) -> bool:
+        try:
+            return compiled.search(text) is not None
+        except UnicodeEncodeError:  # a lone surrogate in the text: no UTF-8 holds it
+            return _child_search(pattern, text)
+
+    return search
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _compiled(pattern: str) -> Search | None:
     """The search function of ``pattern``, or None when no engine can compile it."""
+    linear = _linear(pattern)
+    if linear is not None:
+        return linear
+    if not _compiles(pattern):
+        if _regress() is None:
+            _logger.warning(
+                "The schema pattern %r is not a Python regular expression and is not "
+                "checked; install pi-trio[ecma] to check it as JavaScript does",
+                pattern,
+            )
+        return None
+    return functools.partial(_child_search, pattern)
+
+
+def _child_search(pattern: str, text: str) -> bool:
+    from ._regex_child import child_search
+
+    return child_search(pattern, text)
+
+
+def _compiles(pattern: str) -> bool:
     regress = _regress()
     if regress is not None:
         for flags in ("u", ""):
             try:
-                compiled = regress.Regex(pattern, flags)
+                regress.Regex(pattern, flags)
             except regress.RegressError:
                 continue
-            return lambda text: compiled.find(text) is not None
-        return None
+            return True
+        return False
     try:
-        python = _python_regex(pattern)
+        _python_regex(pattern)
     except (re.error, OverflowError, RecursionError):
-        _logger.warning(
-            "The schema pattern %r is not a Python regular expression and is not checked; "
-            "install pi-trio[ecma] to check it as JavaScript does",
-            pattern,
-        )
-        return None
-    return lambda text: python.search(text) is not None
+        return False
+    return True
 
 
 def regex_search(pattern: str, text: str) -> bool:
@@ -67,6 +134,13 @@ def regex_search(pattern: str, text: str) -> bool:
     matches everything: the schema author's mistake never rejects the model's value."""
     search = _compiled(pattern)
     return True if search is None else search(text)
+
+
+def is_linear(pattern: str) -> bool:
+    """Whether ``pattern`` is matched in this process, in time linear in the text (a
+    pattern that cannot be compiled matches everything, at once)."""
+    search = _compiled(pattern)
+    return not isinstance(search, functools.partial)
 
 
 def is_ecma_regex(text: str) -> bool:

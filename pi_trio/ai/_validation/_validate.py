@@ -32,16 +32,25 @@ included, goes the way described above.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+import anyio.to_thread
+
 from .._errors import PiError
 from .._json._jsnum import js_number_text
 from .._types import ToolCall
+from ._budget import MAX_ERROR_ARGUMENTS_CHARS, MAX_ERROR_DETAILS, Budget
 
-__all__ = ["ToolArgumentsError", "validate_tool_arguments", "validate_tool_call"]
+__all__ = [
+    "ToolArgumentsError",
+    "validate_tool_arguments",
+    "validate_tool_arguments_async",
+    "validate_tool_call",
+]
 
 
 class ToolArgumentsError(PiError, ValueError):
@@ -93,7 +102,35 @@ def validate_tool_call(tools: Iterable[_ToolLike], tool_call: _ToolCallLike) -> 
 
 def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
     """Return a validated, coerced copy of ``arguments`` (a dict, or a `ToolCall` whose
-    arguments to take) or raise `ToolArgumentsError`."""
+    arguments to take) or raise `ToolArgumentsError`. Runs in the calling thread, bounded
+    by the limits of ``_budget``; `validate_tool_arguments_async` does the same
+    without blocking an event loop."""
+    arguments = _arguments(tool, arguments)
+    value, details = _engine().check(tool.name, tool.parameters, arguments)
+    return _outcome(tool, arguments, value, details)
+
+
+async def validate_tool_arguments_async(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
+    """`validate_tool_arguments` for an event loop: arguments the schema's fast path
+    accepts are checked in place (no checkpoint); anything else is checked in a worker
+    thread. Cancelling the caller (an abort) returns at once and stops the worker at its
+    next step, killing a pattern's child process."""
+    arguments = _arguments(tool, arguments)
+    engine = _engine()
+    value = engine.check_fast(tool.parameters, arguments)
+    if value is not engine.DECLINED:
+        return value  # type: ignore[no-any-return]
+    budget = Budget()
+    check = functools.partial(engine.check, tool.name, tool.parameters, arguments, budget)
+    try:
+        value, details = await anyio.to_thread.run_sync(check, abandon_on_cancel=True)
+    except BaseException:
+        budget.cancel()
+        raise
+    return _outcome(tool, arguments, value, details)
+
+
+def _arguments(tool: _ToolLike, arguments: Any) -> Any:
     if isinstance(arguments, ToolCall):
         if arguments.arguments_error:
             raise ToolArgumentsError(
@@ -101,14 +138,26 @@ def validate_tool_arguments(tool: _ToolLike, arguments: Any) -> dict[str, Any]:
                 tool_name=tool.name,
                 arguments=arguments.arguments,
             )
-        arguments = arguments.arguments
-    value, details = _engine().check(tool.name, tool.parameters, arguments)
+        return arguments.arguments
+    return arguments
+
+
+def _outcome(
+    tool: _ToolLike, arguments: Any, value: Any, details: list[tuple[str, str]] | None
+) -> dict[str, Any]:
     if details is None:
         return value  # type: ignore[no-any-return]
-    lines = "\n".join(f"  - {path}: {message}" for path, message in details)
+    shown = details[:MAX_ERROR_DETAILS]
+    lines = "\n".join(f"  - {path}: {message}" for path, message in shown)
+    if len(details) > len(shown):
+        lines += f"\n  - ... more problems, not listed (MAX_ERROR_DETAILS: {MAX_ERROR_DETAILS})"
+    received = _pretty_json(arguments)
+    if len(received) > MAX_ERROR_ARGUMENTS_CHARS:
+        cut = len(received) - MAX_ERROR_ARGUMENTS_CHARS
+        received = received[:MAX_ERROR_ARGUMENTS_CHARS] + f"\n... ({cut} more characters)"
     raise ToolArgumentsError(
         f'Validation failed for tool "{tool.name}":\n{lines or "Unknown validation error"}'
-        f"\n\nReceived arguments:\n{_pretty_json(arguments)}",
+        f"\n\nReceived arguments:\n{received}",
         tool_name=tool.name,
         errors=details,
         arguments=arguments,

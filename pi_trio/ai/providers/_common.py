@@ -1,16 +1,24 @@
 """Small pieces several providers' requests need: a variable of ``options.env`` or the
 process environment, the prompt-cache retention preference, the original runtime's short
-id hash and tool-call id cleaning."""
+id hash, tool-call id cleaning and a model id as a URL path."""
 
 from __future__ import annotations
 
 import os
 import re
 from typing import Final
+from urllib.parse import quote, unquote
 
+from .._errors import ProviderError
 from .._stream._options import StreamOptions
 
-__all__ = ["cache_retention", "option_env", "replace_unsafe_id_chars", "short_hash"]
+__all__ = [
+    "cache_retention",
+    "model_id_path",
+    "option_env",
+    "replace_unsafe_id_chars",
+    "short_hash",
+]
 
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -19,6 +27,22 @@ def replace_unsafe_id_chars(value: str) -> str:
     """``value`` with every character other than letters, digits, ``_`` and ``-``
     replaced by ``_`` (what the providers accept in tool-call ids)."""
     return _UNSAFE_ID_CHARS.sub("_", value)
+
+
+def model_id_path(model_id: str, api: str) -> str:
+    """``model_id`` as the path segments of a request URL: each ``/``-separated part
+    percent-encoded (``?``, ``#``, ``%`` and spaces cannot end the path or start a query),
+    and ``ProviderError`` for an empty, ``.`` or ``..`` part, which would move the request
+    to another path of the server that receives the key."""
+    parts = model_id.split("/")
+    for part in parts:
+        if unquote(part) in ("", ".", ".."):
+            raise ProviderError(
+                f"The model id {model_id!r} cannot be sent to the {api} API: it has an "
+                "empty, '.' or '..' path segment, which would send the request (and its "
+                "key) to another address; use the model id the provider lists"
+            )
+    return "/".join(quote(part, safe="@-._~") for part in parts)
 
 
 def option_env(options: StreamOptions, name: str) -> str | None:

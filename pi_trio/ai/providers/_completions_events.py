@@ -32,7 +32,7 @@ from ._completions_wire import (
 from ._openai_compat import CompletionsCompat
 from ._openai_usage import parse_usage
 from ._sse import SSEEvent
-from ._wire import REFUSAL_TEXT, note_response
+from ._wire import REFUSAL_TEXT, note_response, without_lone_surrogates
 
 __all__ = [
     "ERROR_STOP_TEXT",
@@ -159,7 +159,10 @@ class CompletionsStreamMapper:
         except msgspec.ValidationError as exc:
             return _misfit(event, exc)
         except msgspec.DecodeError as exc:
-            raise _unparseable(data, exc) from exc
+            fixed = without_lone_surrogates(data)
+            if fixed == data:
+                raise _unparseable(data, exc) from exc
+            return self.feed(SSEEvent(event.event, fixed))
         if event.event == "error" or chunk.error:
             raise ProviderError(_stream_error_text(decode_json(data)))
         return self.chunk(chunk)

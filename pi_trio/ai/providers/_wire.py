@@ -22,6 +22,7 @@ import msgspec
 from .._catalog._models import calculate_cost
 from .._errors import ProviderError
 from .._json._depth import BoundedDecoder, decode_json
+from .._sanitize import replace_lone_surrogate_escapes
 from .._types import AssistantMessage, Model, Usage
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "tags",
     "unparseable_event",
     "wire_type",
+    "without_lone_surrogates",
     "write_prompt_usage",
 ]
 
@@ -94,11 +96,13 @@ def decode_failed(
     *,
     repair: Callable[[str], str] | None = None,
 ) -> T | None:
-    """`decode_event` once ``decoder.decode(data)`` has raised ``exc``."""
+    """`decode_event` once ``decoder.decode(data)`` has raised ``exc``. A lone
+    surrogate escape (``\\ud83d`` without its low half, which msgspec refuses) reads as
+    U+FFFD, as the original's JSON parser and the streaming JSON parser read it."""
     if isinstance(exc, msgspec.ValidationError):
         _skip_or_raise(data, what, skipped, exc)
         return None
-    repaired = data if repair is None else repair(data)
+    repaired = without_lone_surrogates(data if repair is None else repair(data))
     if repaired != data:
         try:
             return decoder.decode(repaired)
@@ -115,6 +119,13 @@ def _skip_or_raise(
 ) -> None:
     if not skipped(decode_json(data)):
         raise unparseable_event(what, data, exc) from exc
+
+
+def without_lone_surrogates(data: str) -> str:
+    """JSON text with each unpaired surrogate escape replaced by ``\\ufffd``."""
+    if "\\u" not in data:
+        return data
+    return replace_lone_surrogate_escapes(data.encode()).decode()
 
 
 def wire_type(value: Any) -> str | None:

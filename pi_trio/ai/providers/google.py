@@ -14,6 +14,7 @@ from typing import Final
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context
 from .._types import Context, Model
+from ._common import model_id_path
 from ._entry import provider_stream, relay
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body, google_simple_options
@@ -29,7 +30,8 @@ __all__ = [
 
 
 def google_url(model: Model) -> str:
-    return f"{model.base_url.rstrip('/')}/models/{model.id}:streamGenerateContent?alt=sse"
+    model_path = model_id_path(model.id, model.api)
+    return f"{model.base_url.rstrip('/')}/models/{model_path}:streamGenerateContent?alt=sse"
 
 
 async def _stream(run: ProviderRun, context: Context) -> None:

@@ -31,7 +31,7 @@ from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
 from .._transcript._system import normalize_context
 from .._types import Context, Model
-from ._common import option_env
+from ._common import model_id_path, option_env
 from ._entry import provider_stream, relay
 from ._google_events import GoogleEventMapper
 from ._google_request import build_google_body, google_simple_options
@@ -61,14 +61,13 @@ _EXPRESS_BASE: Final = "https://aiplatform.googleapis.com"
 
 
 def _model_path(model_id: str) -> str:
-    if ".." in model_id or "?" in model_id or "&" in model_id:
-        raise ValueError(f"Vertex model id {model_id!r} may not contain '..', '?' or '&'")
-    if model_id.startswith(("publishers/", "projects/", "models/")):
-        return model_id
-    if "/" in model_id:
-        publisher, _, name = model_id.partition("/")
+    path = model_id_path(model_id, "google-vertex")
+    if path.startswith(("publishers/", "projects/", "models/")):
+        return path
+    if "/" in path:
+        publisher, _, name = path.partition("/")
         return f"publishers/{publisher}/models/{name}"
-    return f"publishers/google/models/{model_id}"
+    return f"publishers/google/models/{path}"
 
 
 def _custom_base(model: Model) -> str | None:
@@ -146,7 +145,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         except ImportError as exc:
             raise ProviderError(MISSING_EXTRA_TEXT) from exc
         auth.update(await adc_headers(option_env(options, "GOOGLE_APPLICATION_CREDENTIALS")))
-    mapper = GoogleEventMapper(run.builder, model)
+    mapper = GoogleEventMapper(run.builder, model, vertex=True)
     async with run.open_sse(url, run.headers(auth), payload) as sse:
         await relay(run, sse, lambda event: mapper.feed_data(event.data))
     await run.emit_all(mapper.finish())
