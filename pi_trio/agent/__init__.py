@@ -44,6 +44,7 @@ from ._result import RunResult as RunResult
 from ._result import RunStatus as RunStatus
 from ._resume import ResumeError as ResumeError
 from ._resume import TranscriptChangedError as TranscriptChangedError
+from ._resume import pending_approvals as pending_approvals
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
 from ._run import ContinueError as ContinueError
@@ -164,6 +165,7 @@ __all__ = [
     "edit",
     "is_approval_placeholder",
     "on_agent_created",
+    "pending_approvals",
     "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",
