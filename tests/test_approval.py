@@ -16,6 +16,7 @@ import trio.testing
 
 from pi_trio.agent import (
     Agent,
+    AgentContext,
     AgentHooks,
     AgentTool,
     ApprovalPendingError,
@@ -29,7 +30,7 @@ from pi_trio.agent import (
     is_approval_placeholder,
     tool,
 )
-from pi_trio.ai import TextContent, ToolCall, UserMessage, messages_to_json
+from pi_trio.ai import TextContent, ToolCall, ToolResultMessage, UserMessage, messages_to_json
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 BACKENDS = ("trio", "asyncio")
@@ -487,20 +488,22 @@ async def pause(world: World) -> None:
             r"1 message\(s\) \(user\) were added after the paused turn",
         ),
         (
-            lambda m: m.__setitem__(1, UserMessage(content="Hi!", timestamp=1)),
-            r"one of the 4 messages before the paused answer was edited",
-        ),
-        (
-            lambda m: m.insert(1, UserMessage(content="earlier", timestamp=1)),
-            r"the paused answer was message 4, and is message 5 now \(1 message\(s\) added",
-        ),
-        (
             lambda m: m[4].content.append(TextContent(text="extra")),
             r"the paused answer \(message 4, whose tool calls wait\) was edited",
         ),
         (
             lambda m: m.pop(5),
             r"call 'a' \(lookup\) of the paused answer has no result",
+        ),
+        (
+            lambda m: m.insert(6, m[5]),
+            r"call 'a' \(lookup\) of the paused answer has 2 results",
+        ),
+        (
+            lambda m: m.append(
+                ToolResultMessage(tool_call_id="zz", tool_name="x", content=[], is_error=False)
+            ),
+            r"a result for call 'zz' follows the paused answer \(message 4\), which made no",
         ),
         (lambda m: m.pop(6), r"no tool call is waiting for approval"),
     ],
@@ -516,6 +519,41 @@ async def test_a_resume_after_the_transcript_changed_is_refused_naming_the_chang
         await world.agent.resume({"b": approve()})
     assert world.events == []
     assert world.ran == [("lookup", {"order": 5})]
+
+
+async def test_history_before_the_paused_answer_may_change_and_the_run_still_resumes() -> None:
+    world = paused_world()
+    await pause(world)
+    messages = world.agent.state.messages
+    # redacted, then compacted: the decisions are about the paused answer's calls
+    messages[1] = UserMessage(content="[redacted]", timestamp=1)
+    del messages[2:4]
+    messages.insert(1, UserMessage(content="Summary of earlier turns.", timestamp=1))
+    result = await world.agent.resume({"b": approve()})
+    assert result.text == "Refunded."
+    one_result_per_call(world.agent.state.messages)
+
+
+async def test_a_run_whose_hook_replaces_the_context_pauses_and_resumes() -> None:
+    def window(turn: Any) -> Any:  # a sliding window: the model sees the last messages
+        messages = turn.context.messages
+        return {"context": AgentContext(messages=messages[-3:], tools=turn.context.tools)}
+
+    world = World(
+        [
+            faux_assistant_message("Hello."),
+            calls(("lookup", {"order": 5}, "a")),
+            calls(("refund", {"order": 5, "amount": 500}, "b")),
+            faux_assistant_message("Refunded."),
+        ],
+        hooks=AgentHooks(prepare_next_turn=window),
+    )
+    await world.agent.prompt("Hi")
+    result = await world.agent.prompt("Look up and refund 5")
+    assert [p.tool_call_id for p in result.pending_approvals] == ["b"]
+    result = await world.agent.resume({"b": approve()})
+    assert result.text == "Refunded."
+    assert len(world.contexts[-1].messages) < len(world.agent.state.messages)
 
 
 async def test_prompting_while_paused_goes_on_without_the_call_and_resume_then_names_why() -> None:

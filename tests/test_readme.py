@@ -301,9 +301,7 @@ def test_the_approval_block_pauses_and_resumes_with_an_edit():
     )
 
 
-def test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another(
-    monkeypatch, tmp_path
-):
+def test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another(monkeypatch, tmp_path):
     from pi_trio.agent import is_approval_placeholder
     from pi_trio.session import load_messages
 

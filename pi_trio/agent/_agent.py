@@ -383,8 +383,10 @@ class Agent:
         changed since the pause."""
         if self._active is not None:
             raise AgentBusyError(_RESUME_BUSY)
+        await check_edits(plan_resume(self.state.messages, approvals), self.state.tools)
+        # planned again: another run may have changed the transcript while the edits
+        # were checked (from here to the run's start nothing waits)
         plan = plan_resume(self.state.messages, approvals)
-        await check_edits(plan, self.state.tools)
         return await self._run(None, output_type=output_type, resume=plan)
 
     def abort(self, reason: object = None) -> None:

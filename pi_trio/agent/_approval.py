@@ -10,8 +10,8 @@ replaces each placeholder by the result of the decision (``_resume``).
 
 Two kinds of placeholder: **pending** (the call waits for a decision) and **waiting** (a
 call of a sequential batch after a pending one: it needs no decision, and runs on
-resume, in order). Both carry the transcript's fingerprint at the pause (``Fingerprint``),
-so a resume can tell what changed since.
+resume, in order). Both carry the paused answer's fingerprint (``Fingerprint``), so a
+resume can tell that the turn it continues is the one that paused.
 """
 
 from __future__ import annotations
@@ -155,20 +155,15 @@ class PendingApproval(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
 
 
 class Fingerprint(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """The transcript at a pause: ``messages`` before the paused answer, a hash of them
-    (``transcript``) and of the answer itself (``answer``)."""
+    """The paused answer, as a hash of its JSON (``answer``): what a resume must find
+    again. The messages before it may change (a host that compacts or redacts the history,
+    a hook that replaces the context); the paused answer and its results may not."""
 
-    messages: int
-    transcript: str
     answer: str
 
     @classmethod
-    def of(cls, messages: Sequence[Any], answer_index: int) -> Fingerprint:
-        return cls(
-            messages=answer_index,
-            transcript=digest(messages[:answer_index]),
-            answer=digest([messages[answer_index]]),
-        )
+    def of(cls, answer: Any) -> Fingerprint:
+        return cls(answer=digest([answer]))
 
 
 def digest(messages: Sequence[Any]) -> str:

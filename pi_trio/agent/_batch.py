@@ -280,11 +280,7 @@ class ToolBatch:
     def _placeholder(self, i: int, status: str) -> ToolCallOutcome:
         fingerprint = self._fingerprint
         if fingerprint is None:
-            messages = self.context.messages
-            answer = len(messages) - 1
-            while answer > 0 and messages[answer] is not self.message:
-                answer -= 1
-            fingerprint = self._fingerprint = Fingerprint.of(messages, answer)
+            fingerprint = self._fingerprint = Fingerprint.of(self.message)
         self.paused = True
         return placeholder_outcome(self.calls[i], status, fingerprint)
 
