@@ -597,9 +597,10 @@ def test_abort_while_paused_does_nothing_and_the_run_still_resumes(backend: str)
     run_on(backend, scenario)
 
 
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_abort_while_a_resumed_call_runs_gives_it_the_aborted_result_in_its_place(
-    backend: str,
+    backend: str, mode: str
 ) -> None:
     async def scenario() -> None:
         started = anyio.Event()
@@ -620,7 +621,7 @@ def test_abort_while_a_resumed_call_runs_gives_it_the_aborted_result_in_its_plac
         faux.set_responses(
             [calls(("gate", {}, "g"), ("gate", {}, "h")), faux_assistant_message("x")]
         )
-        agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[gate])
+        agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[gate], tool_execution=mode)
         events: list[Any] = []
         agent.subscribe(events.append)
         await agent.prompt("go")
@@ -649,6 +650,29 @@ def test_abort_while_a_resumed_call_runs_gives_it_the_aborted_result_in_its_plac
         assert agent.state.pending_tool_calls == frozenset()
 
     run_on(backend, scenario)
+
+
+async def test_an_abort_on_the_resumed_turns_start_closes_its_batch_and_the_turn() -> None:
+    world = paused_world()
+    await pause(world)
+    world.events.clear()
+    world.agent.subscribe(lambda e: world.agent.abort() if e.type == "turn_start" else None)
+    result = await world.agent.resume({"b": approve()})
+    assert result.status == "aborted"
+    types = world.types()
+    assert types == [
+        "agent_start",
+        "turn_start",
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    refund = world.agent.state.messages[6]
+    assert (refund.tool_call_id, text(refund)) == ("b", "Operation aborted")
+    assert world.ran == [("lookup", {"order": 5})]
 
 
 async def test_an_abort_before_the_resumed_turn_starts_leaves_the_pause_as_it_was() -> None:
