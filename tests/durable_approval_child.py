@@ -9,7 +9,7 @@ approval, then waits to be killed. ``resume`` launches DBOS (which recovers the 
 replays to the pause and waits again), prints ``WAITING`` once the run waits, and prints
 the result as one JSON line when the run ends. Every model request appends
 ``<pid> request`` to ``DIR/calls``, every tool execution ``<pid> <tool> <args>`` to
-``DIR/runs``.
+``DIR/runs``, every new event its listener gets ``<pid> <event>`` to ``DIR/events``.
 """
 
 from __future__ import annotations
@@ -74,6 +74,20 @@ def build_agent() -> Agent:
 
 
 AGENT = DurableAgent("approval-crash-test", build_agent)
+
+
+def _events(event: Any, info: Any) -> None:
+    """The default listener: new events only (a recovered run's replayed ones are not)."""
+    what = event.type
+    if what.startswith("tool_execution"):
+        what += f" {event.tool_call_id}"
+    elif what in ("message_start", "message_end"):
+        what += f" {event.message.role}"
+    if what != "message_update":
+        _append("events", what)
+
+
+AGENT.subscribe(_events)
 
 
 async def _pending(run: DurableRun) -> list[Any]:

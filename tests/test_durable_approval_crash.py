@@ -124,6 +124,28 @@ def check_finished(
     assert runs[0] == (first, "balance")
     assert len(runs) == 2
     assert runs[1][0] == second
+    # a listener of new events saw the paused run in the first process and the resumed
+    # run in the second, each event once (the replay to the pause is not new)
+    events = lines(workdir / "events")
+    paused = [e for pid, e in events if pid == first]
+    resumed = [e for pid, e in events if pid == second]
+    assert [pid for pid, _ in events] == [first] * len(paused) + [second] * len(resumed)
+    assert paused[0] == "agent_start"
+    assert paused[-3:] == ["message_end toolResult", "turn_end", "agent_end"]
+    assert resumed == [
+        "agent_start",
+        "turn_start",
+        "tool_execution_start pay-1",
+        "tool_execution_end pay-1",
+        "message_start toolResult",
+        "message_end toolResult",
+        "turn_end",
+        "turn_start",
+        "message_start assistant",
+        "message_end assistant",
+        "turn_end",
+        "agent_end",
+    ]
 
 
 def test_decisions_sent_while_the_restarted_process_waits_reach_the_run(tmp_path: Path) -> None:

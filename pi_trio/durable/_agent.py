@@ -48,6 +48,7 @@ from ._steps import durable_stream_fn, durable_tool
 __all__ = ["DurableAgent"]
 
 RUN_STEP = "pi_trio.run"
+APPROVED_STEP = "pi_trio.approved"
 
 _logger = logging.getLogger("pi_trio.durable")
 
@@ -353,6 +354,15 @@ class DurableAgent:
         if decisions is None:
             execution.note_cancelled()
             return None
+
+        async def decided() -> bool:
+            # a body that runs only when the decisions are new: from here on, the
+            # resumed run's events are too (a recovered run replays this step and the
+            # events after it up to its next new step)
+            execution.mark_live()
+            return True
+
+        await DBOS.run_step_async({"name": APPROVED_STEP}, decided)
         await announce(pause, [])
         return decisions
 
