@@ -26,6 +26,7 @@ from pi_trio.agent import (
 )
 from pi_trio.durable import (
     APPROVAL_TOPIC,
+    APPROVED_STEP,
     TOOL_STEP,
     DurableAgent,
     DurableRun,
@@ -135,6 +136,7 @@ def test_a_paused_run_waits_for_the_decisions_and_goes_on_with_them() -> None:
     # each executed call is a step; the waiting ones never were
     assert steps.count(f"{TOOL_STEP}:refund") == 2
     assert "DBOS.recv" in steps
+    assert APPROVED_STEP in steps
 
 
 def test_cancel_while_waiting_ends_the_run_with_the_paused_transcript_and_resume_continues_it(

@@ -17,6 +17,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ..ai import replay_events as replay_events
+from ._agent import APPROVED_STEP as APPROVED_STEP
 from ._agent import DurableAgent as DurableAgent
 from ._approvals import APPROVAL_EVENT as APPROVAL_EVENT
 from ._approvals import APPROVAL_RECHECK_S as APPROVAL_RECHECK_S
@@ -35,6 +36,7 @@ __all__ = [
     "APPROVAL_EVENT",
     "APPROVAL_RECHECK_S",
     "APPROVAL_TOPIC",
+    "APPROVED_STEP",
     "MODEL_STEP",
     "QUEUE_TOPIC",
     "TOOL_STARTED_STEP",

@@ -45,7 +45,7 @@ from ._queue import drain_into, send
 from ._result import DurableResult, DurableRun, encode_outcome
 from ._steps import durable_stream_fn, durable_tool
 
-__all__ = ["DurableAgent"]
+__all__ = ["APPROVED_STEP", "DurableAgent"]
 
 RUN_STEP = "pi_trio.run"
 APPROVED_STEP = "pi_trio.approved"
