@@ -169,7 +169,8 @@ def test_cancel_while_waiting_ends_the_run_with_the_paused_transcript_and_resume
         True,
     ]
     assert result.stop_reason == "stop"
-    assert ran == ["refund 2 50", "refund 1 500", "refund 3 300"]
+    assert ran[0] == "refund 2 50"  # before the pause; the two approved ran in parallel
+    assert sorted(ran[1:]) == ["refund 1 500", "refund 3 300"]
     warnings = [r.getMessage() for r in caplog.records]
     assert any("it answers pause 7, and the run waits at pause 1" in w for w in warnings)
     assert any("ignored a malformed decision" in w for w in warnings)
