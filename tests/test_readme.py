@@ -346,6 +346,22 @@ def test_the_opentelemetry_block_prints_the_tree_shown_below_it():
     assert out == code("OpenTelemetry", 1)
 
 
+def test_the_pi_vocabulary_block_prints_what_is_shown_below_it():
+    out, _ = run_code(code("OpenTelemetry", 2))
+    assert out == code("OpenTelemetry", 3)
+
+
+def test_the_deferred_block_submits_saves_and_polls():
+    out, namespace = run_code(code("Background (deferred) requests"))
+    assert out == code("Background (deferred) requests", 1)
+    default_registry.unregister(namespace["faux"].api)
+
+
+def test_the_threads_block_shows_the_requests_it_says():
+    out, _ = run_code(code("Prompt and tool changes that keep the cache"))
+    assert out == code("Prompt and tool changes that keep the cache", 1)
+
+
 def test_the_make_targets_exist():
     makefile = (ROOT / "Makefile").read_text()
     for line in code("intro").splitlines():
@@ -783,6 +799,12 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("Sessions: save and resume", 1): test_the_sqlite_store_block_saves_and_loads_a_session,
     ("OpenTelemetry", 0): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
     ("OpenTelemetry", 1): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
+    ("OpenTelemetry", 2): test_the_pi_vocabulary_block_prints_what_is_shown_below_it,
+    ("OpenTelemetry", 3): test_the_pi_vocabulary_block_prints_what_is_shown_below_it,
+    ("Background (deferred) requests", 0): test_the_deferred_block_submits_saves_and_polls,
+    ("Background (deferred) requests", 1): test_the_deferred_block_submits_saves_and_polls,
+    ("Prompt and tool changes that keep the cache", 0): test_the_threads_block_shows_the_requests_it_says,
+    ("Prompt and tool changes that keep the cache", 1): test_the_threads_block_shows_the_requests_it_says,
     ("The command line", 0): test_every_command_line_parses_and_the_offline_one_runs,
     ("Abort and cancellation: the contract", 0): test_the_abort_block_aborts_a_running_prompt_and_shows_what_it_says,
     ("Providers and keys", 0): test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_default,

@@ -53,6 +53,7 @@ REQUEST_OPTION_FIELDS = (
     "max_tokens",
     "cache_retention",
     "session_id",
+    "disable_continuation",
     "metadata",
     "transport",
     "timeout_ms",
@@ -64,6 +65,7 @@ REQUEST_OPTION_FIELDS = (
     "thinking_budgets",
     "tool_choice",
     "output_format",
+    "deferred",
     "extra",
 )
 # The fields the activity takes from the worker's own agent instead: secrets (never in

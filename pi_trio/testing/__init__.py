@@ -1,6 +1,7 @@
 """Test helpers: the scripted faux provider and its response builders, recorded HTTP
 responses replayed through httpx2, and a loopback SSE server."""
 
+from ._faux import FauxDeferred as FauxDeferred
 from ._faux import FauxModel as FauxModel
 from ._faux import FauxProvider as FauxProvider
 from ._faux import FauxResponseFactory as FauxResponseFactory
@@ -23,6 +24,7 @@ from ._sse_server import SSEServer as SSEServer
 from ._sse_server import serve_sse as serve_sse
 
 __all__ = [
+    "FauxDeferred",
     "FauxModel",
     "FauxProvider",
     "FauxResponseFactory",

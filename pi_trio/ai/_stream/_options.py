@@ -10,13 +10,18 @@ import msgspec
 from .._events import AssistantMessageEvent
 from .._identity import ClientIdentity
 from .._keys._secrets import is_secret_name
-from .._types import CacheRetention, Context, Model, ThinkingLevel
+from .._types import CacheRetention, Context, DeferredHandle, Model, ThinkingLevel
 from ._abort import AbortSignal
 
 if TYPE_CHECKING:
     from anyio.abc import ObjectSendStream
 
 __all__ = [
+    "DeferredCancelFn",
+    "DeferredFetchFn",
+    "DeferredFetchOptions",
+    "DeferredOptions",
+    "DeferredWindow",
     "EventSender",
     "OnPayload",
     "OnProviderStreamEvent",
@@ -81,6 +86,16 @@ class OutputFormat(msgspec.Struct, kw_only=True, omit_defaults=True):
     strict: bool | None = None
 
 
+DeferredWindow: TypeAlias = Literal["15m", "1h", "24h"]
+
+
+class DeferredOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``StreamOptions.deferred`` with a completion window (pi 1.6's
+    ``deferred: {window}``): how long the provider may take, ``None`` for its default."""
+
+    window: DeferredWindow | None = None
+
+
 class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Options of one LLM call. Every field is optional.
 
@@ -97,6 +112,9 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     api_key: str | None = None
     cache_retention: CacheRetention | None = None
     session_id: str | None = None
+    # use and record no server-side continuation state (Anthropic's message threads):
+    # for replays such as cache warming, which must not replace the real conversation's
+    disable_continuation: bool = False
     headers: dict[str, str | None] | None = None
     metadata: dict[str, Any] | None = None
     transport: Literal["sse", "websocket", "auto"] | None = None
@@ -115,6 +133,9 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     thinking_budgets: ThinkingBudgets | None = None
     tool_choice: Any = None
     output_format: OutputFormat | None = None
+    # ask a capable provider for a durable handle instead of the answer (pi 1.6's
+    # ``deferred: true | {window}``); providers without a background mode ignore it
+    deferred: bool | DeferredOptions | None = None
     # provider-native options for the raw entry points
     extra: dict[str, Any] | None = None
     # the registry that dispatched the call; providers take its shared HTTP client
@@ -128,7 +149,7 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
         shown = []
         for name in self.__struct_fields__:
             value = getattr(self, name)
-            if value == _DEFAULTS[name]:
+            if value == _DEFAULTS.get(name, 0):  # 0: DeferredFetchOptions.wait_ms
                 continue
             if name == "api_key":
                 value = _HIDDEN
@@ -137,7 +158,15 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
             elif name == "extra" and isinstance(value, dict):
                 value = {k: _HIDDEN if is_secret_name(str(k)) else v for k, v in value.items()}
             shown.append(f"{name}={value!r}")
-        return f"StreamOptions({', '.join(shown)})"
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class DeferredFetchOptions(StreamOptions, kw_only=True, omit_defaults=True):
+    """Options of one fetch of a deferred response: the request options, and
+    ``wait_ms``, how long the provider may hold the fetch open waiting for the answer
+    (a long poll; 0, the default, is one status check)."""
+
+    wait_ms: int = 0
 
 
 class _Hidden:
@@ -168,4 +197,29 @@ class StreamFn(Protocol):
         options: StreamOptions,
         send: ObjectSendStream[AssistantMessageEvent],
         /,
+    ) -> Awaitable[None]: ...
+
+
+class DeferredFetchFn(Protocol):
+    """``async def fetch_deferred(model, handle, options, send) -> None``: one fetch of a
+    deferred response, under the stream-function contract (``StreamFn``). A response
+    that is not ready yet ends with ``done`` of reason ``"deferred"`` and a message
+    carrying the (possibly updated) handle; a ready one is streamed as the answer."""
+
+    def __call__(
+        self,
+        model: Model,
+        handle: DeferredHandle,
+        options: DeferredFetchOptions,
+        send: ObjectSendStream[AssistantMessageEvent],
+        /,
+    ) -> Awaitable[None]: ...
+
+
+class DeferredCancelFn(Protocol):
+    """``async def cancel_deferred(model, handle, options) -> None``: ask the provider
+    to stop working on a deferred response (best effort); a refusal raises."""
+
+    def __call__(
+        self, model: Model, handle: DeferredHandle, options: StreamOptions, /
     ) -> Awaitable[None]: ...
