@@ -57,6 +57,8 @@ REQUEST_OPTION_FIELDS = (
     "metadata",
     "transport",
     "timeout_ms",
+    "first_event_timeout",
+    "idle_timeout",
     "max_retries",
     "max_retry_delay_ms",
     "sampling_params",

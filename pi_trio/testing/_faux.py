@@ -51,13 +51,11 @@ from ._faux_config import (
     normalize_token_size,
 )
 from ._faux_deferred import DeferredBook, deferred_message
+from ._faux_prompt import PromptMeasure
 from ._faux_usage import (
-    PromptCache,
     assistant_text,
     compact_json,
     estimate_tokens,
-    estimate_usage,
-    serialize_prompt,
     split_by_token_size,
 )
 
@@ -153,7 +151,7 @@ class FauxProvider:
         self.state = FauxState()
         self._rng = random.Random() if rng is None else rng
         self._responses: deque[FauxResponseStep] = deque()
-        self._prompt_cache: PromptCache = {}
+        self._usage = PromptMeasure()
         self._deferred = DeferredBook(faux_deferred(deferred))
         self.api_provider = ApiProvider(
             api=self.api,
@@ -329,12 +327,11 @@ class FauxProvider:
     def _estimate(
         self, context: Context, options: StreamOptions, message: AssistantMessage
     ) -> Usage:
-        return estimate_usage(
-            serialize_prompt(context),
+        return self._usage.usage(
+            context,
             assistant_text(message.content),
             session_id=options.session_id,
             cache_retention=options.cache_retention,
-            cache=self._prompt_cache,
         )
 
     def _error_message(self, model: Model, text: str) -> AssistantMessage:

@@ -12,6 +12,7 @@ from .._identity import ClientIdentity
 from .._keys._secrets import is_secret_name
 from .._types import CacheRetention, Context, DeferredHandle, Model, ThinkingLevel
 from ._abort import AbortSignal
+from ._stall import DEFAULT_FIRST_EVENT_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S, check_timeout
 
 if TYPE_CHECKING:
     from anyio.abc import ObjectSendStream
@@ -105,6 +106,13 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     entry points (e.g. ``{"thinking_enabled": True}`` for Anthropic,
     ``{"reasoning_effort": "high"}`` for OpenAI). ``output_format`` asks for a JSON
     answer matching a schema; every provider maps it natively (see ``OutputFormat``).
+
+    ``first_event_timeout`` and ``idle_timeout`` (seconds, 300 by default; ``None``: no
+    limit) bound the wait for the provider's first event after sending the request and
+    for each event after it; keep-alives (SSE comments and pings, empty chunks) do not
+    count as events. Past either, the request ends with an ``error`` event (``No
+    response event for <n> s``), which ``is_retryable_assistant_error`` takes for
+    transient. ``timeout_ms`` is the HTTP client's: between two network reads.
     """
 
     temperature: float | None = None
@@ -119,6 +127,8 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     metadata: dict[str, Any] | None = None
     transport: Literal["sse", "websocket", "auto"] | None = None
     timeout_ms: int | None = None
+    first_event_timeout: float | None = DEFAULT_FIRST_EVENT_TIMEOUT_S
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT_S
     max_retries: int = 0
     max_retry_delay_ms: int = 60_000
     env: dict[str, str] | None = None
@@ -141,6 +151,10 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     # the registry that dispatched the call; providers take its shared HTTP client
     # (``registry.http_client()``). Set by the entry points.
     registry: Any = None
+
+    def __post_init__(self) -> None:
+        check_timeout("first_event_timeout", self.first_event_timeout)
+        check_timeout("idle_timeout", self.idle_timeout)
 
     def __repr__(self) -> str:
         """The fields that differ from their defaults, with secrets hidden: the API key,
