@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pi_trio.agent import Agent, approve, is_approval_placeholder, tool
+from pi_trio.agent import Agent, approve, deny, is_approval_placeholder, tool
 from pi_trio.ai import UserMessage, messages_to_jsonl, to_json
 from pi_trio.session import FileSessionStore, SessionError, load_messages, record_session
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
@@ -144,6 +144,32 @@ async def test_the_store_holds_what_the_agent_holds_after_a_pause_and_a_resume(
     ]
 
 
+async def test_each_decided_call_of_a_batch_takes_its_placeholders_place_in_the_store(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "chat.jsonl"
+    store = FileSessionStore(path)
+    calls = [faux_tool_call("publish", {"text": t}, id=f"p{t}") for t in "abc"]
+    agent = agent_on(
+        store,
+        faux_assistant_message(calls, stop_reason="toolUse"),
+        faux_assistant_message("Published a and c."),
+    )
+    await agent.prompt("Publish a, b and c.")
+    assert [is_approval_placeholder(m) for m in load_messages(path)[3:]] == [True] * 3
+    await agent.resume({"pa": approve(), "pb": deny("not b"), "pc": approve()})
+    saved = load_messages(path)
+    assert path.read_bytes() == messages_to_jsonl(agent.state.messages)
+    assert [m.role for m in saved] == ["system", "user", "assistant"] + ["toolResult"] * 3 + [
+        "assistant"
+    ]
+    assert [(m.tool_call_id, m.content[0].text) for m in saved[3:6]] == [
+        ("pa", "published 'a'"),
+        ("pb", "not b"),
+        ("pc", "published 'c'"),
+    ]
+
+
 async def test_a_store_that_cannot_replace_is_refused_when_recording_starts() -> None:
     class AppendOnly:
         def __init__(self) -> None:
@@ -157,7 +183,7 @@ async def test_a_store_that_cannot_replace_is_refused_when_recording_starts() ->
 
     faux = FauxProvider()
     agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[publish])
-    with pytest.raises(SessionError, match=r"has no replace\(index, message\).*needs_approval"):
+    with pytest.raises(SessionError, match=r"has no replace\(messages\).*needs_approval"):
         record_session(agent, AppendOnly())
 
 
@@ -173,23 +199,26 @@ def filled(tmp_path: Path, count: int = 4) -> tuple[Path, FileSessionStore, list
     return path, store, messages
 
 
-def test_replace_rewrites_one_line_and_keeps_the_rest_byte_for_byte(tmp_path: Path) -> None:
+def test_replace_makes_the_messages_the_whole_file_and_keeps_its_mode(tmp_path: Path) -> None:
     path, store, messages = filled(tmp_path)
     path.chmod(0o640)
-    new = UserMessage(content="changed", timestamp=99)
-    store.replace(1, new)
-    assert path.read_bytes() == messages_to_jsonl([messages[0], new, *messages[2:]])
+    new = [messages[0], UserMessage(content="changed", timestamp=99), *messages[2:]]
+    store.replace(new)
+    assert path.read_bytes() == messages_to_jsonl(new)
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert os.listdir(tmp_path) == ["s.jsonl"]  # no temporary file left
     store.append(UserMessage(content="next", timestamp=5))  # the store goes on
     assert len(load_messages(path)) == 5
 
 
-def test_replace_names_a_message_that_is_not_there(tmp_path: Path) -> None:
-    _, store, _ = filled(tmp_path, 2)
-    for index in (2, -1):
-        with pytest.raises(SessionError, match=rf"holds 2 messages; there is no message {index}"):
-            store.replace(index, UserMessage(content="x", timestamp=1))
+def test_replace_writes_a_session_that_was_not_there(tmp_path: Path) -> None:
+    path = tmp_path / "new.jsonl"
+    store = FileSessionStore(path)
+    messages = [UserMessage(content="m", timestamp=1)]
+    store.replace(messages)
+    assert path.read_bytes() == messages_to_jsonl(messages)
+    store.append(UserMessage(content="next", timestamp=2))
+    assert len(load_messages(path)) == 2
 
 
 def test_replace_refuses_a_file_another_writer_changed(tmp_path: Path) -> None:
@@ -199,5 +228,5 @@ def test_replace_refuses_a_file_another_writer_changed(tmp_path: Path) -> None:
     other.append(UserMessage(content="theirs", timestamp=1))
     before = path.read_bytes()
     with pytest.raises(SessionError, match="changed since this store last saw it"):
-        store.replace(0, UserMessage(content="mine", timestamp=1))
+        store.replace([UserMessage(content="mine", timestamp=1)])
     assert path.read_bytes() == before

@@ -9,7 +9,7 @@ import logging
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, runtime_checkable
 
@@ -48,9 +48,9 @@ class SessionStore(Protocol):
     called from the agent's listener, in the event loop's thread: keep it quick, as a
     local file or SQLite write is); ``load()`` returns every saved message in order.
 
-    A store of agents whose tools need approval also has ``replace(index, message)``:
-    ``Agent.resume`` puts each decided call's result in place of the placeholder saved
-    when the run paused (the message at ``index``, counting from 0).
+    A store of agents whose tools need approval also has ``replace(messages)``, which
+    makes ``messages`` the whole session: ``Agent.resume`` puts each decided call's
+    result in place of the placeholder saved when the run paused.
     """
 
     def append(self, message: AgentMessage) -> None: ...
@@ -170,27 +170,19 @@ class FileSessionStore:
         finally:
             os.close(fd)  # and with it the lock
 
-    def replace(self, index: int, message: AgentMessage) -> None:
-        """Put ``message`` in place of the message at ``index`` (``record_session`` calls
-        it when a resumed run replaces the placeholder of a call that waited for
-        approval). The file is written anew beside the old one and renamed over it, so
-        a crash leaves the old file or the new one, never a mix; the same one-writer
-        check as ``append`` comes first."""
-        line = to_json(message)
-        fd = self._open(os.O_RDWR)
+    def replace(self, messages: Sequence[AgentMessage]) -> None:
+        """Make ``messages`` the whole session (``record_session`` calls it when a
+        resumed run puts a call's result in place of the placeholder saved when the run
+        paused for approval). The file is written anew beside the old one and renamed
+        over it, so a crash leaves the old file or the new one, never a mix; the same
+        one-writer check as ``append`` comes first."""
+        data = b"".join(to_json(m) + b"\n" for m in messages)
+        fd = self._open(os.O_RDWR | os.O_CREAT)
         try:
             _lock(fd)
             info = os.fstat(fd)
-            size = self._check_writer(info)
-            lines = _read_all(fd, size).split(b"\n")
-            whole = len(lines) - 1  # the lines that end with their newline
-            if not 0 <= index < whole:
-                raise SessionError(
-                    f"{os.fspath(self.path)!r} holds {whole} messages; there is no message "
-                    f"{index} to replace"
-                )
-            lines[index] = line
-            self._write_new(b"\n".join(lines), stat.S_IMODE(info.st_mode))
+            self._check_writer(info)
+            self._write_new(data, stat.S_IMODE(info.st_mode))
         finally:
             os.close(fd)  # the old file, and with it the lock
 
@@ -344,23 +336,23 @@ def _lock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
 
 
-def _placeholders(messages: list[AgentMessage]) -> dict[str, int]:
-    """The placeholders among the tool results that end ``messages``, by call id."""
-    found: dict[str, int] = {}
+def _placeholders(messages: list[AgentMessage]) -> set[str]:
+    """The call ids of the placeholders among the tool results that end ``messages``."""
+    found: set[str] = set()
     index = len(messages)
     while index and getattr(messages[index - 1], "role", None) == "toolResult":
         index -= 1
         if is_approval_placeholder(messages[index]):
-            found[messages[index].tool_call_id] = index
+            found.add(messages[index].tool_call_id)
     return found
 
 
 def _no_replace(store: Any) -> str:
     return (
-        f"{store!r} has no replace(index, message): a run of this agent can pause for "
+        f"{store!r} has no replace(messages): a run of this agent can pause for "
         "approval (a tool has needs_approval), and resuming it puts each decided call's "
         "result in place of the placeholder saved at the pause; give the store a replace "
-        "method (FileSessionStore has one)"
+        "method that makes the messages the whole session (FileSessionStore has one)"
     )
 
 
@@ -377,7 +369,8 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
 
     A run that paused for approval saves the placeholders of the waiting calls like any
     message; when ``agent.resume(...)`` continues it, each call's result replaces its
-    placeholder (``store.replace``), so the store holds the transcript the agent holds.
+    placeholder (``store.replace(messages)`` with the agent's transcript), so the store
+    holds the transcript the agent holds.
     """
     if agent.state.is_streaming:
         raise SessionError(
@@ -396,10 +389,9 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
         )
     for message in held[len(saved) :]:
         store.append(message)
-    saved_count = len(held)
-    # The placeholders of a paused turn (call id -> index in the store): a resumed run's
-    # results come before any other message of the run, and each takes its placeholder's
-    # place; any other message means the turn was not resumed.
+    # The placeholders of a paused turn (by call id): a resumed run's results come before
+    # any other message of the run, and each takes its placeholder's place; any other
+    # message means the turn was not resumed.
     placeholders = _placeholders(held)
     approvals = any(getattr(t, "needs_approval", False) for t in agent.state.tools)
     if (placeholders or approvals) and not hasattr(store, "replace"):
@@ -409,21 +401,21 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     failed: list[AgentMessage] = []
 
     def keep(message: AgentMessage) -> None:
-        nonlocal saved_count
         if getattr(message, "role", None) != "toolResult":
             placeholders.clear()
-        else:
-            index = placeholders.pop(message.tool_call_id, None)
-            if index is not None:
-                replace = getattr(store, "replace", None)
-                if replace is None:
-                    raise SessionError(_no_replace(store))
-                replace(index, message)
-                return
-            if is_approval_placeholder(message):
-                placeholders[message.tool_call_id] = saved_count
+        elif message.tool_call_id in placeholders:
+            placeholders.discard(message.tool_call_id)
+            replace = getattr(store, "replace", None)
+            if replace is None:
+                raise SessionError(_no_replace(store))
+            # the agent's state has the result in the placeholder's place already (an
+            # event is reduced before listeners see it), and the store holds what the
+            # agent holds
+            replace(list(agent.state.messages))
+            return
+        elif is_approval_placeholder(message):
+            placeholders.add(message.tool_call_id)
         store.append(message)
-        saved_count += 1
 
     def save(event: Any) -> None:
         if failed:
