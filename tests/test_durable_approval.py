@@ -157,6 +157,11 @@ def test_cancel_while_waiting_ends_the_run_with_the_paused_transcript_and_resume
         # a message for another pause, or with other ids, is left aside
         await DBOS.send_async(run.workflow_id, '{"pause":7,"approvals":{}}', APPROVAL_TOPIC)
         await DBOS.send_async(run.workflow_id, "not json", APPROVAL_TOPIC)
+        deep = "[" * 100_000 + "]" * 100_000  # beyond any decoder's stack
+        edited = f'{{"action":"edit","arguments":{{"x":{deep}}}}}'
+        await DBOS.send_async(
+            run.workflow_id, f'{{"pause":1,"approvals":{{"r1":{edited}}}}}', APPROVAL_TOPIC
+        )
         await agent.resume(run.workflow_id, {p.tool_call_id: approve() for p in pending})
         return cancelled, await run.result(poll_interval=0.05)
 
@@ -173,7 +178,9 @@ def test_cancel_while_waiting_ends_the_run_with_the_paused_transcript_and_resume
     assert sorted(ran[1:]) == ["refund 1 500", "refund 3 300"]
     warnings = [r.getMessage() for r in caplog.records]
     assert any("it answers pause 7, and the run waits at pause 1" in w for w in warnings)
-    assert any("ignored a malformed decision" in w for w in warnings)
+    malformed = [w for w in warnings if "ignored a malformed decision" in w]
+    assert len(malformed) == 2, warnings
+    assert "recursion" in malformed[1], malformed
 
 
 def test_a_cancellation_made_elsewhere_is_seen_at_the_next_recheck(

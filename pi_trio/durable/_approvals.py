@@ -7,7 +7,8 @@ waits for a DBOS message on ``APPROVAL_TOPIC`` holding the decisions for that pa
 Both are recorded by DBOS, so a run that waited when its process died waits again after
 ``DBOS.launch()`` (it replays to the same pause from its recorded steps), and a message
 sent meanwhile, while no process ran it, is there when it looks. A message for another
-pause, or whose call ids are not the pending ones, is left aside with a warning.
+pause, whose call ids are not the pending ones, or that does not decode (nested too
+deeply, too) is left aside with a warning.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ async def wait_for_decisions(
                 continue
             try:
                 message = msgspec.json.decode(raw, type=_Decisions)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:  # nested too deeply, too
                 _logger.warning(
                     "durable run %s: ignored a malformed decision (%s)", DBOS.workflow_id, exc
                 )
