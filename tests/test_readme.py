@@ -289,6 +289,32 @@ def test_the_sessions_block_resumes_and_writes_a_line_per_message(monkeypatch, t
     )
 
 
+APPROVAL = "Tool approval: pause, persist, resume"
+
+
+def test_the_approval_block_pauses_and_resumes_with_an_edit():
+    out, _ = run_code(code(APPROVAL))
+    assert out == (
+        "approval_pending\n"
+        "call_1 refund {'order': 42, 'amount': 500}\n"
+        "completed - Refunded 250 on order 42 and 20 on order 43.\n"
+    )
+
+
+def test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another(monkeypatch, tmp_path):
+    from pi_trio.agent import is_approval_placeholder
+    from pi_trio.session import load_messages
+
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda: str(tmp_path))
+    _, namespace = run_code(code(APPROVAL))
+    out, _ = run_code(code(APPROVAL, 1), namespace)
+    assert out == "call_7\nDone: 900 refunded.\n"
+    saved = load_messages(tmp_path / "refunds.jsonl")
+    assert [m.role for m in saved] == ["system", "user", "assistant", "toolResult", "assistant"]
+    assert saved[3].content[0].text == "refunded 900 on order 7"
+    assert not any(is_approval_placeholder(m) for m in saved)
+
+
 def test_the_sqlite_store_block_saves_and_loads_a_session():
     import sqlite3
 
@@ -799,6 +825,8 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The same under asyncio", 1): test_the_deadline_block_cancels_the_run_and_the_agent_settles,
     ("Transcripts and JSON", 0): test_the_transcript_block_round_trips_and_names_the_broken_field,
     ("Tools and the `tool` decorator", 0): test_the_tool_decorator_block_builds_a_tool_that_reports_progress,
+    (APPROVAL, 0): test_the_approval_block_pauses_and_resumes_with_an_edit,
+    (APPROVAL, 1): test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another,
     ("Structured output", 0): test_the_structured_output_block_prints_what_is_shown_below_it,
     ("Structured output", 1): test_the_structured_output_block_prints_what_is_shown_below_it,
     ("MCP tools", 0): test_the_mcp_block_lists_the_servers_tool_and_the_agent_calls_it,

@@ -7,6 +7,13 @@ from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
 from ._agent import AgentCreatedHook as AgentCreatedHook
 from ._agent import on_agent_created as on_agent_created
+from ._approval import ApprovalDecision as ApprovalDecision
+from ._approval import ApprovalPolicy as ApprovalPolicy
+from ._approval import PendingApproval as PendingApproval
+from ._approval import approve as approve
+from ._approval import deny as deny
+from ._approval import edit as edit
+from ._approval import is_approval_placeholder as is_approval_placeholder
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
 from ._config import AgentListener as AgentListener
@@ -29,10 +36,15 @@ from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
 from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
+from ._result import ApprovalPendingError as ApprovalPendingError
 from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
 from ._result import RunResult as RunResult
+from ._result import RunStatus as RunStatus
+from ._resume import ResumeError as ResumeError
+from ._resume import TranscriptChangedError as TranscriptChangedError
+from ._resume import pending_approvals as pending_approvals
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
 from ._run import ContinueError as ContinueError
@@ -75,7 +87,6 @@ from ._types import TurnEndEvent as TurnEndEvent
 from ._types import TurnStartEvent as TurnStartEvent
 
 __all__ = [
-    "DEFAULT_AGENT_IDENTITY",
     "ABORTED_TOOL_TEXT",
     "AGENT_EVENT_BUFFER",
     "AbortController",
@@ -102,6 +113,9 @@ __all__ = [
     "AgentToolResult",
     "AgentTurnContext",
     "AgentTurnDecision",
+    "ApprovalDecision",
+    "ApprovalPendingError",
+    "ApprovalPolicy",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
     "BeforeToolCallContext",
@@ -109,6 +123,7 @@ __all__ = [
     "BeforeToolCallResult",
     "ContinueError",
     "ConvertToLlmHook",
+    "DEFAULT_AGENT_IDENTITY",
     "DEFAULT_MAX_OUTPUT_RETRIES",
     "FINAL_RESULT_TOOL",
     "FinishTurnHook",
@@ -119,13 +134,16 @@ __all__ = [
     "MessageUpdateEvent",
     "OutputMode",
     "OutputValidationError",
+    "PendingApproval",
     "PrepareNextTurnHook",
     "PrepareRequestContext",
     "PrepareRequestHook",
     "QueueMode",
+    "ResumeError",
     "RunAbortedError",
     "RunError",
     "RunResult",
+    "RunStatus",
     "ShouldStopAfterTurnHook",
     "SignalHook",
     "ToolCallOutcome",
@@ -133,15 +151,21 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolUpdateCallback",
+    "TranscriptChangedError",
     "TransformContextHook",
     "TurnEndEvent",
     "TurnStartEvent",
     "agent_loop",
     "agent_loop_continue",
+    "approve",
     "as_tool_result",
     "call_hook",
     "default_convert_to_llm",
+    "deny",
+    "edit",
+    "is_approval_placeholder",
     "on_agent_created",
+    "pending_approvals",
     "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",

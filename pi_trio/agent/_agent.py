@@ -10,7 +10,7 @@ are never interrupted. The call returns after ``agent_end`` reached every listen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
@@ -33,6 +33,7 @@ from ..ai import (
     now_ms,
     to_tool_declaration,
 )
+from ._approval import ApprovalDecision
 from ._checks import check_message, check_messages, check_run_settings, check_tools
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
@@ -44,6 +45,7 @@ from ._outcomes import failed_run_events
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode, OutputRun
 from ._queue import PendingMessageQueue, QueueMode
 from ._result import RunResult
+from ._resume import ResumePlan, check_edits, pending_approvals, plan_resume
 from ._run import ContinueError
 from ._state import AgentState, StateReducer
 from ._types import (
@@ -62,6 +64,7 @@ _PROMPT_BUSY = (
 )
 _NO_HOOKS = AgentHooks()  # what a run reads when no hook was ever set; never mutated
 _CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
+_RESUME_BUSY = "Agent is already processing. Wait for completion before resuming."
 _RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
 
 
@@ -366,6 +369,26 @@ class Agent:
             raise ContinueError("Cannot continue from message role: assistant")
         return await self._run(None, output_type=output_type)
 
+    async def resume(
+        self, approvals: Mapping[str, ApprovalDecision], *, output_type: Any = None
+    ) -> RunResult[Any]:
+        """Continue a run that paused for approval: ``approvals`` maps the id of every
+        pending call (``result.pending_approvals``) to ``approve()``, ``deny(reason)``
+        or ``edit(arguments)``. Approved calls run, denied ones get an error result with
+        the reason, edited ones run with the new arguments; each result takes its
+        placeholder's place, and the run goes on as after any tool batch. Works from the
+        transcript alone (another process, a restored session). Raises ``ResumeError``
+        when nothing waits or the decisions do not fit (an edit whose arguments the
+        tool's schema refuses, too), ``TranscriptChangedError`` when the transcript
+        changed since the pause."""
+        if self._active is not None:
+            raise AgentBusyError(_RESUME_BUSY)
+        await check_edits(plan_resume(self.state.messages, approvals), self.state.tools)
+        # planned again: another run may have changed the transcript while the edits
+        # were checked (from here to the run's start nothing waits)
+        plan = plan_resume(self.state.messages, approvals)
+        return await self._run(None, output_type=output_type, resume=plan)
+
     def abort(self, reason: object = None) -> None:
         """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
         active = self._active
@@ -395,6 +418,7 @@ class Agent:
         *,
         skip_initial_steering_poll: bool = False,
         output_type: Any = None,
+        resume: ResumePlan | None = None,
     ) -> RunResult[Any]:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing.")
@@ -417,13 +441,14 @@ class Agent:
             context = AgentContext(messages=Transcript(state.messages), tools=list(state.tools))
             if output is not None:
                 config = output.configure(config, context)
-            dispatcher = Dispatcher(
-                self._listeners, self._reducer.reduce, signal, self.close_timeout
+            reduce = (
+                self._reducer.reduce if resume is None else self._reducer.resuming(resume.slots)
             )
+            dispatcher = Dispatcher(self._listeners, reduce, signal, self.close_timeout)
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
                 run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
-                messages = await run.run(prompts)
+                messages = await run.run(prompts, resume)
                 await dispatcher.settle()
             except Exception as exc:
                 events = failed_run_events(
@@ -432,9 +457,10 @@ class Agent:
                 await dispatcher.deliver_final(events)
                 messages = events[-1].messages
             aborted = signal.aborted
+            pending = pending_approvals(state.messages)
             if output is None:
-                return RunResult(messages, aborted=aborted)
-            return output.result(messages, aborted=aborted)
+                return RunResult(messages, aborted=aborted, pending_approvals=pending)
+            return output.result(messages, aborted=aborted, pending_approvals=pending)
         finally:
             self._steering.restore()
             self._follow_up.restore()

@@ -31,6 +31,7 @@ from ._batch import ToolBatch
 from ._declarations import ToolDeclarations
 from ._dispatch import Dispatcher
 from ._outcomes import aborted_text
+from ._resume import ResumePlan
 from ._types import (
     AgentContext,
     AgentEndEvent,
@@ -88,6 +89,7 @@ class RunLifecycle:
         "_input",
         "_make_batch",
         "_placeholder",
+        "_resume",
         "_retry",
         "_stream",
         "_unannounced",
@@ -128,6 +130,7 @@ class RunLifecycle:
         self._placeholder = False  # the response's partial is in the transcript
         # a retry in progress: (attempt, the error retried, waiting for the backoff)
         self._retry: tuple[int, str, bool] | None = None
+        self._resume: ResumePlan | None = None  # a resumed run's batch not committed yet
 
     async def _emit(self, event: Any) -> None:
         await self.dispatcher.emit(event)
@@ -151,6 +154,18 @@ class RunLifecycle:
         self.phase = Phase.TURN
         await self._emit(TurnStartEvent())
         await self._announce()
+
+    async def start_resume(self, plan: ResumePlan, batch: ToolBatch) -> None:
+        """``agent_start`` and the ``turn_start`` of a resumed run: the paused turn goes
+        on with ``batch``, which is open from ``turn_start`` on (an abort from then on
+        gives its calls their results)."""
+        self.phase = Phase.RUN
+        await self._emit(AgentStartEvent())
+        self._resume = plan
+        self.assistant = plan.message
+        self.results = []
+        self.begin_batch(batch)
+        await self._emit(TurnStartEvent())
 
     async def start_turn(self) -> None:
         self.assistant = None
@@ -309,16 +324,22 @@ class RunLifecycle:
         self.phase = Phase.TOOLS
 
     def commit_batch(self) -> list[ToolResultMessage]:
-        """The batch's result messages join the transcript (in source order)."""
+        """The batch's result messages join the transcript (in source order); those of a
+        resumed batch take their placeholders' places."""
         batch = self.batch
         assert batch is not None
         self.batch = None
         results = batch.result_messages()
-        self.context.messages.extend(results)
+        plan = self._resume
+        if plan is None:
+            self.context.messages.extend(results)
+            self.results = results
+        else:
+            self._resume = None
+            self.results = plan.commit(self.context.messages, results)
         self.new_messages.extend(results)
-        self.results = results
         self.phase = Phase.RESULTS
-        return results
+        return self.results
 
     def without_tools(self) -> None:
         self.results = []

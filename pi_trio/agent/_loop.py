@@ -47,6 +47,7 @@ from ._dispatch import Dispatcher
 from ._hooks import coerce_result, next_turn_arguments, positional_arity
 from ._lifecycle import RunLifecycle
 from ._parallel import ToolGroup
+from ._resume import ResumePlan
 from ._types import (
     AgentContext,
     AgentLoopTurnUpdate,
@@ -161,7 +162,11 @@ class LoopRun:
 
     # ------------------------------------------------------------------ entry
 
-    async def run(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
+    async def run(
+        self, prompts: list[AgentMessage] | None, resume: ResumePlan | None = None
+    ) -> list[AgentMessage]:
+        """Run the loop on ``prompts`` (``None``: continue from the context), or resume
+        the paused turn that ``resume`` describes."""
         life = self.life
         try:
             with self.scope:
@@ -170,8 +175,14 @@ class LoopRun:
                     try:
                         if prompts is not None and not self.owned:
                             life.context.messages = Transcript(life.context.messages)
-                        await life.start(prompts)
-                        await self._loop()
+                        if resume is None:
+                            await life.start(prompts)
+                            await self._loop()
+                        else:
+                            batch = self._new_batch(resume.message, resume.calls, resume)
+                            await life.start_resume(resume, batch)
+                            await batch.run()
+                            await self._loop(batch)
                     except BaseException as exc:
                         if not self.tool_group.opened or not await self.tool_group.close(exc):
                             raise
@@ -213,14 +224,30 @@ class LoopRun:
         messages = await self.call(fn)
         return list(messages) if messages else []
 
-    async def _loop(self) -> None:
+    async def _loop(self, resumed: ToolBatch | None = None) -> None:
         config = self.config
         life = self.life
-        pending = await self._poll(config.get_steering_messages)
         last_turn: AgentTurnContext | None = None
         explicit_continuation = False
+        has_more_tool_calls = True
+        if resumed is None:
+            pending = await self._poll(config.get_steering_messages)
+        else:
+            # a resumed run: the paused turn's batch ran; the run goes on as after any
+            # batch (the steering poll comes after it: nothing may come between the calls
+            # and their results)
+            turn_results = life.commit_batch()
+            if resumed.paused:
+                await self._end_paused(resumed.message, turn_results)
+                return
+            closed = await self._close_turn(resumed.message, turn_results)
+            if closed is None:
+                return
+            last_turn, decision = closed
+            has_more_tool_calls = not resumed.terminates()
+            pending = await self._poll(config.get_steering_messages)
+            explicit_continuation = decision == "continue" and not (has_more_tool_calls or pending)
         while True:
-            has_more_tool_calls = True
             while has_more_tool_calls or pending:
                 prepared: list[AgentMessage] = []
                 if last_turn is not None:
@@ -252,25 +279,18 @@ class LoopRun:
                 results: list[ToolResultMessage] = []
                 has_more_tool_calls = False
                 if tool_calls:
-                    results, terminate = await self._run_batch(message, tool_calls)
-                    has_more_tool_calls = not terminate
+                    batch = await self._run_batch(message, tool_calls)
+                    results = life.commit_batch()
+                    if batch.paused:
+                        await self._end_paused(message, results)
+                        return
+                    has_more_tool_calls = not batch.terminates()
                 else:
                     life.without_tools()
-                last_turn = self._turn_context(message, results)
-                decision = None
-                if config.finish_turn is not None:
-                    await self.dispatcher.settle()
-                    decision = turn_decision(
-                        await self.call(config.finish_turn, last_turn, self.signal)
-                    )
-                await life.end_turn()
-                if decision == "end":
-                    await life.end_run()
+                closed = await self._close_turn(message, results)
+                if closed is None:
                     return
-                stop = config.should_stop_after_turn
-                if stop is not None and await self.call(stop, last_turn, self.signal):
-                    await life.end_run()
-                    return
+                last_turn, decision = closed
                 explicit_continuation = decision == "continue"
                 pending = await self._poll(config.get_steering_messages)
                 if has_more_tool_calls or pending:
@@ -282,9 +302,46 @@ class LoopRun:
                 continue
             if explicit_continuation:
                 explicit_continuation = False
+                has_more_tool_calls = True
                 continue
             break
         await life.end_run()
+
+    async def _close_turn(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> tuple[AgentTurnContext, str | None] | None:
+        """The end of a turn that may go on: ``finish_turn``, ``turn_end`` and
+        ``should_stop_after_turn``. Returns the turn and ``finish_turn``'s decision, or
+        ``None`` when the run ended here."""
+        config = self.config
+        life = self.life
+        turn = self._turn_context(message, results)
+        decision = None
+        if config.finish_turn is not None:
+            await self.dispatcher.settle()
+            decision = turn_decision(await self.call(config.finish_turn, turn, self.signal))
+        await life.end_turn()
+        if decision == "end":
+            await life.end_run()
+            return None
+        stop = config.should_stop_after_turn
+        if stop is not None and await self.call(stop, turn, self.signal):
+            await life.end_run()
+            return None
+        return turn, decision
+
+    async def _end_paused(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> None:
+        """A call waits for approval: the run ends with this turn, whatever the hooks
+        would decide (``finish_turn`` still sees the turn); the queues are not polled,
+        so what they hold waits for the resumed run."""
+        config = self.config
+        if config.finish_turn is not None:
+            await self.dispatcher.settle()
+            await self.call(config.finish_turn, self._turn_context(message, results), self.signal)
+        await self.life.end_turn()
+        await self.life.end_run()
 
     def _turn_context(
         self, message: AssistantMessage, results: list[ToolResultMessage]
@@ -407,20 +464,19 @@ class LoopRun:
 
     # ------------------------------------------------------------------ tools
 
-    async def _run_batch(
-        self, message: AssistantMessage, calls: list[ToolCall]
-    ) -> tuple[list[ToolResultMessage], bool]:
+    async def _run_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> ToolBatch:
+        """Run the tool calls of ``message``; the caller commits their results."""
         batch = self._new_batch(message, calls)
         self.life.begin_batch(batch)
         if message.stop_reason == "length":
             await batch.fail_truncated()
-            terminate = False
         else:
             await batch.run()
-            terminate = batch.terminates()
-        return self.life.commit_batch(), terminate
+        return batch
 
-    def _new_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> ToolBatch:
+    def _new_batch(
+        self, message: AssistantMessage, calls: list[ToolCall], plan: ResumePlan | None = None
+    ) -> ToolBatch:
         return ToolBatch(
             message=message,
             calls=calls,
@@ -431,6 +487,8 @@ class LoopRun:
             call_hook=self.call,
             check=self.check,
             tool_group=self.tool_group,
+            decisions=None if plan is None else plan.decisions,
+            fingerprint=None if plan is None else plan.fingerprint,
         )
 
 
