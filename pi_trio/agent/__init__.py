@@ -22,16 +22,23 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
+from ._fallback import DEFAULT_FALLBACK_ON as DEFAULT_FALLBACK_ON
+from ._fallback import FallbackPolicy as FallbackPolicy
+from ._fallback import FallbackPredicate as FallbackPredicate
 from ._hooks import call_hook as call_hook
 from ._hooks import positional_arity as positional_arity
+from ._limits import RunCounters as RunCounters
+from ._limits import RunLimits as RunLimits
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
 from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
+from ._result import RUN_LIMIT_DIAGNOSTIC as RUN_LIMIT_DIAGNOSTIC
 from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
+from ._result import RunLimitExceeded as RunLimitExceeded
 from ._result import RunResult as RunResult
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
@@ -66,6 +73,7 @@ from ._types import BeforeToolCallResult as BeforeToolCallResult
 from ._types import MessageEndEvent as MessageEndEvent
 from ._types import MessageStartEvent as MessageStartEvent
 from ._types import MessageUpdateEvent as MessageUpdateEvent
+from ._types import ModelFallbackEvent as ModelFallbackEvent
 from ._types import PrepareRequestContext as PrepareRequestContext
 from ._types import ToolExecutionEndEvent as ToolExecutionEndEvent
 from ._types import ToolExecutionStartEvent as ToolExecutionStartEvent
@@ -76,6 +84,7 @@ from ._types import TurnStartEvent as TurnStartEvent
 
 __all__ = [
     "DEFAULT_AGENT_IDENTITY",
+    "DEFAULT_FALLBACK_ON",
     "ABORTED_TOOL_TEXT",
     "AGENT_EVENT_BUFFER",
     "AbortController",
@@ -111,20 +120,27 @@ __all__ = [
     "ConvertToLlmHook",
     "DEFAULT_MAX_OUTPUT_RETRIES",
     "FINAL_RESULT_TOOL",
+    "FallbackPolicy",
+    "FallbackPredicate",
     "FinishTurnHook",
     "GetApiKeyHook",
     "MessageEndEvent",
     "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelFallbackEvent",
     "OutputMode",
     "OutputValidationError",
     "PrepareNextTurnHook",
     "PrepareRequestContext",
     "PrepareRequestHook",
     "QueueMode",
+    "RUN_LIMIT_DIAGNOSTIC",
     "RunAbortedError",
+    "RunCounters",
     "RunError",
+    "RunLimitExceeded",
+    "RunLimits",
     "RunResult",
     "ShouldStopAfterTurnHook",
     "SignalHook",
