@@ -26,7 +26,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, tool
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, run_limit_details, tool
 from pi_trio.ai import MessageBuilder, StreamOptions, TextContent, messages_to_json
 from pi_trio.temporal import (
     DELIVER_ACTIVITY,
@@ -175,6 +175,39 @@ def test_every_event_of_a_run_crosses_to_an_activity_unchanged():
     anyio.run(agent.prompt, "1 + 2?")
     kinds = {e.type for e in events}
     assert {"message_update", "tool_execution_update", "turn_end", "agent_end"} <= kinds
+    for event in events:
+        again = decode_event(event_json(event))
+        assert type(again) is type(event)
+        assert bytes(event_json(again)) == bytes(event_json(event))
+
+
+def test_a_fallback_and_a_limit_hit_cross_to_an_activity_unchanged():
+    events: list[Any] = []
+    faux = FauxProvider(api="faux-codec", models=[{"id": "primary"}, {"id": "backup"}])
+    faux.set_responses(
+        [
+            faux_assistant_message("", stop_reason="error", error_message="503 unavailable"),
+            faux_assistant_message(
+                [faux_tool_call("add", {"a": 1, "b": 2})], stop_reason="toolUse"
+            ),
+        ]
+    )
+
+    @tool
+    async def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    agent = Agent(
+        model=[faux.get_model("primary"), faux.get_model("backup")],  # type: ignore[list-item]
+        tools=[add],
+        stream_fn=faux,
+        limits=RunLimits(max_requests=2),
+    )
+    agent.subscribe(events.append)
+    anyio.run(agent.prompt, "1 + 2?")
+    assert "model_fallback" in {e.type for e in events}
+    assert run_limit_details(events[-1].messages[-1])["limit"] == "max_requests"
     for event in events:
         again = decode_event(event_json(event))
         assert type(again) is type(event)

@@ -40,6 +40,7 @@ from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
 from ._result import RunLimitExceeded as RunLimitExceeded
 from ._result import RunResult as RunResult
+from ._result import run_limit_details as run_limit_details
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
 from ._run import AgentEventStream as AgentEventStream
 from ._run import ContinueError as ContinueError
@@ -161,6 +162,7 @@ __all__ = [
     "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "run_limit_details",
     "run_tool_call",
     "stream_proxy",
     "tool",

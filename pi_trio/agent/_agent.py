@@ -37,7 +37,7 @@ from ._checks import check_message, check_messages, check_run_settings, check_to
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet
-from ._fallback import FallbackPolicy
+from ._fallback import FallbackPolicy, model_chain
 from ._hooks import call_hook
 from ._limits import RunCounters, RunLimits
 from ._loop import LoopRun
@@ -118,14 +118,14 @@ class Agent:
     and ``continue_()`` take it per run too), produced natively or through a
     ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.
     ``fallback=FallbackPolicy(models=[...])`` goes on with other models when a response
-    fails; ``limits=RunLimits(...)`` caps what a run spends (``per="agent"``: what all
+    fails (``model=[primary, fallback, ...]`` is the short form); ``limits=RunLimits(...)`` caps what a run spends (``per="agent"``: what all
     runs spend, counted in ``limit_counters``).
     """
 
     def __init__(
         self,
         *,
-        model: Model | str | None = None,
+        model: Model | str | Sequence[Model | str] | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
@@ -155,6 +155,7 @@ class Agent:
             close_timeout=close_timeout,
             stream_fn=stream_fn,
         )
+        primary, fallback = model_chain(model, fallback)
         if fallback is not None and not isinstance(fallback, FallbackPolicy):
             raise TypeError(
                 "Agent(fallback=...) takes a FallbackPolicy, such as "
@@ -201,7 +202,7 @@ class Agent:
             if head is not None:
                 transcript.insert(0, head)
         self.state = AgentState(
-            model=model,
+            model=primary,
             thinking_level=thinking_level,
             where="Agent",
             tools=tool_list,

@@ -1,4 +1,5 @@
-"""Fallback models: ``Agent(fallback=FallbackPolicy(models=[...]))``.
+"""Fallback models: ``Agent(fallback=FallbackPolicy(models=[...]))``, or in short
+``Agent(model=[primary, fallback, ...])``.
 
 When a turn's response fails in a way the policy passes on (by default a transient
 failure, once any ``RetryPolicy`` has given up on it, or a quota or billing failure), the
@@ -28,6 +29,7 @@ __all__ = [
     "FallbackPolicy",
     "FallbackPredicate",
     "fallback_diagnostic",
+    "model_chain",
     "model_name",
 ]
 
@@ -117,3 +119,29 @@ def fallback_diagnostic(failed: AssistantMessage, kind: str) -> dict[str, Any]:
         "error": {"message": failed.error_message or "Unknown error"},
         "details": {"from": f"{failed.provider}/{failed.model}", "kind": kind},
     }
+
+
+def model_chain(
+    model: Model | str | Sequence[Model | str] | None, fallback: FallbackPolicy | None
+) -> tuple[Model | str | None, FallbackPolicy | None]:
+    """``Agent(model=[primary, *rest])`` as ``model=primary`` with
+    ``fallback=FallbackPolicy(models=rest)`` (the default failures fall through); any
+    other ``model`` is returned as it is, with ``fallback``."""
+    if not isinstance(model, (list, tuple)):
+        return model, fallback  # type: ignore[return-value]  # AgentState checks it
+    if not model:
+        raise ValueError(
+            "Agent(model=[]) names no model; give one, or a list whose first model is the "
+            "primary and the rest its fallbacks: Agent(model=['openai/gpt-4o', "
+            "'anthropic/claude-haiku-4-5'])"
+        )
+    if fallback is not None and len(model) > 1:
+        raise TypeError(
+            "Agent(model=[...]) with several models already is a fallback chain; give "
+            "either the list or fallback=FallbackPolicy(...), not both (the policy's "
+            "models=[...] takes the models after the first)"
+        )
+    primary, *rest = model
+    if rest:
+        fallback = FallbackPolicy(models=rest)
+    return primary, fallback

@@ -360,12 +360,16 @@ class RunLifecycle:
 
     # ------------------------------------------------------------------ limit outcome
 
-    async def close_by_limit(self, message: AssistantMessage, thinking_level: str) -> None:
+    async def close_by_limit(
+        self, message: AssistantMessage, thinking_level: str, inputs: list[AgentMessage]
+    ) -> None:
         """End the run where the next request would start, with ``message`` (an empty
         ``aborted`` answer naming the limit) as the answer of a turn of its own; no hook
-        is called. Queued messages not accepted yet stay queued."""
+        is called. ``inputs`` (messages already taken from the queues for that request)
+        enter the turn first; messages still queued stay queued."""
         if self.phase is Phase.RUN:
             await self.start_turn()
+        await self.accept_inputs(inputs)
         await self.accept_response(message, thinking_level)
         self.without_tools()
         await self.end_turn()

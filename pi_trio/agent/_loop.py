@@ -227,7 +227,7 @@ class LoopRun:
             has_more_tool_calls = True
             while has_more_tool_calls or pending:
                 if self.gate is not None and self.gate.before_request() is not None:
-                    await self._close_by_limit()
+                    await self._close_by_limit(pending)
                     return
                 prepared: list[AgentMessage] = []
                 if last_turn is not None:
@@ -271,7 +271,7 @@ class LoopRun:
                     )
                 await life.end_turn()
                 if self.gate is not None and self.gate.hit is not None:
-                    await self._close_by_limit()  # the response's tool calls were refused
+                    await self._close_by_limit([])  # the response's tool calls were refused
                     return
                 if decision == "end":
                     await life.end_run()
@@ -390,13 +390,15 @@ class LoopRun:
         await life.accept_response(final, self.thinking_level)
         return final
 
-    async def _close_by_limit(self) -> None:
-        """End the run because a limit was reached (``LimitGate.hit``)."""
+    async def _close_by_limit(self, pending: list[AgentMessage]) -> None:
+        """End the run because a limit was reached (``LimitGate.hit``); ``pending``, the
+        messages taken from the queues for the request it forbids, join its last turn."""
         gate = self.gate
         assert gate is not None
         assert gate.hit is not None
         await self.dispatcher.settle()
-        await self.life.close_by_limit(gate.hit.message(self.model), self.thinking_level)
+        message = gate.hit.message(self.model)
+        await self.life.close_by_limit(message, self.thinking_level, pending)
 
     # ------------------------------------------------------------------ tools
 

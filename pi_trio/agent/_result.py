@@ -28,6 +28,7 @@ __all__ = [
     "RunError",
     "RunLimitExceeded",
     "RunResult",
+    "run_limit_details",
 ]
 
 T = TypeVar("T")
@@ -87,11 +88,11 @@ class RunLimitExceeded(RunAbortedError):
         self.spent = spent
 
 
-def _limit_details(message: AssistantMessage | None) -> dict[str, Any] | None:
-    """The details of ``message``'s ``run_limit_exceeded`` diagnostic, if it has one."""
-    if message is None or not message.diagnostics:
-        return None
-    for diagnostic in message.diagnostics:
+def run_limit_details(message: Any) -> dict[str, Any] | None:
+    """The details (``limit``, ``maximum``, ``spent``) of the ``run_limit_exceeded``
+    diagnostic of the assistant message that ends a run a ``RunLimits`` stopped;
+    ``None`` for any other message."""
+    for diagnostic in getattr(message, "diagnostics", None) or ():
         if isinstance(diagnostic, dict) and diagnostic.get("type") == RUN_LIMIT_DIAGNOSTIC:
             details = diagnostic.get("details")
             return details if isinstance(details, dict) else {}
@@ -186,7 +187,7 @@ class RunResult(Generic[T]):
         reason = self.stop_reason
         if reason == "aborted":
             text = self.error_message or "The run was aborted"
-            details = None if self._aborted else _limit_details(self.final)
+            details = None if self._aborted else run_limit_details(self.final)
             if details is not None:
                 raise RunLimitExceeded(
                     text,
