@@ -17,6 +17,7 @@ import trio.testing
 from pi_trio.agent import (
     Agent,
     AgentTool,
+    AgentToolResult,
     FallbackPolicy,
     RunAbortedError,
     RunCounters,
@@ -24,7 +25,14 @@ from pi_trio.agent import (
     RunLimits,
     run_limit_details,
 )
-from pi_trio.ai import AssistantMessage, ProviderRegistry, RetryPolicy, Usage, get_model
+from pi_trio.ai import (
+    AssistantMessage,
+    ProviderRegistry,
+    RetryPolicy,
+    TextContent,
+    Usage,
+    get_model,
+)
 from pi_trio.testing import (
     FauxProvider,
     SSEReply,
@@ -268,6 +276,42 @@ def test_tokens_count_as_each_response_reports_them() -> None:
     assert counters == RunCounters(
         requests=2, input_tokens=260, output_tokens=14, total_tokens=274, cost=0.5
     )
+
+
+async def test_what_a_tool_reports_it_spent_counts_too() -> None:
+    """A tool that runs a model of its own (a sub-agent) reports its usage on its result:
+    the run's token and cost limits count it."""
+    spent = Usage(input=400, output=600, total_tokens=1000)
+    spent.cost.total = 0.75
+
+    async def delegate(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content=[TextContent(text="sub-agent done")], usage=spent)
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("delegate", {}, id="d1")], stop_reason="toolUse"
+            ),
+            answer("never"),
+        ]
+    )
+    agent = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        tools=[
+            AgentTool(
+                name="delegate", description="D.", parameters={"type": "object"}, execute=delegate
+            )
+        ],
+        limits=RunLimits(max_cost=0.5, per="agent"),
+    )
+    result = await agent.prompt("go")
+    assert faux.state.call_count == 1  # the faux model costs nothing: the tool's spend stops it
+    assert limit_of(result).spent == 0.75
+    first = next(m for m in agent.state.messages if m.role == "assistant")
+    assert agent.limit_counters.output_tokens == first.usage.output + 600
+    assert agent.limit_counters.tool_calls == 1
 
 
 # --------------------------------------------------------------------------- tool calls
