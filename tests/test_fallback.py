@@ -413,53 +413,61 @@ def _sse(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
 
-async def test_a_cross_provider_fallback_replays_the_transcript_by_the_hand_off_rules() -> None:
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_a_cross_provider_fallback_replays_the_transcript_by_the_hand_off_rules(
+    backend: str,
+) -> None:
     """Anthropic thinks (signed) and calls tools, then is overloaded: a Chat Completions
     model (Groq's) gets the transcript without Anthropic's thinking. The next run is
     Anthropic's again, which gets its own signed thinking back and the other model's
     answer as plain text."""
-    overloaded = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
-    async with serve_sse(
-        [
-            SSEReply(_sse("anthropic/thinking_tools.sse")),
-            SSEReply(overloaded, status=529),
-            SSEReply(_sse("openai_completions/text.sse")),
-            SSEReply(_sse("anthropic/text.sse")),
-        ]
-    ) as server:
-        claude = get_model("anthropic", "claude-haiku-4-5")
-        gpt = get_model("groq", "openai/gpt-oss-120b")
-        assert claude is not None
-        assert gpt is not None
-        claude = msgspec.structs.replace(claude, base_url=server.url)
-        gpt = msgspec.structs.replace(gpt, base_url=server.url)
+    keys = {"anthropic": "sk-ant-fallback-test", "groq": "gsk-fallback-test"}
 
-        async def weather(call_id: str, params: Any, signal: Any, on_update: Any) -> str:
-            return f"{params['city']}: 21 C"
+    async def main() -> tuple[Any, Agent]:
+        overloaded = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+        async with serve_sse(
+            [
+                SSEReply(_sse("anthropic/thinking_tools.sse")),
+                SSEReply(overloaded, status=529),
+                SSEReply(_sse("openai_completions/text.sse")),
+                SSEReply(_sse("anthropic/text.sse")),
+            ]
+        ) as server:
+            claude = get_model("anthropic", "claude-haiku-4-5")
+            gpt = get_model("groq", "openai/gpt-oss-120b")
+            assert claude is not None
+            assert gpt is not None
+            claude = msgspec.structs.replace(claude, base_url=server.url)
+            gpt = msgspec.structs.replace(gpt, base_url=server.url)
 
-        keys = {"anthropic": "sk-ant-fallback-test", "groq": "gsk-fallback-test"}
-        registry = ProviderRegistry()  # its own connections, closed before the server
-        agent = Agent(
-            registry=registry,
-            model=claude,
-            tools=[
-                AgentTool(
-                    name="get_weather",
-                    description="Weather.",
-                    parameters={"type": "object"},
-                    execute=weather,
-                )
-            ],
-            get_api_key=keys.get,
-            fallback=FallbackPolicy(models=[gpt]),
-        )
-        try:
-            result = await agent.prompt("Weather in Paris and Tokyo?")
-            again = await agent.prompt("Thanks!")
-        finally:
-            await registry.aclose()
-        assert result.text == "Hello, wörld 😀"
-        assert again.text == "Héllo wörld 🌍!"
+            async def weather(call_id: str, params: Any, signal: Any, on_update: Any) -> str:
+                return f"{params['city']}: 21 C"
+
+            registry = ProviderRegistry()  # its own connections, closed before the server
+            agent = Agent(
+                registry=registry,
+                model=claude,
+                tools=[
+                    AgentTool(
+                        name="get_weather",
+                        description="Weather.",
+                        parameters={"type": "object"},
+                        execute=weather,
+                    )
+                ],
+                get_api_key=keys.get,
+                fallback=FallbackPolicy(models=[gpt]),
+            )
+            try:
+                result = await agent.prompt("Weather in Paris and Tokyo?")
+                again = await agent.prompt("Thanks!")
+            finally:
+                await registry.aclose()
+            assert result.text == "Hello, wörld 😀"
+            assert again.text == "Héllo wörld 🌍!"
+        return server, agent
+
+    server, agent = run_on(backend, main)
     first, _, to_openai, back = server.requests
     assert first.headers["x-api-key"] == keys["anthropic"]
     assert to_openai.headers["authorization"] == f"Bearer {keys['groq']}"

@@ -433,42 +433,48 @@ async def test_messages_taken_for_the_refused_request_join_the_last_turn() -> No
 
 
 @pytest.mark.parametrize(("max_cost", "limited"), [(0.001, True), (1.0, False)])
-async def test_max_cost_counts_the_cost_pi_computes_from_the_models_prices(
-    max_cost: float, limited: bool
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_max_cost_counts_the_cost_pi_computes_from_the_models_prices(
+    backend: str, max_cost: float, limited: bool
 ) -> None:
     """Anthropic's streamed usage (cache reads and writes included) priced by the
     catalog's model: the first response costs about $0.004."""
-    fixtures = FIXTURES / "anthropic"
-    async with serve_sse(
-        [
-            SSEReply((fixtures / "thinking_tools.sse").read_bytes()),
-            SSEReply((fixtures / "text.sse").read_bytes()),
-        ]
-    ) as server:
-        claude = get_model("anthropic", "claude-haiku-4-5")
-        assert claude is not None
-        claude = msgspec.structs.replace(claude, base_url=server.url)
-        ran: list[str] = []
+    ran: list[str] = []
 
-        async def weather(call_id: str, params: Any, signal: Any, on_update: Any) -> str:
-            ran.append(params["city"])
-            return "21 C"
+    async def main() -> tuple[Any, Agent, Any]:
+        fixtures = FIXTURES / "anthropic"
+        async with serve_sse(
+            [
+                SSEReply((fixtures / "thinking_tools.sse").read_bytes()),
+                SSEReply((fixtures / "text.sse").read_bytes()),
+            ]
+        ) as server:
+            claude = get_model("anthropic", "claude-haiku-4-5")
+            assert claude is not None
+            claude = msgspec.structs.replace(claude, base_url=server.url)
 
-        tool = AgentTool(
-            name="get_weather", description="W.", parameters={"type": "object"}, execute=weather
-        )
-        registry = ProviderRegistry()  # its own connections, closed before the server
-        agent = Agent(
-            model=claude,
-            tools=[tool],
-            registry=registry,
-            get_api_key=lambda provider: "sk-ant-limits-test",
-            limits=RunLimits(max_cost=max_cost, per="agent"),
-        )
-        try:
-            result = await agent.prompt("Weather in Paris and Tokyo?")
-        finally:
-            await registry.aclose()
+            async def weather(call_id: str, params: Any, signal: Any, on_update: Any) -> str:
+                ran.append(params["city"])
+                return "21 C"
+
+            tool = AgentTool(
+                name="get_weather", description="W.", parameters={"type": "object"}, execute=weather
+            )
+            registry = ProviderRegistry()  # its own connections, closed before the server
+            agent = Agent(
+                model=claude,
+                tools=[tool],
+                registry=registry,
+                get_api_key=lambda provider: "sk-ant-limits-test",
+                limits=RunLimits(max_cost=max_cost, per="agent"),
+            )
+            try:
+                result = await agent.prompt("Weather in Paris and Tokyo?")
+            finally:
+                await registry.aclose()
+        return server, agent, result
+
+    server, agent, result = run_on(backend, main)
     answers = [m for m in agent.state.messages if isinstance(m, AssistantMessage)]
     first_cost = answers[0].usage.cost.total
     assert 0.001 < first_cost < 0.01
