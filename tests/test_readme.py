@@ -815,6 +815,14 @@ def test_the_cassette_block_records_replays_offline_and_keeps_the_key_out():
     assert namespace["KEY"] not in out
 
 
+def test_the_fallback_and_limits_block_falls_back_and_stops_at_its_limit():
+    source = code("Fallback models and run limits")
+    out, namespace = run_code(source)
+    assert out == shown_below(source)
+    # the limit came first: the scripted final answer was never asked for
+    assert namespace["faux"].state.call_count == 3
+
+
 # --------------------------------------------------------------------------- coverage
 
 RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
@@ -845,6 +853,9 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("Providers and keys", 0): test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_default,
     ("Providers and keys", 1): test_the_silent_stream_block_ends_at_its_first_event_limit,
     ("Recorded traffic: cassettes", 0): test_the_cassette_block_records_replays_offline_and_keeps_the_key_out,
+    ("Fallback models and run limits", 0): (
+        test_the_fallback_and_limits_block_falls_back_and_stops_at_its_limit
+    ),
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,

@@ -29,19 +29,27 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
+from ._fallback import DEFAULT_FALLBACK_ON as DEFAULT_FALLBACK_ON
+from ._fallback import FallbackPolicy as FallbackPolicy
+from ._fallback import FallbackPredicate as FallbackPredicate
 from ._hooks import call_hook as call_hook
 from ._hooks import positional_arity as positional_arity
+from ._limits import RunCounters as RunCounters
+from ._limits import RunLimits as RunLimits
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
 from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
+from ._result import RUN_LIMIT_DIAGNOSTIC as RUN_LIMIT_DIAGNOSTIC
 from ._result import ApprovalPendingError as ApprovalPendingError
 from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
+from ._result import RunLimitExceeded as RunLimitExceeded
 from ._result import RunResult as RunResult
 from ._result import RunStatus as RunStatus
+from ._result import run_limit_details as run_limit_details
 from ._resume import ResumeError as ResumeError
 from ._resume import TranscriptChangedError as TranscriptChangedError
 from ._resume import pending_approvals as pending_approvals
@@ -78,6 +86,7 @@ from ._types import BeforeToolCallResult as BeforeToolCallResult
 from ._types import MessageEndEvent as MessageEndEvent
 from ._types import MessageStartEvent as MessageStartEvent
 from ._types import MessageUpdateEvent as MessageUpdateEvent
+from ._types import ModelFallbackEvent as ModelFallbackEvent
 from ._types import PrepareRequestContext as PrepareRequestContext
 from ._types import ToolExecutionEndEvent as ToolExecutionEndEvent
 from ._types import ToolExecutionStartEvent as ToolExecutionStartEvent
@@ -87,6 +96,8 @@ from ._types import TurnEndEvent as TurnEndEvent
 from ._types import TurnStartEvent as TurnStartEvent
 
 __all__ = [
+    "DEFAULT_AGENT_IDENTITY",
+    "DEFAULT_FALLBACK_ON",
     "ABORTED_TOOL_TEXT",
     "AGENT_EVENT_BUFFER",
     "AbortController",
@@ -123,15 +134,17 @@ __all__ = [
     "BeforeToolCallResult",
     "ContinueError",
     "ConvertToLlmHook",
-    "DEFAULT_AGENT_IDENTITY",
     "DEFAULT_MAX_OUTPUT_RETRIES",
     "FINAL_RESULT_TOOL",
+    "FallbackPolicy",
+    "FallbackPredicate",
     "FinishTurnHook",
     "GetApiKeyHook",
     "MessageEndEvent",
     "MessagePoll",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelFallbackEvent",
     "OutputMode",
     "OutputValidationError",
     "PendingApproval",
@@ -140,8 +153,12 @@ __all__ = [
     "PrepareRequestHook",
     "QueueMode",
     "ResumeError",
+    "RUN_LIMIT_DIAGNOSTIC",
     "RunAbortedError",
+    "RunCounters",
     "RunError",
+    "RunLimitExceeded",
+    "RunLimits",
     "RunResult",
     "RunStatus",
     "ShouldStopAfterTurnHook",
@@ -169,6 +186,7 @@ __all__ = [
     "positional_arity",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "run_limit_details",
     "run_tool_call",
     "stream_proxy",
     "tool",

@@ -38,7 +38,9 @@ from ._checks import check_message, check_messages, check_run_settings, check_to
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet
+from ._fallback import FallbackPolicy, model_chain
 from ._hooks import call_hook
+from ._limits import RunCounters, RunLimits
 from ._loop import LoopRun
 from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
 from ._outcomes import failed_run_events
@@ -118,12 +120,15 @@ class Agent:
     ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
     and ``continue_()`` take it per run too), produced natively or through a
     ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.
+    ``fallback=FallbackPolicy(models=[...])`` goes on with other models when a response
+    fails (``model=[primary, fallback, ...]`` is the short form); ``limits=RunLimits(...)`` caps what a run spends (``per="agent"``: what all
+    runs spend, counted in ``limit_counters``).
     """
 
     def __init__(
         self,
         *,
-        model: Model | str | None = None,
+        model: Model | str | Sequence[Model | str] | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
@@ -138,6 +143,8 @@ class Agent:
         max_concurrent_tools: int | None = None,
         close_timeout: float = 5.0,
         retry: RetryPolicy | None = None,
+        fallback: FallbackPolicy | None = None,
+        limits: RunLimits | None = None,
         output_type: Any = None,
         output_mode: OutputMode = "auto",
         max_output_retries: int = DEFAULT_MAX_OUTPUT_RETRIES,
@@ -151,6 +158,17 @@ class Agent:
             close_timeout=close_timeout,
             stream_fn=stream_fn,
         )
+        primary, fallback = model_chain(model, fallback)
+        if fallback is not None and not isinstance(fallback, FallbackPolicy):
+            raise TypeError(
+                "Agent(fallback=...) takes a FallbackPolicy, such as "
+                f"FallbackPolicy(models=['openai/gpt-4o-mini']), or None; got {fallback!r}"
+            )
+        if limits is not None and not isinstance(limits, RunLimits):
+            raise TypeError(
+                "Agent(limits=...) takes RunLimits, such as RunLimits(max_requests=20), "
+                f"or None; got {limits!r}"
+            )
         self.stream_fn = stream_fn
         self.registry = registry
         # made on first read when none are given (see the properties)
@@ -164,6 +182,11 @@ class Agent:
         self.max_concurrent_tools = max_concurrent_tools
         self.close_timeout = close_timeout
         self.retry = retry
+        self.fallback = fallback
+        self.limits = limits
+        self.limit_counters = RunCounters()
+        """What the Agent's runs spent under ``RunLimits(per="agent")`` (assign a new
+        ``RunCounters()`` to start counting again)."""
         self.output_type = output_type
         self.output_mode: OutputMode = output_mode
         self.max_output_retries = max_output_retries
@@ -182,7 +205,7 @@ class Agent:
             if head is not None:
                 transcript.insert(0, head)
         self.state = AgentState(
-            model=model,
+            model=primary,
             thinking_level=thinking_level,
             where="Agent",
             tools=tool_list,
@@ -490,6 +513,10 @@ class Agent:
                 return steering.drain()
 
         state = self.state
+        limits = self.limits
+        counters = None
+        if limits is not None and limits.per == "agent":
+            counters = self.limit_counters
         return AgentLoopConfig(
             model=state.model,
             thinking_level=state.thinking_level,
@@ -511,6 +538,9 @@ class Agent:
             should_stop_after_turn=hooks.should_stop_after_turn,
             close_timeout=self.close_timeout,
             retry=self.retry,
+            fallback=self.fallback,
+            limits=limits,
+            limit_counters=counters,
         )
 
     def _poll_steering(self) -> list[Any]:

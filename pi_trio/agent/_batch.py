@@ -354,9 +354,14 @@ class ToolBatch:
 
     async def fail_truncated(self) -> None:
         """The message hit the output limit: no call is executed; each gets an error."""
+        await self.refuse(None)
+
+    async def refuse(self, text: str | None) -> None:
+        """No call is executed: each gets the error ``text`` (``None``: the text of a
+        call cut off by the output limit)."""
         for i, call in enumerate(self.calls):
             await self._emit_start(i)
-            self.outcomes[i] = immediate(call, truncated_call_text(call.name))
+            self.outcomes[i] = immediate(call, text or truncated_call_text(call.name))
             await self._emit_end(i)
             await self._emit_result_message(i)
 

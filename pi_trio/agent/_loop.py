@@ -36,16 +36,16 @@ from ..ai import (
     ToolCall,
     ToolResultMessage,
     default_registry,
-    is_retryable_assistant_error,
     merge_client_identity,
-    retry_delay_ms,
 )
 from ..ai._seam import InlineStream, resolve_stream_fn
+from ._again import AskAgain
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
 from ._hooks import coerce_result, next_turn_arguments, positional_arity
 from ._lifecycle import RunLifecycle
+from ._limits import LimitGate, RunCounters
 from ._parallel import ToolGroup
 from ._resume import ResumePlan
 from ._types import (
@@ -72,8 +72,10 @@ class LoopRun:
 
     __slots__ = (
         "_llm_view",
+        "again",
         "config",
         "dispatcher",
+        "gate",
         "identity",
         "life",
         "model",
@@ -122,6 +124,12 @@ class LoopRun:
         self.scope_left = False  # the abort scope's body has ended: an abort changes nothing
         self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
+        self.gate: LimitGate | None = None
+        if config.limits:
+            self.gate = LimitGate(config.limits, config.limit_counters or RunCounters())
+            self.life.counters = self.gate.counters
+        # retries and fallbacks of a failed response
+        self.again = AskAgain(config, self.life, self.gate) if AskAgain.wanted(config) else None
 
     @property
     def context(self) -> AgentContext:
@@ -249,6 +257,9 @@ class LoopRun:
             explicit_continuation = decision == "continue" and not (has_more_tool_calls or pending)
         while True:
             while has_more_tool_calls or pending:
+                if self.gate is not None and self.gate.before_request() is not None:
+                    await self._close_by_limit(pending)
+                    return
                 prepared: list[AgentMessage] = []
                 if last_turn is not None:
                     if config.prepare_next_turn is not None:
@@ -261,11 +272,10 @@ class LoopRun:
                 if config.prepare_request is not None:
                     await self._prepare_request()
 
-                retry = config.retry
-                if retry is not None and retry.enabled:
-                    message = await self._respond()
+                if self.again is not None:
+                    message = await self.again.respond(self)
                 else:  # one coroutine frame less for every agent in flight
-                    message = await self._request()
+                    message = await self.request()
                 if message.stop_reason in ("error", "aborted"):
                     life.without_tools()
                     last_turn = self._turn_context(message, [])
@@ -321,6 +331,9 @@ class LoopRun:
             await self.dispatcher.settle()
             decision = turn_decision(await self.call(config.finish_turn, turn, self.signal))
         await life.end_turn()
+        if self.gate is not None and self.gate.hit is not None:
+            await self._close_by_limit([])  # the response's tool calls were refused
+            return None
         if decision == "end":
             await life.end_run()
             return None
@@ -394,35 +407,8 @@ class LoopRun:
 
     # ------------------------------------------------------------------ one request
 
-    async def _respond(self) -> AssistantMessage:
-        """The turn's response: one request, repeated under the config's ``RetryPolicy``
-        while it fails with a transient error. The failed response leaves the
-        transcript; an abort during the backoff ends the run at once."""
-        policy = self.config.retry
-        if policy is None or not policy.enabled:
-            return await self._request()
-        life = self.life
-        attempt = 0
-        while True:
-            message = await self._request()
-            retry = (
-                message.stop_reason == "error"
-                and attempt < policy.max_retries
-                and is_retryable_assistant_error(message)
-            )
-            if not retry:
-                if attempt:
-                    success = message.stop_reason not in ("error", "aborted")
-                    failed = None if success else message.error_message
-                    await life.end_retries(success, failed)
-                return message
-            attempt += 1
-            delay = retry_delay_ms(policy, attempt)
-            await life.withdraw_response(attempt, policy.max_retries, delay)
-            await anyio.sleep(delay / 1000)
-            life.retrying()
-
-    async def _request(self) -> AssistantMessage:
+    async def request(self) -> AssistantMessage:
+        """One request to ``model``: the response, in the transcript."""
         config = self.config
         signal = self.signal
         messages = self.context.messages
@@ -459,8 +445,21 @@ class LoopRun:
         await _checkpoint_if_due()  # no request once the caller's deadline passed
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
+        again = self.again
+        if again is not None and again.note is not None:  # a model fallen back to
+            final.diagnostics = [*(final.diagnostics or []), again.take_note()]
         await life.accept_response(final, self.thinking_level)
         return final
+
+    async def _close_by_limit(self, pending: list[AgentMessage]) -> None:
+        """End the run because a limit was reached (``LimitGate.hit``); ``pending``, the
+        messages taken from the queues for the request it forbids, join its last turn."""
+        gate = self.gate
+        assert gate is not None
+        assert gate.hit is not None
+        await self.dispatcher.settle()
+        message = gate.hit.message(self.model)
+        await self.life.close_by_limit(message, self.thinking_level, pending)
 
     # ------------------------------------------------------------------ tools
 
@@ -468,7 +467,10 @@ class LoopRun:
         """Run the tool calls of ``message``; the caller commits their results."""
         batch = self._new_batch(message, calls)
         self.life.begin_batch(batch)
-        if message.stop_reason == "length":
+        hit = None if self.gate is None else self.gate.before_tools(len(calls))
+        if hit is not None:
+            await batch.refuse(hit.text)
+        elif message.stop_reason == "length":
             await batch.fail_truncated()
         else:
             await batch.run()

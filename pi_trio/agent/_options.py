@@ -83,6 +83,8 @@ _AGENT_KEYWORDS = (
     "max_concurrent_tools",
     "close_timeout",
     "retry",
+    "fallback",
+    "limits",
     "output_type",
     "output_mode",
     "max_output_retries",

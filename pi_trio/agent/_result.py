@@ -27,10 +27,13 @@ __all__ = [
     "NO_OUTPUT",
     "ApprovalPendingError",
     "RunStatus",
+    "RUN_LIMIT_DIAGNOSTIC",
     "OutputValidationError",
     "RunAbortedError",
     "RunError",
+    "RunLimitExceeded",
     "RunResult",
+    "run_limit_details",
 ]
 
 T = TypeVar("T")
@@ -53,6 +56,9 @@ NO_OUTPUT: Final = _NoOutput()
 # request): no assistant message says how it ended, so the run does.
 ABORTED_BETWEEN_TURNS: Final = "The run was aborted before its final answer"
 
+RUN_LIMIT_DIAGNOSTIC: Final = "run_limit_exceeded"
+"""The diagnostic of the assistant message that ends a run stopped by a ``RunLimits``."""
+
 
 class RunError(PiError):
     """The run ended with an error (``stop_reason="error"``); ``result`` is the run."""
@@ -72,6 +78,38 @@ class ApprovalPendingError(RunError):
 
 
 RunStatus: TypeAlias = Literal["completed", "approval_pending", "aborted", "error"]
+
+
+class RunLimitExceeded(RunAbortedError):
+    """The run was stopped by one of its ``RunLimits``: ``limit`` names it
+    (``"max_cost"``), ``maximum`` is its value and ``spent`` what the run had counted
+    when it stopped; ``result`` is the run. An abort of a kind: ``except
+    RunAbortedError`` catches it too."""
+
+    def __init__(
+        self,
+        message: str,
+        result: RunResult[Any],
+        *,
+        limit: str,
+        maximum: float,
+        spent: float,
+    ) -> None:
+        super().__init__(message, result)
+        self.limit = limit
+        self.maximum = maximum
+        self.spent = spent
+
+
+def run_limit_details(message: Any) -> dict[str, Any] | None:
+    """The details (``limit``, ``maximum``, ``spent``) of the ``run_limit_exceeded``
+    diagnostic of the assistant message that ends a run a ``RunLimits`` stopped;
+    ``None`` for any other message."""
+    for diagnostic in getattr(message, "diagnostics", None) or ():
+        if isinstance(diagnostic, dict) and diagnostic.get("type") == RUN_LIMIT_DIAGNOSTIC:
+            details = diagnostic.get("details")
+            return details if isinstance(details, dict) else {}
+    return None
 
 
 class OutputValidationError(RunError):
@@ -176,13 +214,24 @@ class RunResult(Generic[T]):
         return "".join(block.text for block in final.content if block.type == "text")
 
     def raise_for_error(self) -> RunResult[T]:
-        """Return the result, or raise ``RunError`` (``RunAbortedError`` for an abort)
-        whose message is the run's ``error_message``, ``ApprovalPendingError`` when the
-        run paused for approval, or ``OutputValidationError`` when a typed output was
-        asked for and the run has none."""
+        """Return the result, or raise ``RunError`` (``RunAbortedError`` for an abort,
+        ``RunLimitExceeded`` for a run a ``RunLimits`` stopped) whose message is the
+        run's ``error_message``, ``ApprovalPendingError`` when the run paused for
+        approval, or ``OutputValidationError`` when a typed output was asked for and the
+        run has none."""
         reason = self.stop_reason
         if reason == "aborted":
-            raise RunAbortedError(self.error_message or "The run was aborted", self)
+            text = self.error_message or "The run was aborted"
+            details = None if self._aborted else run_limit_details(self.final)
+            if details is not None:
+                raise RunLimitExceeded(
+                    text,
+                    self,
+                    limit=str(details.get("limit", "")),
+                    maximum=details.get("maximum", 0),
+                    spent=details.get("spent", 0),
+                )
+            raise RunAbortedError(text, self)
         if reason == "error":
             raise RunError(self.error_message or "The run failed", self)
         if self.pending_approvals:

@@ -185,8 +185,8 @@ class StateReducer:
                 state._error_message = message.error_message
         elif kind == "agent_end":
             state._streaming_message = None
-        elif kind == "auto_retry_start":
-            # the failed response that is retried leaves the transcript
+        elif kind == "auto_retry_start" or kind == "model_fallback":
+            # the failed response that is asked for again leaves the transcript
             messages = state._messages
             if messages and getattr(messages[-1], "stop_reason", None) == "error":
                 messages.pop()

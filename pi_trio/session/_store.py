@@ -360,8 +360,8 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     """Save ``agent``'s conversation in ``store`` as it happens: every message is
     appended when its ``message_end`` arrives (a listener; abort never interrupts
     listeners, so an aborted answer is saved too), a failed response with the next event,
-    unless that is the ``auto_retry_start`` that withdraws it. Returns the function that
-    stops.
+    unless that is the ``auto_retry_start`` or ``model_fallback`` that withdraws it.
+    Returns the function that stops.
 
     The store must hold the start of the agent's transcript: none of it (a new session:
     the agent's messages so far, such as its system prompt, are appended first) or all
@@ -397,7 +397,8 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     if (placeholders or approvals) and not hasattr(store, "replace"):
         raise SessionError(_no_replace(store))
     # A failed response is saved once the next event shows it stays: with a retry policy
-    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead.
+    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead, as
+    # ``model_fallback`` does with a fallback policy (Agent(fallback=...)).
     failed: list[AgentMessage] = []
 
     def keep(message: AgentMessage) -> None:
@@ -420,7 +421,7 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     def save(event: Any) -> None:
         if failed:
             message = failed.pop()
-            if event.type == "auto_retry_start":
+            if event.type == "auto_retry_start" or event.type == "model_fallback":
                 return
             keep(message)
         if event.type == "message_end":
