@@ -34,14 +34,15 @@ from ._fallback import FallbackPolicy as FallbackPolicy
 from ._fallback import FallbackPredicate as FallbackPredicate
 from ._hooks import call_hook as call_hook
 from ._hooks import positional_arity as positional_arity
+from ._limits import RUN_LIMIT_DIAGNOSTIC as RUN_LIMIT_DIAGNOSTIC
 from ._limits import RunCounters as RunCounters
 from ._limits import RunLimits as RunLimits
+from ._limits import run_limit_details as run_limit_details
 from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
 from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
-from ._result import RUN_LIMIT_DIAGNOSTIC as RUN_LIMIT_DIAGNOSTIC
 from ._result import ApprovalPendingError as ApprovalPendingError
 from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
@@ -49,7 +50,6 @@ from ._result import RunError as RunError
 from ._result import RunLimitExceeded as RunLimitExceeded
 from ._result import RunResult as RunResult
 from ._result import RunStatus as RunStatus
-from ._result import run_limit_details as run_limit_details
 from ._resume import ResumeError as ResumeError
 from ._resume import TranscriptChangedError as TranscriptChangedError
 from ._resume import pending_approvals as pending_approvals

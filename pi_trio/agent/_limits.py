@@ -28,9 +28,30 @@ import msgspec
 
 from ..ai import AssistantMessage, Model, ToolResultMessage, Usage, now_ms
 from ..ai._seam import empty_message
-from ._result import RUN_LIMIT_DIAGNOSTIC
 
-__all__ = ["LimitGate", "LimitHit", "RunCounters", "RunLimits"]
+RUN_LIMIT_DIAGNOSTIC: Final = "run_limit_exceeded"
+"""The diagnostic of the assistant message that ends a run stopped by a ``RunLimits``."""
+
+
+def run_limit_details(message: Any) -> dict[str, Any] | None:
+    """The details (``limit``, ``maximum``, ``spent``) of the ``run_limit_exceeded``
+    diagnostic of the assistant message that ends a run a ``RunLimits`` stopped;
+    ``None`` for any other message."""
+    for diagnostic in getattr(message, "diagnostics", None) or ():
+        if isinstance(diagnostic, dict) and diagnostic.get("type") == RUN_LIMIT_DIAGNOSTIC:
+            details = diagnostic.get("details")
+            return details if isinstance(details, dict) else {}
+    return None
+
+
+__all__ = [
+    "RUN_LIMIT_DIAGNOSTIC",
+    "LimitGate",
+    "LimitHit",
+    "RunCounters",
+    "RunLimits",
+    "run_limit_details",
+]
 
 _LIMITS: Final = (
     "max_requests",

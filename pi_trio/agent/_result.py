@@ -20,6 +20,7 @@ from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
 from ..ai import AssistantMessage, PiError
 from ._approval import PendingApproval
+from ._limits import run_limit_details
 from ._types import AgentMessage
 
 __all__ = [
@@ -27,13 +28,11 @@ __all__ = [
     "NO_OUTPUT",
     "ApprovalPendingError",
     "RunStatus",
-    "RUN_LIMIT_DIAGNOSTIC",
     "OutputValidationError",
     "RunAbortedError",
     "RunError",
     "RunLimitExceeded",
     "RunResult",
-    "run_limit_details",
 ]
 
 T = TypeVar("T")
@@ -55,9 +54,6 @@ NO_OUTPUT: Final = _NoOutput()
 # The text of a run aborted after its last response (between turns, or before the first
 # request): no assistant message says how it ended, so the run does.
 ABORTED_BETWEEN_TURNS: Final = "The run was aborted before its final answer"
-
-RUN_LIMIT_DIAGNOSTIC: Final = "run_limit_exceeded"
-"""The diagnostic of the assistant message that ends a run stopped by a ``RunLimits``."""
 
 
 class RunError(PiError):
@@ -99,17 +95,6 @@ class RunLimitExceeded(RunAbortedError):
         self.limit = limit
         self.maximum = maximum
         self.spent = spent
-
-
-def run_limit_details(message: Any) -> dict[str, Any] | None:
-    """The details (``limit``, ``maximum``, ``spent``) of the ``run_limit_exceeded``
-    diagnostic of the assistant message that ends a run a ``RunLimits`` stopped;
-    ``None`` for any other message."""
-    for diagnostic in getattr(message, "diagnostics", None) or ():
-        if isinstance(diagnostic, dict) and diagnostic.get("type") == RUN_LIMIT_DIAGNOSTIC:
-            details = diagnostic.get("details")
-            return details if isinstance(details, dict) else {}
-    return None
 
 
 class OutputValidationError(RunError):
