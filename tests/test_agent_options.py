@@ -12,7 +12,15 @@ import msgspec
 import pytest
 import trio
 
-from pi_trio.agent import Agent, AgentHooks, OutputSettings, RunPolicy, tool
+from pi_trio.agent import (
+    Agent,
+    AgentHooks,
+    FallbackPolicy,
+    OutputSettings,
+    RunLimits,
+    RunPolicy,
+    tool,
+)
 from pi_trio.agent.extend import on_agent_created
 from pi_trio.ai import RetryPolicy, StreamOptions
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
@@ -74,6 +82,48 @@ def test_policy_and_output_keywords_land_in_their_groups() -> None:
     assert given.tool_execution == "parallel"
 
 
+def test_fallback_and_limits_are_run_policy_given_grouped_flat_or_as_a_model_list() -> None:
+    faux = FauxProvider(models=[{"id": "primary"}, {"id": "backup"}])
+    primary, backup = faux.get_model("primary"), faux.get_model("backup")
+    chain, limits = FallbackPolicy(models=[backup]), RunLimits(max_requests=5)
+    grouped = Agent(model=primary, policy=RunPolicy(fallback=chain, limits=limits))
+    flat = Agent(model=primary, fallback=chain, limits=limits)
+    assert grouped.policy == flat.policy == RunPolicy(fallback=chain, limits=limits)
+    given = RunPolicy(tool_execution="sequential")
+    listed = Agent(model=[primary, backup], policy=given)  # type: ignore[list-item]
+    assert listed.state.model is primary
+    assert listed.policy.fallback == FallbackPolicy(models=[backup])
+    assert listed.policy.tool_execution == "sequential"
+    assert given.fallback is None  # the given policy is not changed
+    refused = r"^Agent\(model=\[...\]\) with several models already is a fallback chain"
+    with pytest.raises(TypeError, match=refused):
+        Agent(model=[primary, backup], policy=RunPolicy(fallback=chain))  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=refused):
+        Agent(model=[primary, backup], fallback=chain)  # type: ignore[list-item]
+
+
+async def test_fallback_and_limits_in_the_policy_reach_the_run() -> None:
+    faux = FauxProvider(models=[{"id": "primary"}, {"id": "backup"}])
+    overloaded = faux_assistant_message("", stop_reason="error", error_message="529 Overloaded")
+    faux.set_responses([overloaded, faux_assistant_message("backup answers")])
+    primary, backup = faux.get_model("primary"), faux.get_model("backup")
+    policy = RunPolicy(
+        fallback=FallbackPolicy(models=[backup]), limits=RunLimits(max_requests=3, per="agent")
+    )
+    agent = Agent(model=primary, stream_fn=faux, policy=policy)
+    result = await agent.prompt("go")
+    assert (result.text, result.final.model) == ("backup answers", "backup")
+    assert agent.limit_counters.requests == 2  # counted for the agent: per="agent"
+    # a policy assigned anew is read by the next run: one request left, then the limit
+    agent.policy = msgspec.structs.replace(
+        agent.policy, limits=RunLimits(max_requests=2, per="agent")
+    )
+    faux.set_responses([faux_assistant_message("never asked")])
+    limited = await agent.prompt("again")
+    assert limited.stop_reason == "aborted"
+    assert "RunLimits(max_requests=2)" in (limited.error_message or "")
+
+
 def test_every_flat_keyword_lands_in_the_field_the_readme_names() -> None:
     """The compatibility list of the README's "Configuring an Agent" is the real one."""
     from pathlib import Path
@@ -89,8 +139,8 @@ def test_every_flat_keyword_lands_in_the_field_the_readme_names() -> None:
     named = {n for n in _options.FLAT_KEYWORDS if f"`{n}`" in prose}
     assert set(_options.FLAT_KEYWORDS) - named == hooks | policy  # named as groups
     assert "each hook" in prose
-    assert "the policy's six fields" in prose
-    assert len(policy) == 6
+    assert "the policy's eight fields" in prose
+    assert len(policy) == 8
 
 
 def test_a_setting_given_both_ways_is_refused() -> None:
@@ -135,6 +185,8 @@ def test_the_removed_transport_option_says_why() -> None:
         ("tool_execution", "agent.policy.tool_execution"),
         ("close_timeout", "agent.policy.close_timeout"),
         ("steering_mode", "agent.policy.steering_mode"),
+        ("fallback", "agent.policy.fallback"),
+        ("limits", "agent.policy.limits"),
         ("output_type", "agent.output.type"),
         ("max_output_retries", "agent.output.max_retries"),
     ],
@@ -194,6 +246,14 @@ def test_an_agent_given_no_groups_shares_the_default_policy_and_output() -> None
         (
             lambda: RunPolicy(retry=3),
             "RunPolicy(retry=...) takes a RetryPolicy (from pi_trio.ai), such as RetryPolicy(max_retries=3), or None; got 3",
+        ),
+        (
+            lambda: RunPolicy(fallback="openai/gpt-4o-mini"),
+            "RunPolicy(fallback=...) takes a FallbackPolicy, such as FallbackPolicy(models=['openai/gpt-4o-mini']), or None; got 'openai/gpt-4o-mini'",
+        ),
+        (
+            lambda: RunPolicy(limits={"max_requests": 3}),
+            "RunPolicy(limits=...) takes RunLimits, such as RunLimits(max_requests=20), or None; got {'max_requests': 3}",
         ),
         (
             lambda: RunPolicy(steering_mode="some"),

@@ -53,8 +53,9 @@ TIERS = {
         models_are_equal supports_json_schema_output
     """,
     "pi_trio.ai.failures": """
-        DEFAULT_MAX_AGENT_RETRY_DELAY_MS get_overflow_patterns is_context_overflow
-        is_recoverable_length is_retryable_assistant_error retry_assistant_call retry_delay_ms
+        DEFAULT_MAX_AGENT_RETRY_DELAY_MS FailureKind failure_kind get_overflow_patterns
+        is_context_overflow is_recoverable_length is_retryable_assistant_error
+        retry_assistant_call retry_delay_ms
     """,
     "pi_trio.ai.providers": """
         ApiProvider ClientAttribution ClientIdentity CustomUserAgent MessageBuilder MessageFold
@@ -70,24 +71,29 @@ TIERS = {
     "pi_trio.agent": """
         AbortController AbortSignal Agent AgentBusyError AgentContext AgentEndEvent AgentEvent
         AgentHooks AgentLoopConfig AgentMessage AgentStartEvent AgentState AgentTool
-        AgentToolResult AutoRetryEndEvent AutoRetryStartEvent ContinueError MessageEndEvent
-        MessageStartEvent MessageUpdateEvent OutputMode OutputSettings OutputValidationError
-        QueueMode RunAbortedError RunError RunPolicy RunResult ToolExecutionEndEvent ToolExecutionStartEvent ToolExecutionUpdateEvent TurnEndEvent
-        TurnStartEvent agent_loop agent_loop_continue run_agent_loop run_agent_loop_continue
+        AgentToolResult ApprovalDecision ApprovalPendingError AutoRetryEndEvent
+        AutoRetryStartEvent ContinueError FallbackPolicy MessageEndEvent MessageStartEvent
+        MessageUpdateEvent ModelFallbackEvent OutputMode OutputSettings OutputValidationError
+        PendingApproval QueueMode ResumeError RunAbortedError RunError RunLimitExceeded
+        RunLimits RunPolicy RunResult ToolExecutionEndEvent ToolExecutionStartEvent
+        ToolExecutionUpdateEvent TranscriptChangedError TurnEndEvent TurnStartEvent agent_loop
+        agent_loop_continue approve deny edit run_agent_loop run_agent_loop_continue
         stream_proxy tool
     """,
     "pi_trio.agent.hooks": """
         AfterToolCallContext AfterToolCallHook AfterToolCallResult AgentListener
-        AgentLoopTurnUpdate AgentRequestUpdate AgentTurnContext AgentTurnDecision
+        AgentLoopTurnUpdate AgentRequestUpdate AgentTurnContext AgentTurnDecision ApprovalPolicy
         BeforeToolCallContext BeforeToolCallHook BeforeToolCallResult ConvertToLlmHook
-        FinishTurnHook GetApiKeyHook MessagePoll PrepareNextTurnHook PrepareRequestContext
+        FallbackPredicate FinishTurnHook GetApiKeyHook MessagePoll PrepareNextTurnHook PrepareRequestContext
         PrepareRequestHook ShouldStopAfterTurnHook SignalHook ToolUpdateCallback
         TransformContextHook default_convert_to_llm
     """,
     "pi_trio.agent.extend": """
         ABORTED_TOOL_TEXT AGENT_EVENT_BUFFER AgentCreatedHook AgentEventStream
-        DEFAULT_AGENT_IDENTITY DEFAULT_MAX_OUTPUT_RETRIES FINAL_RESULT_TOOL ToolCallOutcome
-        as_tool_result call_hook on_agent_created positional_arity run_tool_call
+        DEFAULT_AGENT_IDENTITY DEFAULT_FALLBACK_ON DEFAULT_MAX_OUTPUT_RETRIES FINAL_RESULT_TOOL
+        RUN_LIMIT_DIAGNOSTIC RunCounters RunStatus ToolCallOutcome as_tool_result call_hook
+        is_approval_placeholder on_agent_created pending_approvals positional_arity
+        run_limit_details run_tool_call
     """,
 }
 # the namespaces of each top level, where the names that left it live

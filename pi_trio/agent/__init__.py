@@ -3,16 +3,20 @@
 The top level holds what a program writes every day: ``Agent`` and its settings
 (``AgentHooks``, ``RunPolicy``, ``OutputSettings``), tools (``tool``, ``AgentTool``,
 ``AgentToolResult``), what a run returns (``RunResult`` and its errors), the events, the
-abort signal and the stateless loop (``agent_loop``, ``run_agent_loop``…). The rest lives
-in namespaces:
+abort signal, the stateless loop (``agent_loop``, ``run_agent_loop``…), fallback models
+and run limits (``FallbackPolicy``, ``RunLimits``) and tool approval (``approve``,
+``deny``, ``edit``, ``PendingApproval``). The rest lives in namespaces:
 
 - ``pi_trio.agent.hooks``: the hooks and listeners: the types of the callables, the
   contexts they are called with (``BeforeToolCallContext``…) and the results they return
-  (``BeforeToolCallResult``…), and the default ``convert_to_llm``;
+  (``BeforeToolCallResult``…), the default ``convert_to_llm``, and the types of the
+  predicates a tool's ``needs_approval`` and ``FallbackPolicy(on=...)`` take;
 - ``pi_trio.agent.extend``: for code built on the agent (wrappers, instrumentation,
   other runtimes): calling a hook or a tool as the agent does (``call_hook``,
-  ``positional_arity``, ``as_tool_result``, ``run_tool_call``), ``on_agent_created``, and
-  the agent's constants.
+  ``positional_arity``, ``as_tool_result``, ``run_tool_call``), ``on_agent_created``,
+  reading a transcript as the agent does (``pending_approvals``,
+  ``is_approval_placeholder``, ``run_limit_details``), the counters of run limits
+  (``RunCounters``), ``RunStatus``, and the agent's constants.
 
 A name that moved from the top level to a namespace says where it went when it is used.
 """
@@ -25,14 +29,25 @@ from ..ai._seam import moved_name_error as _moved_name_error
 from ..proxy import stream_proxy as stream_proxy
 from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
+from ._approval import ApprovalDecision as ApprovalDecision
+from ._approval import PendingApproval as PendingApproval
+from ._approval import approve as approve
+from ._approval import deny as deny
+from ._approval import edit as edit
 from ._config import AgentHooks as AgentHooks
 from ._config import AgentLoopConfig as AgentLoopConfig
+from ._fallback import FallbackPolicy as FallbackPolicy
+from ._limits import RunLimits as RunLimits
 from ._output import OutputMode as OutputMode
 from ._queue import QueueMode as QueueMode
+from ._result import ApprovalPendingError as ApprovalPendingError
 from ._result import OutputValidationError as OutputValidationError
 from ._result import RunAbortedError as RunAbortedError
 from ._result import RunError as RunError
+from ._result import RunLimitExceeded as RunLimitExceeded
 from ._result import RunResult as RunResult
+from ._resume import ResumeError as ResumeError
+from ._resume import TranscriptChangedError as TranscriptChangedError
 from ._run import ContinueError as ContinueError
 from ._run import agent_loop as agent_loop
 from ._run import agent_loop_continue as agent_loop_continue
@@ -54,6 +69,7 @@ from ._types import AutoRetryStartEvent as AutoRetryStartEvent
 from ._types import MessageEndEvent as MessageEndEvent
 from ._types import MessageStartEvent as MessageStartEvent
 from ._types import MessageUpdateEvent as MessageUpdateEvent
+from ._types import ModelFallbackEvent as ModelFallbackEvent
 from ._types import ToolExecutionEndEvent as ToolExecutionEndEvent
 from ._types import ToolExecutionStartEvent as ToolExecutionStartEvent
 from ._types import ToolExecutionUpdateEvent as ToolExecutionUpdateEvent
@@ -75,27 +91,39 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "AgentToolResult",
+    "ApprovalDecision",
+    "ApprovalPendingError",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
     "ContinueError",
+    "FallbackPolicy",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelFallbackEvent",
     "OutputMode",
     "OutputSettings",
     "OutputValidationError",
+    "PendingApproval",
     "QueueMode",
+    "ResumeError",
     "RunAbortedError",
     "RunError",
+    "RunLimitExceeded",
+    "RunLimits",
     "RunPolicy",
     "RunResult",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "TranscriptChangedError",
     "TurnEndEvent",
     "TurnStartEvent",
     "agent_loop",
     "agent_loop_continue",
+    "approve",
+    "deny",
+    "edit",
     "run_agent_loop",
     "run_agent_loop_continue",
     "stream_proxy",

@@ -10,7 +10,7 @@ are never interrupted. The call returns after ``agent_end`` reached every listen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
@@ -33,11 +33,14 @@ from ..ai.transcript import (
     get_current_system_message,
     to_tool_declaration,
 )
+from ._approval import ApprovalDecision
 from ._checks import check_message, check_messages, check_run_settings, check_tools
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet
+from ._fallback import model_chain
 from ._hooks import call_hook
+from ._limits import RunCounters
 from ._loop import LoopRun
 from ._options import (
     AgentFlatKeywords,
@@ -49,6 +52,7 @@ from ._outcomes import failed_run_events
 from ._output import OutputRun
 from ._queue import PendingMessageQueue
 from ._result import RunResult
+from ._resume import ResumePlan, check_edits, pending_approvals, plan_resume
 from ._run import ContinueError
 from ._settings import DEFAULT_OUTPUT, DEFAULT_POLICY, OutputSettings, RunPolicy
 from ._state import AgentState, StateReducer
@@ -68,6 +72,7 @@ _PROMPT_BUSY = (
 )
 _NO_HOOKS = AgentHooks()  # what a run reads when no hook was ever set; never mutated
 _CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
+_RESUME_BUSY = "Agent is already processing. Wait for completion before resuming."
 _RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
 
 
@@ -116,12 +121,15 @@ class Agent:
     - ``hooks=AgentHooks(...)``: the hooks (``before_tool_call``, ``finish_turn``…);
     - ``stream_options=StreamOptions(...)``: the options of every request;
     - ``policy=RunPolicy(...)``: tool execution, concurrency, close timeout, retries,
-      queue modes;
+      fallback models, run limits, queue modes;
     - ``output=OutputSettings(...)``: the typed answer every run asks for (``type``,
       ``mode``, ``max_retries``).
 
-    ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``. A
-    wrong argument is an error here, naming the argument, not a failed run later.
+    ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``; a
+    list ``[primary, fallback, ...]`` is short for the first with
+    ``RunPolicy(fallback=FallbackPolicy(models=[the rest]))``. A wrong argument is an
+    error here, naming the argument, not a failed run later. Under
+    ``RunLimits(per="agent")`` what all runs spend is counted in ``limit_counters``.
 
     Compatibility: each hook, the request options ``session_id``, ``thinking_budgets``,
     ``max_retry_delay_ms``, ``on_payload``, ``on_response``,
@@ -142,6 +150,7 @@ class Agent:
         "_skip_steering_poll",
         "_steering",
         "_stream_options",
+        "limit_counters",
         "registry",
         "state",
         "stream_fn",
@@ -150,7 +159,7 @@ class Agent:
     def __init__(
         self,
         *,
-        model: Model | str | None = None,
+        model: Model | str | Sequence[Model | str] | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
@@ -184,12 +193,16 @@ class Agent:
             policy = DEFAULT_POLICY  # frozen: shared by every agent that gives none
         else:
             check_group("policy", policy)
+        primary, fallback = model_chain(model, policy.fallback)
+        if fallback is not policy.fallback:  # model=[primary, *fallbacks]
+            policy = msgspec.structs.replace(policy, fallback=fallback)
         self._policy = policy
         if output is None:
             output = DEFAULT_OUTPUT
         else:
             check_group("output", output)
         self._output = output
+        self.limit_counters = RunCounters()
         self._steering = PendingMessageQueue(policy.steering_mode)
         self._follow_up = PendingMessageQueue(policy.follow_up_mode)
         self._listeners = ListenerSet()
@@ -205,7 +218,7 @@ class Agent:
             if head is not None:
                 transcript.insert(0, head)
         self.state = AgentState(
-            model=model,
+            model=primary,
             thinking_level=thinking_level,
             where="Agent",
             tools=tool_list,
@@ -390,6 +403,26 @@ class Agent:
             raise ContinueError("Cannot continue from message role: assistant")
         return await self._run(None, output_type=output_type)
 
+    async def resume(
+        self, approvals: Mapping[str, ApprovalDecision], *, output_type: Any = None
+    ) -> RunResult[Any]:
+        """Continue a run that paused for approval: ``approvals`` maps the id of every
+        pending call (``result.pending_approvals``) to ``approve()``, ``deny(reason)``
+        or ``edit(arguments)``. Approved calls run, denied ones get an error result with
+        the reason, edited ones run with the new arguments; each result takes its
+        placeholder's place, and the run goes on as after any tool batch. Works from the
+        transcript alone (another process, a restored session). Raises ``ResumeError``
+        when nothing waits or the decisions do not fit (an edit whose arguments the
+        tool's schema refuses, too), ``TranscriptChangedError`` when the transcript
+        changed since the pause."""
+        if self._active is not None:
+            raise AgentBusyError(_RESUME_BUSY)
+        await check_edits(plan_resume(self.state.messages, approvals), self.state.tools)
+        # planned again: another run may have changed the transcript while the edits
+        # were checked (from here to the run's start nothing waits)
+        plan = plan_resume(self.state.messages, approvals)
+        return await self._run(None, output_type=output_type, resume=plan)
+
     def abort(self, reason: object = None) -> None:
         """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
         active = self._active
@@ -419,6 +452,7 @@ class Agent:
         *,
         skip_initial_steering_poll: bool = False,
         output_type: Any = None,
+        resume: ResumePlan | None = None,
     ) -> RunResult[Any]:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing.")
@@ -442,13 +476,14 @@ class Agent:
             context = AgentContext(messages=Transcript(state.messages), tools=list(state.tools))
             if output is not None:
                 config = output.configure(config, context)
-            dispatcher = Dispatcher(
-                self._listeners, self._reducer.reduce, signal, self._policy.close_timeout
+            reduce = (
+                self._reducer.reduce if resume is None else self._reducer.resuming(resume.slots)
             )
+            dispatcher = Dispatcher(self._listeners, reduce, signal, self._policy.close_timeout)
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
                 run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
-                messages = await run.run(prompts)
+                messages = await run.run(prompts, resume)
                 await dispatcher.settle()
             except Exception as exc:
                 events = failed_run_events(
@@ -457,9 +492,10 @@ class Agent:
                 await dispatcher.deliver_final(events)
                 messages = events[-1].messages
             aborted = signal.aborted
+            pending = pending_approvals(state.messages)
             if output is None:
-                return RunResult(messages, aborted=aborted)
-            return output.result(messages, aborted=aborted)
+                return RunResult(messages, aborted=aborted, pending_approvals=pending)
+            return output.result(messages, aborted=aborted, pending_approvals=pending)
         finally:
             self._steering.restore()
             self._follow_up.restore()
@@ -490,6 +526,10 @@ class Agent:
 
         state = self.state
         policy = self._policy
+        limits = policy.limits
+        counters = None
+        if limits is not None and limits.per == "agent":
+            counters = self.limit_counters
         return AgentLoopConfig(
             model=state.model,
             thinking_level=state.thinking_level,
@@ -511,6 +551,9 @@ class Agent:
             should_stop_after_turn=hooks.should_stop_after_turn,
             close_timeout=policy.close_timeout,
             retry=policy.retry,
+            fallback=policy.fallback,
+            limits=limits,
+            limit_counters=counters,
         )
 
     def _poll_steering(self) -> list[Any]:

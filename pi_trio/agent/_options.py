@@ -32,6 +32,8 @@ from ._config import (
     ShouldStopAfterTurnHook,
     TransformContextHook,
 )
+from ._fallback import FallbackPolicy
+from ._limits import RunLimits
 from ._output import OutputMode
 from ._queue import QueueMode
 from ._settings import OutputSettings, RunPolicy
@@ -68,6 +70,8 @@ class AgentFlatKeywords(TypedDict, total=False):
     max_concurrent_tools: int | None
     close_timeout: float
     retry: RetryPolicy | None
+    fallback: FallbackPolicy | None
+    limits: RunLimits | None
     steering_mode: QueueMode
     follow_up_mode: QueueMode
     output_type: Any
@@ -94,6 +98,8 @@ _POLICY_KEYWORDS: Final = (
     "max_concurrent_tools",
     "close_timeout",
     "retry",
+    "fallback",
+    "limits",
     "steering_mode",
     "follow_up_mode",
 )

@@ -42,6 +42,7 @@ from ..ai import (
 )
 from ..ai.models import supports_json_schema_output
 from ..ai.providers import now_ms
+from ._approval import PendingApproval
 from ._config import AgentLoopConfig, FinishTurnHook, PrepareNextTurnHook, turn_decision
 from ._hooks import call_hook, coerce_result, next_turn_arguments
 from ._output_schema import OutputSchema, output_schema
@@ -268,7 +269,13 @@ class OutputRun:
             prepare_arguments=prepare_arguments,
         )
 
-    def result(self, messages: list[Any], *, aborted: bool = False) -> RunResult[Any]:
+    def result(
+        self,
+        messages: list[Any],
+        *,
+        aborted: bool = False,
+        pending_approvals: tuple[PendingApproval, ...] = (),
+    ) -> RunResult[Any]:
         """What the run returns: its messages and the output (or why there is none);
         ``aborted`` is whether the run's signal was aborted."""
         value = self.value
@@ -279,6 +286,7 @@ class OutputRun:
             output=value,
             output_error=error,
             aborted=aborted,
+            pending_approvals=pending_approvals,
         )
 
     def failure_text(self) -> str:

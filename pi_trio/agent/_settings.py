@@ -17,6 +17,8 @@ from typing import Any, Final, Literal
 import msgspec
 
 from ..ai import RetryPolicy
+from ._fallback import FallbackPolicy
+from ._limits import RunLimits
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode
 from ._output_schema import output_schema
 from ._queue import QueueMode
@@ -46,6 +48,11 @@ class RunPolicy(msgspec.Struct, frozen=True, kw_only=True):
       the caller cancelled the run (default 5);
     - ``retry``: a ``RetryPolicy`` asks again for a response that failed with a transient
       error (``None``, the default: never);
+    - ``fallback``: a ``FallbackPolicy`` goes on with other models when a response fails
+      (``None``, the default: the Agent's model only; ``Agent(model=[primary, ...])`` is
+      the short form);
+    - ``limits``: ``RunLimits`` caps the requests, tokens, cost and tool calls of a run
+      (or, with ``per="agent"``, of all the Agent's runs; ``None``, the default: none);
     - ``steering_mode`` / ``follow_up_mode``: a queue delivers ``"one-at-a-time"`` (the
       default) or ``"all"`` of its messages at once.
     """
@@ -54,6 +61,8 @@ class RunPolicy(msgspec.Struct, frozen=True, kw_only=True):
     max_concurrent_tools: int | None = None
     close_timeout: float = 5.0
     retry: RetryPolicy | None = None
+    fallback: FallbackPolicy | None = None
+    limits: RunLimits | None = None
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
 
@@ -76,6 +85,16 @@ class RunPolicy(msgspec.Struct, frozen=True, kw_only=True):
             raise TypeError(
                 "RunPolicy(retry=...) takes a RetryPolicy (from pi_trio.ai), such as "
                 f"RetryPolicy(max_retries=3), or None; got {self.retry!r}"
+            )
+        if self.fallback is not None and not isinstance(self.fallback, FallbackPolicy):
+            raise TypeError(
+                "RunPolicy(fallback=...) takes a FallbackPolicy, such as "
+                f"FallbackPolicy(models=['openai/gpt-4o-mini']), or None; got {self.fallback!r}"
+            )
+        if self.limits is not None and not isinstance(self.limits, RunLimits):
+            raise TypeError(
+                "RunPolicy(limits=...) takes RunLimits, such as RunLimits(max_requests=20), "
+                f"or None; got {self.limits!r}"
             )
         _one_of("RunPolicy(steering_mode=...)", self.steering_mode, ("one-at-a-time", "all"))
         _one_of("RunPolicy(follow_up_mode=...)", self.follow_up_mode, ("one-at-a-time", "all"))

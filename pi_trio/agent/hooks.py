@@ -13,10 +13,14 @@ return a ``BeforeToolCallResult``, ``after_tool_call`` an ``AfterToolCallContext
 ``AgentListener`` is what ``Agent.subscribe`` takes, ``ToolUpdateCallback`` a tool's
 ``on_update``, ``MessagePoll`` the queue polls of the stateless loop, and
 ``default_convert_to_llm`` what runs when no ``convert_to_llm`` hook is given.
+``ApprovalPolicy`` is what a tool's ``needs_approval`` takes (``True``, or a predicate of
+the call's arguments), ``FallbackPredicate`` what ``FallbackPolicy(on=...)`` may take
+instead of a set of failure kinds.
 """
 
 from __future__ import annotations
 
+from ._approval import ApprovalPolicy as ApprovalPolicy
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentListener as AgentListener
 from ._config import BeforeToolCallHook as BeforeToolCallHook
@@ -30,6 +34,7 @@ from ._config import ShouldStopAfterTurnHook as ShouldStopAfterTurnHook
 from ._config import SignalHook as SignalHook
 from ._config import TransformContextHook as TransformContextHook
 from ._config import default_convert_to_llm as default_convert_to_llm
+from ._fallback import FallbackPredicate as FallbackPredicate
 from ._types import AfterToolCallContext as AfterToolCallContext
 from ._types import AfterToolCallResult as AfterToolCallResult
 from ._types import AgentLoopTurnUpdate as AgentLoopTurnUpdate
@@ -50,10 +55,12 @@ __all__ = [
     "AgentRequestUpdate",
     "AgentTurnContext",
     "AgentTurnDecision",
+    "ApprovalPolicy",
     "BeforeToolCallContext",
     "BeforeToolCallHook",
     "BeforeToolCallResult",
     "ConvertToLlmHook",
+    "FallbackPredicate",
     "FinishTurnHook",
     "GetApiKeyHook",
     "MessagePoll",

@@ -20,7 +20,11 @@ base in parentheses (``except LookupError`` catches an unknown model too)::
     ├── ContinueError (ValueError)                           pi_trio.agent
     ├── RunError                                             pi_trio.agent
     │   ├── RunAbortedError                                  pi_trio.agent
+    │   │   └── RunLimitExceeded                             pi_trio.agent
+    │   ├── ApprovalPendingError                             pi_trio.agent
     │   └── OutputValidationError                            pi_trio.agent
+    ├── ResumeError (ValueError)                             pi_trio.agent
+    │   └── TranscriptChangedError                           pi_trio.agent
     ├── SessionError (ValueError)                            pi_trio.session
     ├── MCPConnectionError (ConnectionError)                 pi_trio.mcp
     ├── MCPToolConflictError (ValueError)                    pi_trio.mcp

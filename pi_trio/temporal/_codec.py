@@ -22,6 +22,7 @@ from ..agent import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    ModelFallbackEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -128,6 +129,7 @@ _PLAIN_EVENTS: dict[str, type[Any]] = {
     "tool_execution_end": ToolExecutionEndEvent,
     "auto_retry_start": AutoRetryStartEvent,
     "auto_retry_end": AutoRetryEndEvent,
+    "model_fallback": ModelFallbackEvent,
 }
 
 
