@@ -9,11 +9,9 @@ import pytest
 
 from pi_trio.agent import AgentContext
 from pi_trio.agent._declarations import ToolDeclarations
-from pi_trio.ai import (
-    SystemMessage,
-    Tool,
+from pi_trio.ai import SystemMessage, Tool, UserMessage
+from pi_trio.ai.transcript import (
     ToolRef,
-    UserMessage,
     create_initial_system_message,
     declare_tool_changes,
     get_current_tools,
@@ -147,7 +145,8 @@ def test_one_instance_notices_a_replaced_or_shortened_transcript() -> None:
 
 
 async def test_tools_changed_by_prepare_next_turn_are_declared_in_the_next_request() -> None:
-    from pi_trio.agent import AgentLoopConfig, AgentLoopTurnUpdate, run_agent_loop
+    from pi_trio.agent import AgentLoopConfig, run_agent_loop
+    from pi_trio.agent.hooks import AgentLoopTurnUpdate
 
     from .helpers import MOCK_MODEL, Scripted, asst, call, echo_tool
 

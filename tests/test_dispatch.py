@@ -11,7 +11,7 @@ import pytest
 import trio
 import trio.testing
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunPolicy
 from pi_trio.ai import TextContent
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
@@ -193,8 +193,12 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
             faux_assistant_message("never"),
         ]
     )
-    agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[echo_tool()])
-    agent.close_timeout = 2.0
+    agent = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        tools=[echo_tool()],
+        policy=RunPolicy(close_timeout=2.0),
+    )
     recorder = Recorder()
 
     async def stuck(event: Any) -> None:
@@ -215,7 +219,7 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
 
 
 async def test_a_blocked_async_listener_holds_the_provider_at_once() -> None:
-    from pi_trio.ai import MessageBuilder
+    from pi_trio.ai.providers import MessageBuilder
 
     DISPATCH_BUFFER = 64  # only sizes the stream
 

@@ -17,14 +17,13 @@ from dbos import DBOS
 from pi_trio.agent import Agent, AgentTool, AgentToolResult, FallbackPolicy, RunLimits, tool
 from pi_trio.ai import (
     AssistantMessage,
-    MessageFold,
     TextContent,
     ThinkingContent,
     ToolCall,
     Usage,
     messages_to_json,
-    now_ms,
 )
+from pi_trio.ai.providers import MessageFold, now_ms
 from pi_trio.durable import (
     MODEL_STEP,
     TOOL_STARTED_STEP,
@@ -419,7 +418,7 @@ def test_abort_while_the_model_streams_keeps_the_partial_answer():
     streaming = Gate()
 
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
-        from pi_trio.ai import MessageBuilder
+        from pi_trio.ai.providers import MessageBuilder
 
         builder = MessageBuilder(model)
         await send.send(builder.start())
@@ -448,7 +447,7 @@ def test_cancel_workflow_while_the_model_streams_ends_with_the_partial_answer_ab
     streaming = Gate()
 
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
-        from pi_trio.ai import MessageBuilder
+        from pi_trio.ai.providers import MessageBuilder
 
         builder = MessageBuilder(model)
         await send.send(builder.start())

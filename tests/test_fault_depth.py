@@ -25,7 +25,6 @@ import pytest
 
 from pi_trio.agent import Agent, stream_proxy
 from pi_trio.ai import (
-    MAX_JSON_DEPTH,
     AssistantMessage,
     Context,
     Model,
@@ -38,6 +37,7 @@ from pi_trio.ai import (
     get_model,
     open_stream,
 )
+from pi_trio.ai.json import MAX_JSON_DEPTH
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
 from . import eventstream_support as es

@@ -26,8 +26,10 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, run_limit_details, tool
-from pi_trio.ai import MessageBuilder, StreamOptions, TextContent, messages_to_json
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, tool
+from pi_trio.agent.extend import run_limit_details
+from pi_trio.ai import StreamOptions, TextContent, messages_to_json
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.temporal import (
     DELIVER_ACTIVITY,
     MODEL_ACTIVITY,

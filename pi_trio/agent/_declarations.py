@@ -13,8 +13,9 @@ from typing import Any
 
 import msgspec
 
-from ..ai import SystemMessage, Tool, declare_tool_changes, to_tool_declaration
+from ..ai import SystemMessage, Tool
 from ..ai._seam import replay_tool_declarations
+from ..ai.transcript import declare_tool_changes, to_tool_declaration
 from ._types import AgentContext, AgentMessage
 
 __all__ = ["ToolDeclarations"]

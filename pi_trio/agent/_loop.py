@@ -26,19 +26,14 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ..ai import (
+from ..ai import AbortSignal, AssistantMessage, Context, StreamOptions, ToolCall, ToolResultMessage
+from ..ai._seam import InlineStream, resolve_stream_fn
+from ..ai.providers import (
     PI_TRIO_ATTRIBUTION,
-    AbortSignal,
-    AssistantMessage,
     ClientIdentity,
-    Context,
-    StreamOptions,
-    ToolCall,
-    ToolResultMessage,
     default_registry,
     merge_client_identity,
 )
-from ..ai._seam import InlineStream, resolve_stream_fn
 from ._again import AskAgain
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision

@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pi_trio.durable runs agents on DBOS, which is not installed: pip install 'pi-trio[dbos]'"
     ) from exc
 
-from ..ai import replay_events as replay_events
+from ..ai.providers import replay_events as replay_events
 from ._agent import APPROVED_STEP as APPROVED_STEP
 from ._agent import DurableAgent as DurableAgent
 from ._approvals import APPROVAL_EVENT as APPROVAL_EVENT

@@ -27,8 +27,8 @@ from ..agent import (
     PendingApproval,
     ResumeError,
     RunResult,
-    call_hook,
 )
+from ..agent.extend import call_hook
 from ..ai import (
     AbortSignal,
     ImageContent,
@@ -36,8 +36,8 @@ from ..ai import (
     UserMessage,
     messages_from_json,
     messages_to_json,
-    now_ms,
 )
+from ..ai.providers import now_ms
 from ._approvals import announce, send_decisions, wait_for_decisions
 from ._execution import Execution
 from ._listeners import Subscription, agent_listener

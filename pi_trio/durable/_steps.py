@@ -24,20 +24,20 @@ import msgspec
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from ..agent import AgentTool, AgentToolResult, as_tool_result, call_hook
+from ..agent import AgentTool, AgentToolResult
+from ..agent.extend import as_tool_result, call_hook
 from ..ai import (
     AssistantMessage,
     Context,
     Model,
     StartEvent,
-    StreamFn,
     StreamOptions,
     TextContent,
     from_json,
     open_stream_simple,
-    replay_events,
     to_json,
 )
+from ..ai.providers import StreamFn, replay_events
 from ._execution import Execution
 
 __all__ = [

@@ -15,8 +15,10 @@ from typing import Any, NoReturn, Protocol, runtime_checkable
 
 import msgspec
 
-from ..agent import Agent, AgentMessage, is_approval_placeholder
-from ..ai import MessageDecodeError, PiError, messages_from_json, messages_from_jsonl, to_json
+from ..agent import Agent, AgentMessage
+from ..agent.extend import is_approval_placeholder
+from ..ai import MessageDecodeError, PiError, messages_from_json, to_json
+from ..ai.json import messages_from_jsonl
 
 try:
     import fcntl
@@ -397,8 +399,8 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     if (placeholders or approvals) and not hasattr(store, "replace"):
         raise SessionError(_no_replace(store))
     # A failed response is saved once the next event shows it stays: with a retry policy
-    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead, as
-    # ``model_fallback`` does with a fallback policy (Agent(fallback=...)).
+    # (``RunPolicy(retry=...)``) ``auto_retry_start`` withdraws it from the transcript
+    # instead, as ``model_fallback`` does with a fallback (``RunPolicy(fallback=...)``).
     failed: list[AgentMessage] = []
 
     def keep(message: AgentMessage) -> None:
