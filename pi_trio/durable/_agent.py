@@ -275,12 +275,13 @@ class DurableAgent:
     @staticmethod
     def _after_turn(user_hook: Callable[..., Any] | None, execution: Execution) -> Any:
         """The agent's ``should_stop_after_turn``: the user's hook, then (unless it ends
-        the run or the run was aborted) the messages sent to the run meanwhile."""
+        the run or the run was aborted) the messages sent to the run meanwhile, when the
+        turn's steps saw that something was sent."""
 
         async def should_stop_after_turn(turn: Any, signal: AbortSignal) -> bool:
             if user_hook is not None and await call_hook(user_hook, turn, signal):
                 return True
-            if signal.aborted:
+            if signal.aborted or not execution.take_after_turn():
                 return False
             try:
                 await drain_into(execution.agent)
