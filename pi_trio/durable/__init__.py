@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ..ai import replay_events as replay_events
 from ._agent import DurableAgent as DurableAgent
 from ._listeners import DurableEventInfo as DurableEventInfo
+from ._queue import LOOK_STEP as LOOK_STEP
 from ._queue import QUEUE_TOPIC as QUEUE_TOPIC
 from ._result import DurableResult as DurableResult
 from ._result import DurableRun as DurableRun
@@ -28,6 +29,7 @@ from ._steps import TOOL_STEP as TOOL_STEP
 from ._steps import interrupted_text as interrupted_text
 
 __all__ = [
+    "LOOK_STEP",
     "MODEL_STEP",
     "QUEUE_TOPIC",
     "TOOL_STARTED_STEP",

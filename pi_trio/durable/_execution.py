@@ -58,6 +58,10 @@ class Execution:
         nothing was sent, ``UNKNOWN_MARK`` when the step did not record one."""
         self.seen.add(mark)
 
+    def looked(self) -> bool:
+        """Whether a step of the current turn read the mark (or replayed one that did)."""
+        return bool(self.seen)
+
     def take_after_turn(self) -> bool:
         """After a turn: whether to take the messages sent to the run now. Taking them
         covers every mark seen so far, which is forgotten either way."""

@@ -10,10 +10,16 @@ reports those messages as not delivered.
 Taking costs two recorded operations (DBOS's ``recv`` and the sleep of its timeout), as
 much as two steps, so a run takes only after a turn whose steps saw that something was
 sent. After sending, the sender sets the run's workflow attribute ``SENT_ATTRIBUTE`` to a
-fresh mark; each model request and each tool call reads it at the end of its step
-(``last_sent``) and records it with the step's result, so a resumed run decides to take
-at the same turns as the first execution. A mark the run has not taken after yet means
-messages may be waiting.
+fresh mark; the steps that end a turn's work read it at their end (``last_sent``) and
+record it with their result, so a resumed run decides to take at the same turns as the
+first execution. A mark the run has not taken after yet means messages may be waiting.
+
+Reading the mark is a query (about half of what a step costs DBOS when commits are
+cheap), so only the steps after which the turn may end read it: each tool call's result
+step, and a model request only when its answer calls no tool (the calls' steps read it
+later in the turn). A turn whose calls all ended without a step (blocked by a hook,
+invalid arguments) saw no mark; it reads the mark in a step of its own (``LOOK_STEP``),
+as the run does once more when it ends.
 """
 
 from __future__ import annotations
@@ -28,13 +34,25 @@ from dbos import DBOS, DBOSClient
 
 from ..agent import Agent
 from ..ai import from_json, to_json
+from ._execution import Execution
 
-__all__ = ["QUEUE_TOPIC", "SENT_ATTRIBUTE", "drain_into", "envelope", "last_sent", "send"]
+__all__ = [
+    "LOOK_STEP",
+    "QUEUE_TOPIC",
+    "SENT_ATTRIBUTE",
+    "drain_into",
+    "envelope",
+    "last_sent",
+    "look",
+    "send",
+]
 
 # The DBOS message topic of a durable run's steering and follow-up messages.
 QUEUE_TOPIC = "pi_trio.queue"
 # The workflow attribute a sender sets after sending: a mark the run has not seen yet.
 SENT_ATTRIBUTE = "pi_trio.sent"
+# The step that only reads the mark: when a turn's steps did not, and when the run ends.
+LOOK_STEP = "pi_trio.look"
 
 Queue = Literal["steer", "followUp"]
 
@@ -83,6 +101,15 @@ async def last_sent(workflow_id: str) -> str | None:
     attributes = statuses[0].attributes if statuses else None
     mark = attributes.get(SENT_ATTRIBUTE) if isinstance(attributes, dict) else None
     return mark if isinstance(mark, str) else None
+
+
+async def look(execution: Execution) -> None:
+    """Read the mark in a step of its own, which records it: the run has looked."""
+
+    async def read() -> str:
+        return msgspec.json.encode(await last_sent(execution.workflow_id)).decode()
+
+    execution.saw(msgspec.json.decode(await DBOS.run_step_async({"name": LOOK_STEP}, read)))
 
 
 async def drain_into(agent: Agent) -> None:

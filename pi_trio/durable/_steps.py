@@ -16,8 +16,9 @@ The marker cannot share a step with an earlier write: between the model's answer
 call's start come the hooks (an approval may wait for hours), validation and the calls
 before it in a sequential batch, and a crash there must not count as an interrupted call.
 
-Both kinds of step also record the mark of the last message sent to the run (``_queue``),
-read at the end of the step, so the run knows after which turns to take messages.
+The steps after which a turn may end also record the mark of the last message sent to the
+run (``_queue``), read at the end of the step, so the run knows after which turns to take
+messages: every tool call's result step, and a request whose answer calls no tool.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ..ai import (
     StreamFn,
     StreamOptions,
     TextContent,
+    ToolCall,
     from_json,
     open_stream_simple,
     replay_events,
@@ -71,11 +73,17 @@ def interrupted_text(name: str) -> str:
     )
 
 
+# What a request whose answer calls tools saw: no mark, it did not read one.
+NOT_LOOKED = object()
+
+
 class _Request(msgspec.Struct, omit_defaults=True):
-    """What a model request step records: the final message and the sender's mark."""
+    """What a model request step records: the final message and the sender's mark, or
+    ``looked=False`` when the answer calls tools (their steps read the mark)."""
 
     message: msgspec.Raw
     sent: str | msgspec.UnsetType | None = msgspec.UNSET
+    looked: bool = True
 
 
 def _mark(sent: str | msgspec.UnsetType | None) -> object:
@@ -83,12 +91,14 @@ def _mark(sent: str | msgspec.UnsetType | None) -> object:
 
 
 def _decode_request(recorded: str) -> tuple[AssistantMessage, object]:
+    """The recorded message and the mark the step saw (``NOT_LOOKED``: it did not read)."""
     try:
         request = msgspec.json.decode(recorded, type=_Request)
     except msgspec.ValidationError:
         # recorded by a version that stored the message alone
         return from_json(recorded, AssistantMessage), UNKNOWN_MARK
-    return from_json(bytes(request.message), AssistantMessage), _mark(request.sent)
+    mark = _mark(request.sent) if request.looked else NOT_LOOKED
+    return from_json(bytes(request.message), AssistantMessage), mark
 
 
 def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
@@ -120,8 +130,12 @@ def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
                             # request itself is still recorded as it ends
                             forwarding = False
                 final = events.result()
-            sent = await last_sent(execution.workflow_id)
-            return msgspec.json.encode(_Request(msgspec.Raw(to_json(final)), sent)).decode()
+            recorded = _Request(msgspec.Raw(to_json(final)))
+            if any(isinstance(block, ToolCall) for block in final.content):
+                recorded.looked = False  # the calls' steps read the mark, later
+            else:
+                recorded.sent = await last_sent(execution.workflow_id)
+            return msgspec.json.encode(recorded).decode()
 
         try:
             recorded = await DBOS.run_step_async({"name": MODEL_STEP, "preemptible": True}, request)
@@ -129,7 +143,8 @@ def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
             await execution.stop_for_cancel()
             return
         message, mark = _decode_request(recorded)
-        execution.saw(mark)
+        if mark is not NOT_LOOKED:
+            execution.saw(mark)
         if not ran:
             for event in replay_events(message, model):
                 await send.send(event)
