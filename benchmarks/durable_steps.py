@@ -6,7 +6,8 @@ and answers: ``turns + 1`` model requests and ``turns`` tool calls, which the RE
 accounting counts as ``3 * turns + 1`` steps (a tool call is two). The model is the faux
 provider answering at once, so what is left is the durable machinery. The baseline is a
 DBOS workflow running the same number of steps whose bodies do nothing: what DBOS itself
-charges per step on the same database.
+charges per step on the same database. For scale, each round also runs the same agent
+without DBOS (``agent_ms_per_step``): what the agent loop and the faux model cost anyway.
 
 Each database runs in a process of its own (DBOS is one per process): SQLite in a
 temporary file, and PostgreSQL on a private server this script starts from Debian's
@@ -45,8 +46,9 @@ RUNS = 7
 # --------------------------------------------------------------------------- one database
 
 
-def _define(turns: int, replay: str) -> tuple[Any, Any]:
-    """The durable agent and the baseline workflow (both before ``DBOS.launch``)."""
+def _define(turns: int, replay: str) -> tuple[Any, Any, Any]:
+    """The durable agent, the baseline workflow (both before ``DBOS.launch``) and the
+    factory of the plain agent."""
     from dbos import DBOS
     from pi_trio.agent import Agent, AgentTool
     from pi_trio.durable import DurableAgent
@@ -91,13 +93,13 @@ def _define(turns: int, replay: str) -> tuple[Any, Any]:
             await DBOS.run_step_async({"name": "noop"}, noop_step)
         return steps
 
-    return agent, baseline
+    return agent, baseline, build
 
 
 async def _one_database(url: str, turns: int, runs: int, replay: str) -> dict[str, Any]:
     from dbos import DBOS
 
-    agent, baseline = _define(turns, replay)
+    agent, baseline, build = _define(turns, replay)
     DBOS(config={"name": "pi-trio-durable-steps", "system_database_url": url, "log_level": "ERROR"})
     DBOS.launch()
     steps = 3 * turns + 1
@@ -122,8 +124,15 @@ async def _one_database(url: str, turns: int, runs: int, replay: str) -> dict[st
             wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             return wall, cpu, len(await DBOS.list_workflow_steps_async(workflow_id))
 
+        async def plain_run() -> float:
+            plain = build()
+            t0 = time.perf_counter()
+            await plain.prompt("Go.")
+            return time.perf_counter() - t0
+
         await pi_trio_run()
         await baseline_run()
+        await plain_run()
         rounds: list[dict[str, Any]] = []
         for i in range(runs):
             if i % 2 == 0:
@@ -131,11 +140,13 @@ async def _one_database(url: str, turns: int, runs: int, replay: str) -> dict[st
             else:
                 base = await baseline_run()
                 pi = await pi_trio_run()
+            plain = await plain_run()
             line = {
                 "round": i,
                 "ms_per_step": round(pi[0] / steps * 1000, 3),
                 "base_ms_per_step": round(base[0] / steps * 1000, 3),
                 "ratio": round(pi[0] / base[0], 3),
+                "agent_ms_per_step": round(plain / steps * 1000, 3),
                 "cpu_ms_per_step": round(pi[1] / steps * 1000, 3),
                 "base_cpu_ms_per_step": round(base[1] / steps * 1000, 3),
                 "ops_per_run": pi[2],
@@ -204,11 +215,14 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"durable_steps: unknown database {db!r}; use sqlite or postgres")
     load = os.getloadavg()
     print(f"\nload average {load[0]:.2f}; {args.turns} tool turns = {3 * args.turns + 1} steps")
-    print(f"{'db':10} {'ms/step':>9} {'DBOS ms/step':>13} {'ratio':>7} {'ops/run':>8}")
+    print(
+        f"{'db':10} {'ms/step':>9} {'DBOS ms/step':>13} {'ratio':>7} {'ops/run':>8} "
+        f"{'agent ms/step':>14}"
+    )
     for r in results:
         print(
             f"{r['db']:10} {r['ms_per_step']:>9.2f} {r['base_ms_per_step']:>13.2f} "
-            f"{r['ratio']:>7.3f} {r['ops_per_run']:>8}"
+            f"{r['ratio']:>7.3f} {r['ops_per_run']:>8} {r['agent_ms_per_step']:>14.3f}"
         )
     for r in results:
         print(json.dumps(r))
