@@ -6,7 +6,8 @@ database and yields its URL; on exit it stops the server and deletes the directo
 Nothing of the machine's own clusters is touched. PostgreSQL refuses to run as root, so a
 root process runs the server as the ``postgres`` user the package creates. Settings stay
 at their defaults (``fsync`` and ``synchronous_commit`` on): a step is as durable as a
-production server makes it.
+production server makes it. ``durable=False`` turns both off, for tests that kill a
+client of the server, never the server itself: a commit it acknowledged stays visible.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_postgres() -> Iterator[str]:
+def local_postgres(*, durable: bool = True) -> Iterator[str]:
     """Start a private PostgreSQL server; yield ``postgresql://...`` for its database."""
     bindir = postgres_bindir()
     as_user: dict[str, Any] = {}
@@ -83,6 +84,8 @@ def local_postgres() -> Iterator[str]:
     try:
         run(str(bindir / "initdb"), "-D", str(data), "-U", ROLE, "--auth=trust", "-E", "UTF8")
         options = f"-c listen_addresses=127.0.0.1 -p {port} -k {workdir}"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off"
         run(
             str(bindir / "pg_ctl"),
             "-D",
