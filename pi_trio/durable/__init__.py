@@ -23,6 +23,7 @@ from ._approvals import APPROVAL_EVENT as APPROVAL_EVENT
 from ._approvals import APPROVAL_RECHECK_S as APPROVAL_RECHECK_S
 from ._approvals import APPROVAL_TOPIC as APPROVAL_TOPIC
 from ._listeners import DurableEventInfo as DurableEventInfo
+from ._queue import LOOK_STEP as LOOK_STEP
 from ._queue import QUEUE_TOPIC as QUEUE_TOPIC
 from ._result import DurableResult as DurableResult
 from ._result import DurableRun as DurableRun
@@ -37,6 +38,7 @@ __all__ = [
     "APPROVAL_RECHECK_S",
     "APPROVAL_TOPIC",
     "APPROVED_STEP",
+    "LOOK_STEP",
     "MODEL_STEP",
     "QUEUE_TOPIC",
     "TOOL_STARTED_STEP",
