@@ -41,6 +41,7 @@ from ..ai import (
     retry_delay_ms,
 )
 from ..ai._seam import InlineStream, resolve_stream_fn
+from ._backend import scheduler_calls
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
@@ -71,6 +72,7 @@ class LoopRun:
 
     __slots__ = (
         "_llm_view",
+        "calls",
         "config",
         "dispatcher",
         "identity",
@@ -115,6 +117,7 @@ class LoopRun:
             if override is None
             else merge_client_identity(DEFAULT_AGENT_IDENTITY, override)
         )
+        self.calls = scheduler_calls()
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
@@ -135,13 +138,16 @@ class LoopRun:
         if self.signal.aborted:
             # (from another thread, the abort's own callback may not have run yet)
             self._abort_requested()
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        await self.calls.checkpoint_if_cancelled()
 
     async def call(self, hook: Callable[..., Any], *args: Any) -> Any:
         """Call a hook (sync or async) with the arguments it accepts, then ``check``.
         A deadline of the caller that passed while synchronous code ran (no scheduler
         pass has seen it yet) stops the call before the hook runs."""
-        await _checkpoint_if_due()
+        if self.calls.deadline_passed():
+            # a deadline set by synchronous code (a listener) takes effect only at the
+            # next scheduler pass, which has not come yet: here it does
+            await anyio.lowlevel.checkpoint()
         result = hook(*args[: positional_arity(hook)])
         if inspect.isawaitable(result):
             result = await result
@@ -395,7 +401,8 @@ class LoopRun:
             life.deliver_stream_event,
             life.send_stream_event,
         )
-        await _checkpoint_if_due()  # no request once the caller's deadline passed
+        if self.calls.deadline_passed():  # no request once the caller's deadline passed
+            await anyio.lowlevel.checkpoint()
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
         await life.accept_response(final, self.thinking_level)
@@ -428,11 +435,3 @@ class LoopRun:
             check=self.check,
             tool_group=self.tool_group,
         )
-
-
-async def _checkpoint_if_due() -> None:
-    """A checkpoint when the caller's deadline has passed: a deadline set by synchronous
-    code (a listener) takes effect only at the next scheduler pass, which has not come
-    yet; this makes it take effect here."""
-    if anyio.current_effective_deadline() <= anyio.current_time():
-        await anyio.lowlevel.checkpoint()
