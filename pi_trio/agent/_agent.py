@@ -31,12 +31,12 @@ from ..ai.providers import ProviderRegistry, StreamFn, now_ms
 from ..ai.transcript import (
     create_initial_system_message,
     get_current_system_message,
-    to_tool_declaration,
 )
 from ._approval import ApprovalDecision
 from ._checks import check_message, check_messages, check_run_settings, check_tools
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
+from ._declarations import shared_declaration
 from ._dispatch import Dispatcher, ListenerSet
 from ._fallback import model_chain
 from ._hooks import call_hook
@@ -213,7 +213,7 @@ class Agent:
         tool_list = check_tools(tools)
         if not (transcript and getattr(transcript[0], "role", None) == "system"):
             head = create_initial_system_message(
-                system_prompt, [to_tool_declaration(t) for t in tool_list]
+                system_prompt, [shared_declaration(t) for t in tool_list]
             )
             if head is not None:
                 transcript.insert(0, head)

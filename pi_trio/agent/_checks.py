@@ -93,7 +93,12 @@ def check_messages(messages: Sequence[object], where: str, str_hint: str = "") -
 def check_tools(tools: object) -> list[Any]:
     if tools is None:
         return []
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+    # a list or tuple first: ``isinstance`` against ``Sequence`` (an ABC) costs a microsecond
+    if (
+        type(tools) is not list
+        and type(tools) is not tuple
+        and (isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence))
+    ):
         raise TypeError(f"Agent(tools=...) takes a list of tools, got {tools!r}")
     for index, item in enumerate(tools):
         if not all(hasattr(item, name) for name in ("name", "description", "parameters")):

@@ -35,6 +35,7 @@ from ..ai.providers import (
     merge_client_identity,
 )
 from ._again import AskAgain
+from ._backend import scheduler_calls
 from ._batch import ToolBatch
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
@@ -68,6 +69,7 @@ class LoopRun:
     __slots__ = (
         "_llm_view",
         "again",
+        "calls",
         "config",
         "dispatcher",
         "gate",
@@ -113,6 +115,7 @@ class LoopRun:
             if override is None
             else merge_client_identity(DEFAULT_AGENT_IDENTITY, override)
         )
+        self.calls = scheduler_calls()
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
@@ -139,13 +142,16 @@ class LoopRun:
         if self.signal.aborted:
             # (from another thread, the abort's own callback may not have run yet)
             self._abort_requested()
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        await self.calls.checkpoint_if_cancelled()
 
     async def call(self, hook: Callable[..., Any], *args: Any) -> Any:
         """Call a hook (sync or async) with the arguments it accepts, then ``check``.
         A deadline of the caller that passed while synchronous code ran (no scheduler
         pass has seen it yet) stops the call before the hook runs."""
-        await _checkpoint_if_due()
+        if self.calls.deadline_passed():
+            # a deadline set by synchronous code (a listener) takes effect only at the
+            # next scheduler pass, which has not come yet: here it does
+            await anyio.lowlevel.checkpoint()
         result = hook(*args[: positional_arity(hook)])
         if inspect.isawaitable(result):
             result = await result
@@ -437,7 +443,8 @@ class LoopRun:
             life.deliver_stream_event,
             life.send_stream_event,
         )
-        await _checkpoint_if_due()  # no request once the caller's deadline passed
+        if self.calls.deadline_passed():  # no request once the caller's deadline passed
+            await anyio.lowlevel.checkpoint()
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
         again = self.again
@@ -487,11 +494,3 @@ class LoopRun:
             decisions=None if plan is None else plan.decisions,
             fingerprint=None if plan is None else plan.fingerprint,
         )
-
-
-async def _checkpoint_if_due() -> None:
-    """A checkpoint when the caller's deadline has passed: a deadline set by synchronous
-    code (a listener) takes effect only at the next scheduler pass, which has not come
-    yet; this makes it take effect here."""
-    if anyio.current_effective_deadline() <= anyio.current_time():
-        await anyio.lowlevel.checkpoint()
