@@ -9,6 +9,7 @@ import pytest
 PUBLIC_MODULES = [
     "pi_trio.ai",
     "pi_trio.agent",
+    "pi_trio.agent.compaction",
     "pi_trio.proxy",
     "pi_trio.testing",
     "pi_trio.mcp",

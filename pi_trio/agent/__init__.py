@@ -7,6 +7,8 @@ from ._agent import Agent as Agent
 from ._agent import AgentBusyError as AgentBusyError
 from ._agent import AgentCreatedHook as AgentCreatedHook
 from ._agent import on_agent_created as on_agent_created
+from ._compaction import Compaction as Compaction
+from ._compaction import CompactionRequest as CompactionRequest
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentHooks as AgentHooks
 from ._config import AgentListener as AgentListener
@@ -63,6 +65,8 @@ from ._types import AutoRetryEndEvent as AutoRetryEndEvent
 from ._types import AutoRetryStartEvent as AutoRetryStartEvent
 from ._types import BeforeToolCallContext as BeforeToolCallContext
 from ._types import BeforeToolCallResult as BeforeToolCallResult
+from ._types import CompactionEndEvent as CompactionEndEvent
+from ._types import CompactionStartEvent as CompactionStartEvent
 from ._types import MessageEndEvent as MessageEndEvent
 from ._types import MessageStartEvent as MessageStartEvent
 from ._types import MessageUpdateEvent as MessageUpdateEvent
@@ -107,6 +111,10 @@ __all__ = [
     "BeforeToolCallContext",
     "BeforeToolCallHook",
     "BeforeToolCallResult",
+    "Compaction",
+    "CompactionEndEvent",
+    "CompactionRequest",
+    "CompactionStartEvent",
     "ContinueError",
     "ConvertToLlmHook",
     "DEFAULT_MAX_OUTPUT_RETRIES",

@@ -34,6 +34,7 @@ from ..ai import (
     to_tool_declaration,
 )
 from ._checks import check_message, check_messages, check_run_settings, check_tools
+from ._compaction import Compaction
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet
@@ -135,6 +136,7 @@ class Agent:
         max_concurrent_tools: int | None = None,
         close_timeout: float = 5.0,
         retry: RetryPolicy | None = None,
+        compaction: Compaction | None = None,
         output_type: Any = None,
         output_mode: OutputMode = "auto",
         max_output_retries: int = DEFAULT_MAX_OUTPUT_RETRIES,
@@ -161,6 +163,12 @@ class Agent:
         self.max_concurrent_tools = max_concurrent_tools
         self.close_timeout = close_timeout
         self.retry = retry
+        if compaction is not None and not isinstance(compaction, Compaction):
+            raise TypeError(
+                "Agent(compaction=...) takes a Compaction (from pi_trio.agent), such as "
+                f"Compaction(reserve_tokens=16384), or None; got {compaction!r}"
+            )
+        self.compaction = compaction
         self.output_type = output_type
         self.output_mode: OutputMode = output_mode
         self.max_output_retries = max_output_retries
@@ -485,6 +493,7 @@ class Agent:
             should_stop_after_turn=hooks.should_stop_after_turn,
             close_timeout=self.close_timeout,
             retry=self.retry,
+            compaction=self.compaction,
         )
 
     def _poll_steering(self) -> list[Any]:

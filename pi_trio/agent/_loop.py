@@ -32,9 +32,11 @@ from ..ai import (
     AssistantMessage,
     ClientIdentity,
     Context,
+    Model,
     StreamOptions,
     ToolCall,
     ToolResultMessage,
+    complete_simple,
     default_registry,
     is_retryable_assistant_error,
     merge_client_identity,
@@ -42,6 +44,7 @@ from ..ai import (
 )
 from ..ai._seam import InlineStream, resolve_stream_fn
 from ._batch import ToolBatch
+from ._compactor import Compactor
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
 from ._hooks import coerce_result, next_turn_arguments, positional_arity
@@ -71,6 +74,7 @@ class LoopRun:
 
     __slots__ = (
         "_llm_view",
+        "compactor",
         "config",
         "dispatcher",
         "identity",
@@ -121,6 +125,13 @@ class LoopRun:
         self.scope_left = False  # the abort scope's body has ended: an abort changes nothing
         self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
+        self.compactor = (
+            None
+            if config.compaction is None
+            else Compactor(
+                config.compaction, self.life, self.call, dispatcher.settle, self._summary_request
+            )
+        )
 
     @property
     def context(self) -> AgentContext:
@@ -231,7 +242,7 @@ class LoopRun:
                     await self._prepare_request()
 
                 retry = config.retry
-                if retry is not None and retry.enabled:
+                if (retry is not None and retry.enabled) or self.compactor is not None:
                     message = await self._respond()
                 else:  # one coroutine frame less for every agent in flight
                     message = await self._request()
@@ -334,20 +345,22 @@ class LoopRun:
     # ------------------------------------------------------------------ one request
 
     async def _respond(self) -> AssistantMessage:
-        """The turn's response: one request, repeated under the config's ``RetryPolicy``
-        while it fails with a transient error. The failed response leaves the
-        transcript; an abort during the backoff ends the run at once."""
+        """The turn's response: one request (compacted first when the context is too big,
+        and once more after compacting when it overflowed), repeated under the config's
+        ``RetryPolicy`` while it fails with a transient error. The failed response
+        leaves the transcript; an abort during the backoff ends the run at once."""
         policy = self.config.retry
         if policy is None or not policy.enabled:
-            return await self._request()
+            return await self._answer()
         life = self.life
         attempt = 0
         while True:
-            message = await self._request()
+            message = await self._answer()
             retry = (
                 message.stop_reason == "error"
                 and attempt < policy.max_retries
                 and is_retryable_assistant_error(message)
+                and not (self.compactor and self.compactor.overflowed(message, self.model))
             )
             if not retry:
                 if attempt:
@@ -361,36 +374,64 @@ class LoopRun:
             await anyio.sleep(delay / 1000)
             life.retrying()
 
-    async def _request(self) -> AssistantMessage:
+    async def _answer(self) -> AssistantMessage:
+        """One request, with compaction: before it when the context is over the
+        threshold, and after it when it overflowed (then asked once more, never again)."""
+        compactor = self.compactor
+        if compactor is None:
+            return await self._request()
+        await compactor.before_request(self.model)
+        message = await self._request()
+        if compactor.overflowed(message, self.model) and await compactor.recover(
+            message, self.model
+        ):
+            message = await self._request()
+        return message
+
+    async def _options(self, model: Model, level: str) -> StreamOptions:
+        """The options of a request to ``model`` (the key from ``get_api_key`` first)."""
         config = self.config
-        signal = self.signal
-        messages = self.context.messages
-        if config.transform_context is not None:
-            messages = await self.call(config.transform_context, messages, signal)
-        if config.convert_to_llm is None:
-            llm_messages = self._llm_view.convert(messages)  # a new list
-        else:
-            llm_messages = list(await self.call(config.convert_to_llm, messages))
         base = config.stream_options or _DEFAULT_OPTIONS
         api_key = None
         if config.get_api_key is not None:
-            api_key = await self.call(config.get_api_key, self.model.provider)
-        level = self.thinking_level
-        options = msgspec.structs.replace(
+            api_key = await self.call(config.get_api_key, model.provider)
+        return msgspec.structs.replace(
             base,
             api_key=api_key or base.api_key,
-            signal=signal,
+            signal=self.signal,
             reasoning=None if level == "off" else level,
             registry=base.registry or config.registry or default_registry,
             identity=self.identity,
         )
+
+    async def _summary_request(
+        self, model: Model, context: Context, level: str
+    ) -> AssistantMessage:
+        """A compaction's summary request: the run's options and stream function, no
+        prompt caching (the request is made once)."""
+        options = msgspec.structs.replace(await self._options(model, level), cache_retention="none")
+        await _checkpoint_if_due()
+        return await complete_simple(
+            model, context, options, stream_fn=self.stream_fn, registry=self.config.registry
+        )
+
+    async def _request(self) -> AssistantMessage:
+        config = self.config
+        messages = self.context.messages
+        if config.transform_context is not None:
+            messages = await self.call(config.transform_context, messages, self.signal)
+        if config.convert_to_llm is None:
+            llm_messages = self._llm_view.convert(messages)  # a new list
+        else:
+            llm_messages = list(await self.call(config.convert_to_llm, messages))
+        options = await self._options(self.model, self.thinking_level)
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         life = self.life
         dispatcher = self.dispatcher
         stream = InlineStream(
             self.model,
             name,
-            signal,
+            self.signal,
             dispatcher.ready,
             life.deliver_stream_event,
             life.send_stream_event,

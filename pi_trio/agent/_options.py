@@ -83,6 +83,7 @@ _AGENT_KEYWORDS = (
     "max_concurrent_tools",
     "close_timeout",
     "retry",
+    "compaction",
     "output_type",
     "output_mode",
     "max_output_retries",

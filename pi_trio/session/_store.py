@@ -3,6 +3,7 @@ listener that records an agent's finished messages."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -45,6 +46,8 @@ class SessionStore(Protocol):
     ``append(message)`` saves one finished message after the ones saved before (it is
     called from the agent's listener, in the event loop's thread: keep it quick, as a
     local file or SQLite write is); ``load()`` returns every saved message in order.
+    A store that can also ``replace(messages)`` (make them the whole session) follows an
+    agent that compacts its transcript (``Agent(compaction=...)``).
     """
 
     def append(self, message: AgentMessage) -> None: ...
@@ -163,6 +166,40 @@ class FileSessionStore:
             self._seen = (info.st_dev, info.st_ino, size + len(line))
         finally:
             os.close(fd)  # and with it the lock
+
+    def replace(self, messages: list[AgentMessage]) -> None:
+        """Make ``messages`` the whole session (after a compaction condensed the
+        transcript). The new file is written beside the old one and renamed over it, so
+        a crash leaves one or the other, never a mix; the same one-writer check as
+        ``append`` applies."""
+        data = b"".join(to_json(m) + b"\n" for m in messages)
+        fd = self._open(os.O_RDWR | os.O_CREAT)
+        try:
+            _lock(fd)
+            self._check_writer(os.fstat(fd))
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.compacting")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                new = os.open(temporary, flags, 0o644)
+                try:
+                    _write_all(new, data)
+                    if self.fsync:
+                        os.fsync(new)
+                    info = os.fstat(new)
+                finally:
+                    os.close(new)
+                os.replace(temporary, self.path)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise SessionError(
+                    f"could not rewrite {os.fspath(self.path)!r} after a compaction: "
+                    f"{exc.strerror or exc} (errno {exc.errno}); the file is as it was"
+                ) from exc
+            self._seen = (info.st_dev, info.st_ino, len(data))
+            self._tail_checked = True
+        finally:
+            os.close(fd)  # and with it the lock on the old file
 
     def _open(self, flags: int) -> int:
         try:
@@ -289,11 +326,23 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     The store must hold the start of the agent's transcript: none of it (a new session:
     the agent's messages so far, such as its system prompt, are appended first) or all
     of it (the agent was resumed with ``Agent(model=..., messages=store.load())``).
+
+    When the agent compacts its transcript (``compaction_end`` with the new transcript),
+    the store is rewritten with it (``store.replace(messages)``; an overflowed response
+    that is asked again is never saved). A store without ``replace`` cannot follow a
+    compaction: recording an agent with ``compaction=`` into one is refused.
     """
     if agent.state.is_streaming:
         raise SessionError(
             "record_session(agent, store) while the agent runs would miss the messages "
             "of the run so far; call it before prompt()"
+        )
+    replace = getattr(store, "replace", None)
+    if agent.compaction is not None and not callable(replace):
+        raise SessionError(
+            f"{store!r} has no replace(messages), so it cannot follow the compactions "
+            "of an agent with compaction=...: give the store a replace method (make the "
+            "messages the whole session), or record an agent without compaction"
         )
     saved = store.load()
     held = agent.state.messages
@@ -312,12 +361,25 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     failed: list[AgentMessage] = []
 
     def save(event: Any) -> None:
+        kind = event.type
+        if kind == "compaction_start" and event.will_retry:
+            return  # the failed response stays only if the compaction fails
+        if kind == "compaction_end" and event.messages is not None:
+            failed.clear()  # an overflowed response asked again left the transcript
+            if not callable(replace):
+                raise SessionError(
+                    f"the agent compacted its transcript, and {store!r} has no "
+                    "replace(messages) to follow it; the store holds the transcript as it "
+                    "was before the compaction"
+                )
+            replace(event.messages)
+            return
         if failed:
             message = failed.pop()
-            if event.type == "auto_retry_start":
+            if kind == "auto_retry_start":
                 return
             store.append(message)
-        if event.type == "message_end":
+        if kind == "message_end":
             message = event.message
             if getattr(message, "role", None) == "assistant" and message.stop_reason == "error":
                 failed.append(message)
