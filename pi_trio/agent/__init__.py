@@ -43,6 +43,7 @@ from ._run import agent_loop_continue as agent_loop_continue
 from ._run import run_agent_loop as run_agent_loop
 from ._run import run_agent_loop_continue as run_agent_loop_continue
 from ._state import AgentState as AgentState
+from ._subagent import sub_agent_tool as sub_agent_tool
 from ._tool import AgentTool as AgentTool
 from ._tool import tool as tool
 from ._tool_call import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
@@ -154,6 +155,7 @@ __all__ = [
     "run_agent_loop",
     "run_agent_loop_continue",
     "run_tool_call",
+    "sub_agent_tool",
     "stream_proxy",
     "tool",
 ]

@@ -47,6 +47,8 @@ from ._queue import PendingMessageQueue, QueueMode
 from ._result import RunResult
 from ._run import ContinueError
 from ._state import AgentState, StateReducer
+from ._subagent import sub_agent_tool
+from ._tool import AgentTool
 from ._types import (
     AgentContext,
     AgentMessage,
@@ -256,6 +258,56 @@ class Agent:
         active = self._active
         return active.controller.signal if active is not None else None
 
+    # ------------------------------------------------------------------ forks and sub-agents
+
+    def fork(self) -> Agent:
+        """A new, idle Agent with this one's model, thinking level, tools, hooks, request
+        options and settings, and a copy of its transcript (its listeners and queued
+        messages stay here)."""
+        state = self.state
+        return Agent(
+            model=state.model,
+            thinking_level=state.thinking_level,
+            tools=list(state.tools),
+            messages=list(state.messages),
+            stream_fn=self.stream_fn,
+            registry=self.registry,
+            hooks=self._hooks,
+            stream_options=self._stream_options,
+            steering_mode=self.steering_mode,
+            follow_up_mode=self.follow_up_mode,
+            tool_execution=self.tool_execution,
+            max_concurrent_tools=self.max_concurrent_tools,
+            close_timeout=self.close_timeout,
+            retry=self.retry,
+            compaction=self.compaction,
+            output_type=self.output_type,
+            output_mode=self.output_mode,
+            max_output_retries=self.max_output_retries,
+        )
+
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        forward_events: bool = False,
+        keep_messages: bool = True,
+    ) -> AgentTool:
+        """This agent as a tool of another: each call runs a fork of it (``fork()``, made
+        when the call starts) on the ``task`` the calling model writes, as a child of the
+        call (an abort of the caller aborts it), and answers with its final text; the
+        result's ``usage`` is what it spent, its ``details`` the messages it added
+        (``keep_messages``). ``forward_events`` sends its events to the caller's
+        listeners as ``tool_execution_update``s (``partial_result.details``)."""
+        return sub_agent_tool(
+            name,
+            description,
+            self.fork,
+            forward_events=forward_events,
+            keep_messages=keep_messages,
+        )
+
     # ------------------------------------------------------------------ listeners
 
     def subscribe(self, listener: AgentListener) -> Callable[[], None]:
@@ -428,6 +480,7 @@ class Agent:
             dispatcher = Dispatcher(
                 self._listeners, self._reducer.reduce, signal, self.close_timeout
             )
+            run: LoopRun | None = None
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
                 run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
@@ -440,9 +493,10 @@ class Agent:
                 await dispatcher.deliver_final(events)
                 messages = events[-1].messages
             aborted = signal.aborted
+            spent = run.compactor.usage if run is not None and run.compactor else None
             if output is None:
-                return RunResult(messages, aborted=aborted)
-            return output.result(messages, aborted=aborted)
+                return RunResult(messages, aborted=aborted, spent=spent)
+            return output.result(messages, aborted=aborted, spent=spent)
         finally:
             self._steering.restore()
             self._follow_up.restore()

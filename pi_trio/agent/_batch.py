@@ -7,7 +7,8 @@ result message, whatever happens: a call that is cancelled by an abort, or never
 because of one, gets ``Operation aborted``. After each event, and before each execution, an
 aborted signal goes through the run's abort check, so an abort a listener (or a sync tool)
 requests runs no further step. ``finish_aborted()`` writes the outcomes after the abort
-scope.
+scope; an aborted call keeps the ``usage`` its tool last reported in a progress update
+(what a sub-agent spent before the abort is spent all the same).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from ..ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage
+from ..ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, Usage
 from ._dispatch import Dispatcher
 from ._parallel import ToolGroup, run_concurrently
 from ._tool_call import (
@@ -80,6 +81,7 @@ class ToolBatch:
         self.results_started = bytearray(n)
         self.results_emitted = bytearray(n)
         self._failure: BaseException | None = None
+        self._spent: dict[int, Usage] | None = None  # usage reported in progress updates
         self._tool_group = tool_group
         self._closing = False  # ``finish_aborted`` runs: the outcome is written whole
 
@@ -239,6 +241,10 @@ class ToolBatch:
         dispatcher = self.dispatcher
 
         def on_update(partial_result: AgentToolResult) -> None:
+            if partial_result.usage is not None:
+                if self._spent is None:
+                    self._spent = {}
+                self._spent[i] = partial_result.usage
             dispatcher.push(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id,
@@ -294,9 +300,11 @@ class ToolBatch:
         """After an abort: every call without an outcome gets ``Operation aborted``; the
         missing start/end events and result messages are emitted in source order."""
         self._closing = True
+        spent = self._spent or {}
         for i in range(len(self.calls)):
             if self.outcomes[i] is None:
-                self.outcomes[i] = immediate(self.calls[i], ABORTED_TOOL_TEXT)
+                outcome = self.outcomes[i] = immediate(self.calls[i], ABORTED_TOOL_TEXT)
+                outcome.result.usage = spent.get(i)
             if not self.started[i]:
                 await self._emit_start(i)
             if not self.ended[i]:

@@ -48,8 +48,9 @@ from ._compaction import (
 )
 from ._lifecycle import RunLifecycle
 from ._types import CompactionEndEvent, CompactionStartEvent
+from ._usage import add_usage
 
-__all__ = ["Compactor", "SummaryRequest", "add_usage"]
+__all__ = ["Compactor", "SummaryRequest"]
 
 SummaryRequest = Callable[[Model, Context, str], Awaitable[AssistantMessage]]
 """``request(model, context, thinking_level)``: one summary request with the run's
@@ -63,31 +64,20 @@ class _SummaryFailed(Exception):
     ``error_message``)."""
 
 
-def add_usage(total: Usage | None, usage: Usage) -> Usage:
-    """``total`` plus ``usage``: tokens and costs added up (a new ``Usage``)."""
-    if total is None:
-        total = Usage()
-    result = Usage(
-        input=total.input + usage.input,
-        output=total.output + usage.output,
-        cache_read=total.cache_read + usage.cache_read,
-        cache_write=total.cache_write + usage.cache_write,
-        total_tokens=total.total_tokens + usage.total_tokens,
-    )
-    cost, extra = result.cost, usage.cost
-    cost.input = total.cost.input + extra.input
-    cost.output = total.cost.output + extra.output
-    cost.cache_read = total.cost.cache_read + extra.cache_read
-    cost.cache_write = total.cost.cache_write + extra.cache_write
-    cost.total = total.cost.total + extra.total
-    return result
-
-
 class Compactor:
     """One run's compaction: the settings, the running size estimate, and the usage of
     the summary requests made so far (``usage``)."""
 
-    __slots__ = ("_call", "_estimate", "_life", "_request", "_settle", "settings", "usage")
+    __slots__ = (
+        "_call",
+        "_estimate",
+        "_life",
+        "_request",
+        "_settle",
+        "_spent",
+        "settings",
+        "usage",
+    )
 
     def __init__(
         self,
@@ -103,7 +93,8 @@ class Compactor:
         self._settle = settle
         self._request = request
         self._estimate = TokenEstimate()
-        self.usage: Usage | None = None
+        self.usage: Usage | None = None  # every summary request of the run
+        self._spent: Usage | None = None  # the summary requests of this compaction
 
     async def before_request(self, model: Model) -> None:
         """Compact when the context is over the threshold for ``model``."""
@@ -142,6 +133,7 @@ class Compactor:
             return False
         life = self._life
         retry = failed is not None
+        self._spent = None
         await self._settle()
         await life.begin_compaction(
             CompactionStartEvent(reason=reason, tokens_before=tokens, will_retry=retry)
@@ -154,7 +146,7 @@ class Compactor:
                 CompactionEndEvent(
                     reason=reason,
                     tokens_before=tokens,
-                    usage=self.usage,
+                    usage=self._spent,
                     error_message=_RECOVERY_FAILED + text if retry else text,
                 ),
                 None,
@@ -174,7 +166,7 @@ class Compactor:
                 summary=summary,
                 tokens_before=tokens,
                 tokens_after=after,
-                usage=self.usage,
+                usage=self._spent,
                 messages=list(compacted),
                 will_retry=retry,
             ),
@@ -234,6 +226,7 @@ class Compactor:
         )
         answer = await self._request(model, context, self.settings.thinking_level)
         self.usage = add_usage(self.usage, answer.usage)
+        self._spent = add_usage(self._spent, answer.usage)
         if answer.stop_reason == "error" or answer.stop_reason == "aborted":
             raise _SummaryFailed(f"the summary request failed: {answer.error_message}")
         if answer.stop_reason == "length":

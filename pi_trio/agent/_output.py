@@ -37,6 +37,7 @@ from ..ai import (
     StreamOptions,
     TextContent,
     ToolCall,
+    Usage,
     UserMessage,
     now_ms,
     supports_json_schema_output,
@@ -271,7 +272,9 @@ class OutputRun:
             prepare_arguments=prepare_arguments,
         )
 
-    def result(self, messages: list[Any], *, aborted: bool = False) -> RunResult[Any]:
+    def result(
+        self, messages: list[Any], *, aborted: bool = False, spent: Usage | None = None
+    ) -> RunResult[Any]:
         """What the run returns: its messages and the output (or why there is none);
         ``aborted`` is whether the run's signal was aborted."""
         value = self.value
@@ -282,6 +285,7 @@ class OutputRun:
             output=value,
             output_error=error,
             aborted=aborted,
+            spent=spent,
         )
 
     def failure_text(self) -> str:

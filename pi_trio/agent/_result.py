@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Generic, TypeVar
 
-from ..ai import AssistantMessage, PiError
+from ..ai import AssistantMessage, PiError, Usage
 from ._types import AgentMessage
+from ._usage import usage_of
 
 __all__ = [
     "ABORTED_BETWEEN_TURNS",
@@ -76,7 +77,7 @@ class RunResult(Generic[T]):
     its tool results came in, or before the first request) ends without an assistant
     message of its own: its ``stop_reason`` is ``"aborted"`` all the same."""
 
-    __slots__ = ("_aborted", "_output", "_output_error", "messages", "output_type")
+    __slots__ = ("_aborted", "_output", "_output_error", "_spent", "messages", "output_type")
 
     def __init__(
         self,
@@ -86,8 +87,10 @@ class RunResult(Generic[T]):
         output: Any = NO_OUTPUT,
         output_error: str | None = None,
         aborted: bool = False,
+        spent: Usage | None = None,
     ) -> None:
         self.messages = messages
+        self._spent = spent  # what the run spent outside its messages (summaries)
         self.output_type = output_type
         self._output = output
         self._output_error = output_error
@@ -105,6 +108,12 @@ class RunResult(Generic[T]):
         self.raise_for_error()
         output: T = self._output
         return output
+
+    @property
+    def usage(self) -> Usage:
+        """What the run spent: its responses' usage and cost, its tools' own (a
+        sub-agent's, as its result's ``usage``) and its compactions' summary requests."""
+        return usage_of(self.messages, self._spent)
 
     @property
     def final(self) -> AssistantMessage | None:
