@@ -7,8 +7,8 @@
 // prompted "continue", and its faux provider answers "continued". The output (JSON, to
 // `out` or stdout) gives, per case, what the original sent to the model (`sent`: the
 // context's messages) and its transcript afterwards (`after`). The clock is virtual
-// (Date.now advances by 1 ms per read from a fixed epoch), so the output is the same on
-// every run.
+// (Date.now and performance.now advance by 1 ms per read from a fixed epoch), so the
+// output is the same on every run.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -25,8 +25,10 @@ const version = (name) => JSON.parse(readFileSync(join(modules, name, "package.j
 const ai = await load("pi-ai");
 const core = await load("pi-agent-core");
 
-let clock = 1767225600000; // 2026-01-01T00:00:00Z
+const EPOCH = 1767225600000; // 2026-01-01T00:00:00Z
+let clock = EPOCH;
 Date.now = () => ++clock;
+Object.defineProperty(performance, "now", { value: () => ++clock - EPOCH, configurable: true });
 
 const { cases } = JSON.parse(readFileSync(casesFile, "utf8"));
 const results = [];
