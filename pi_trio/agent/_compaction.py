@@ -13,8 +13,8 @@ Sizes are estimates in tokens: a response's own usage where the provider reporte
 the messages after it. ``TokenEstimate`` keeps a running sum over a growing transcript, so
 checking the size before every request costs time for the new messages only.
 
-``Compaction`` (the settings) and the prompt texts are here; running the summary request
-and announcing it to the listeners is ``_compactor``.
+``Compaction`` (the settings) is here, the prompts and the summary message are
+``_summaries``; running the summary request and announcing it is ``_compactor``.
 """
 
 from __future__ import annotations
@@ -40,10 +40,17 @@ from ..ai import (
     get_current_system_message,
 )
 from ._checks import check_model
+from ._summaries import (
+    SUMMARIZER_SYSTEM_PROMPT,
+    SUMMARY_PROMPT,
+    TURN_PREFIX_PROMPT,
+    UPDATE_PROMPT,
+    leading_summary,
+    previous_summary,
+)
 
 __all__ = [
-    "SUMMARY_PREFIX",
-    "SUMMARY_SUFFIX",
+    "CHARS_PER_TOKEN",
     "Compaction",
     "CompactionPlan",
     "CompactionReason",
@@ -52,11 +59,7 @@ __all__ = [
     "TokenEstimate",
     "compacted_transcript",
     "estimate_tokens",
-    "is_summary_message",
     "plan_compaction",
-    "serialize_conversation",
-    "summary_message",
-    "summary_text",
 ]
 
 CompactionReason: TypeAlias = Literal["threshold", "overflow"]
@@ -65,68 +68,6 @@ CompactionReason: TypeAlias = Literal["threshold", "overflow"]
 # one image costs in characters.
 CHARS_PER_TOKEN: Final = 4
 IMAGE_CHARS: Final = 4800
-# A tool result is cut to this many characters in the text the summarizer reads: the
-# summary needs what happened, not every byte a tool returned.
-TOOL_RESULT_SUMMARY_CHARS: Final = 2000
-
-SUMMARY_PREFIX: Final = (
-    "Earlier turns of this conversation were condensed into the summary below; "
-    "continue from it.\n\n<summary>\n"
-)
-SUMMARY_SUFFIX: Final = "\n</summary>"
-
-SUMMARIZER_SYSTEM_PROMPT: Final = (
-    "You condense conversations between a user and an AI assistant into checkpoint "
-    "summaries. Another model will continue the work from your summary alone. Write only "
-    "the summary: do not answer questions from the conversation and do not continue it."
-)
-
-_SECTIONS: Final = """Structure it in these sections:
-
-## Goal
-What the user wants done (several goals if the conversation moved between tasks).
-
-## Constraints and preferences
-Requirements and preferences the user stated, or "(none)".
-
-## Progress
-- Done: what was completed.
-- In progress: what was being worked on.
-- Blocked: what stands in the way, if anything.
-
-## Decisions
-Each decision taken, with its reason in a few words.
-
-## Next steps
-A numbered list of what comes next.
-
-## Context to keep
-Names, paths, values, error texts and other details the work depends on, or "(none)".
-
-Be brief in every section, but copy identifiers, file paths and error messages exactly."""
-
-SUMMARY_PROMPT: Final = (
-    "The conversation above, between <conversation> tags, is to be condensed into a "
-    "checkpoint summary.\n\n" + _SECTIONS
-)
-
-UPDATE_PROMPT: Final = (
-    "The conversation above, between <conversation> tags, continues the work described "
-    "by the summary between <previous-summary> tags. Write one new summary that keeps "
-    "everything of the previous one that still matters and adds what happened since: "
-    "move finished work to Done, update the next steps.\n\n" + _SECTIONS
-)
-
-TURN_PREFIX_PROMPT: Final = (
-    "The messages above, between <conversation> tags, are the beginning of a turn that "
-    "is still going on; its later messages are kept as they are and follow your text. "
-    "Summarize only what is shown: the request that started the turn, what was done so "
-    "far and what the later messages need to be understood. Use the sections "
-    "'## Request', '## Done so far' and '## Needed to continue'."
-)
-
-SPLIT_TURN_SEPARATOR: Final = "\n\n---\n\nThe turn in progress, so far:\n\n"
-NO_EARLIER_HISTORY: Final = "(no earlier conversation)"
 
 
 # --------------------------------------------------------------------------- settings
@@ -313,47 +254,6 @@ class TokenEstimate:
         return reported + total - prefix[index + 1]
 
 
-# --------------------------------------------------------------------------- summaries
-
-
-def summary_text(summary: str) -> str:
-    """The text of the message that holds ``summary``."""
-    return SUMMARY_PREFIX + summary + SUMMARY_SUFFIX
-
-
-def summary_message(summary: str, timestamp: int) -> UserMessage:
-    """The user message a compacted transcript keeps its summary in."""
-    return UserMessage(content=[TextContent(text=summary_text(summary))], timestamp=timestamp)
-
-
-def _summary_of(message: Any) -> str | None:
-    if not isinstance(message, UserMessage) or isinstance(message.content, str):
-        return None
-    if len(message.content) != 1 or not isinstance(message.content[0], TextContent):
-        return None
-    text = message.content[0].text
-    if text.startswith(SUMMARY_PREFIX) and text.endswith(SUMMARY_SUFFIX):
-        return text[len(SUMMARY_PREFIX) : len(text) - len(SUMMARY_SUFFIX)]
-    return None
-
-
-def is_summary_message(message: Any) -> bool:
-    """Whether ``message`` is a compaction summary (a user message holding one)."""
-    return _summary_of(message) is not None
-
-
-def leading_summary(messages: Sequence[Any]) -> tuple[int, UserMessage] | None:
-    """The summary a compacted transcript starts with (after its system messages), with
-    its index."""
-    for index, message in enumerate(messages):
-        if isinstance(message, SystemMessage):
-            continue
-        if is_summary_message(message):
-            return index, message
-        return None
-    return None
-
-
 # --------------------------------------------------------------------------- the cut
 
 
@@ -386,7 +286,7 @@ def plan_compaction(messages: Sequence[Any], keep_recent_tokens: int) -> Compact
     """
     found = leading_summary(messages)
     start = 0 if found is None else found[0] + 1
-    previous = None if found is None else _summary_of(found[1])
+    previous = None if found is None else previous_summary(found[1])
     cut_points = [i for i in range(start, len(messages)) if _is_cut_point(messages[i])]
     if not cut_points:
         return None
@@ -425,61 +325,3 @@ def compacted_transcript(
     head = get_current_system_message(messages[: plan.first_kept])
     kept = list(messages[plan.first_kept :])
     return ([head] if head is not None else []) + [summary] + kept
-
-
-# --------------------------------------------------------------------------- the request
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(block.text for block in content or () if isinstance(block, TextContent))
-
-
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n\n[{len(text) - limit} more characters left out]"
-
-
-def serialize_conversation(messages: Sequence[Any]) -> str:
-    """The conversation as plain text for the summarizer, so that it reads it rather
-    than continues it. Thinking is left out (it is the provider's own, and its
-    signatures belong to the model that wrote it); tool results are cut to
-    ``TOOL_RESULT_SUMMARY_CHARS`` characters."""
-    parts: list[str] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            text = _text(message.content)
-            if text:
-                parts.append(f"[User]: {text}")
-        elif isinstance(message, AssistantMessage):
-            text = _text(message.content)
-            if text:
-                parts.append(f"[Assistant]: {text}")
-            calls = [
-                f"{block.name}({msgspec.json.encode(block.arguments).decode()})"
-                for block in message.content
-                if isinstance(block, ToolCall)
-            ]
-            if calls:
-                parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
-        elif isinstance(message, ToolResultMessage):
-            text = _text(message.content)
-            if text:
-                label = "Tool error" if message.is_error else "Tool result"
-                parts.append(
-                    f"[{label} {message.tool_name}]: {_clip(text, TOOL_RESULT_SUMMARY_CHARS)}"
-                )
-    return "\n\n".join(parts)
-
-
-def summary_prompt(
-    messages: Sequence[Any], instructions: str, previous_summary: str | None = None
-) -> str:
-    """The user message of one summary request: the conversation, the previous summary
-    (when updating one) and the instructions."""
-    text = f"<conversation>\n{serialize_conversation(messages)}\n</conversation>\n\n"
-    if previous_summary is not None:
-        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
-    return text + instructions

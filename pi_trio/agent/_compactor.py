@@ -34,8 +34,6 @@ from ..ai import (
 )
 from ._checks import check_model
 from ._compaction import (
-    NO_EARLIER_HISTORY,
-    SPLIT_TURN_SEPARATOR,
     Compaction,
     CompactionPlan,
     CompactionReason,
@@ -43,10 +41,9 @@ from ._compaction import (
     TokenEstimate,
     compacted_transcript,
     plan_compaction,
-    summary_message,
-    summary_prompt,
 )
 from ._lifecycle import RunLifecycle
+from ._summaries import NO_EARLIER_HISTORY, SPLIT_TURN_SEPARATOR, summary_message, summary_prompt
 from ._types import CompactionEndEvent, CompactionStartEvent
 from ._usage import add_usage
 

@@ -14,22 +14,22 @@ the default prompts, and ``SummarizeHook``, the type of ``Compaction.summarize``
 from __future__ import annotations
 
 from ._compaction import CHARS_PER_TOKEN as CHARS_PER_TOKEN
-from ._compaction import SUMMARIZER_SYSTEM_PROMPT as SUMMARIZER_SYSTEM_PROMPT
-from ._compaction import SUMMARY_PREFIX as SUMMARY_PREFIX
-from ._compaction import SUMMARY_PROMPT as SUMMARY_PROMPT
-from ._compaction import SUMMARY_SUFFIX as SUMMARY_SUFFIX
-from ._compaction import TOOL_RESULT_SUMMARY_CHARS as TOOL_RESULT_SUMMARY_CHARS
-from ._compaction import TURN_PREFIX_PROMPT as TURN_PREFIX_PROMPT
-from ._compaction import UPDATE_PROMPT as UPDATE_PROMPT
 from ._compaction import CompactionPlan as CompactionPlan
 from ._compaction import SummarizeHook as SummarizeHook
 from ._compaction import TokenEstimate as TokenEstimate
 from ._compaction import compacted_transcript as compacted_transcript
 from ._compaction import estimate_tokens as estimate_tokens
-from ._compaction import is_summary_message as is_summary_message
 from ._compaction import plan_compaction as plan_compaction
-from ._compaction import serialize_conversation as serialize_conversation
-from ._compaction import summary_message as summary_message
+from ._summaries import SUMMARIZER_SYSTEM_PROMPT as SUMMARIZER_SYSTEM_PROMPT
+from ._summaries import SUMMARY_PREFIX as SUMMARY_PREFIX
+from ._summaries import SUMMARY_PROMPT as SUMMARY_PROMPT
+from ._summaries import SUMMARY_SUFFIX as SUMMARY_SUFFIX
+from ._summaries import TOOL_RESULT_SUMMARY_CHARS as TOOL_RESULT_SUMMARY_CHARS
+from ._summaries import TURN_PREFIX_PROMPT as TURN_PREFIX_PROMPT
+from ._summaries import UPDATE_PROMPT as UPDATE_PROMPT
+from ._summaries import is_summary_message as is_summary_message
+from ._summaries import serialize_conversation as serialize_conversation
+from ._summaries import summary_message as summary_message
 
 __all__ = [
     "CHARS_PER_TOKEN",
