@@ -154,7 +154,8 @@ def test_system_prompt_becomes_cached_text_blocks():
     ]
 
 
-def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder_turn():
+def test_every_system_message_folds_into_the_prompt_as_pi_16_folds_them():
+    # pi 1.6's resolveTranscript: contents appended, sections patched by name, no turn
     context = ctx(
         SystemMessage(content="One.", timestamp=0),
         SystemMessage(content="Two.", sections={"style": "Short."}, timestamp=0),
@@ -164,7 +165,21 @@ def test_leading_system_messages_are_the_prompt_and_later_ones_a_system_reminder
         UserMessage(content="again"),
     )
     body = body_of(SONNET, context, cache_retention="none")
-    assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nShort."}]
+    assert body["system"] == [{"type": "text", "text": "One.\n\nTwo.\n\nNow be formal."}]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+
+
+def test_a_model_that_takes_system_messages_mid_conversation_gets_a_reminder_turn():
+    model = msgspec.structs.replace(SONNET, compat={"supportsMidConvoSystemMessages": True})
+    context = ctx(
+        SystemMessage(content="One.", timestamp=0),
+        UserMessage(content="hi"),
+        assistant(TextContent(text="hello")),
+        SystemMessage(content="Now be formal.", sections={"style": None}),
+        UserMessage(content="again"),
+    )
+    body = body_of(model, context, cache_retention="none")
+    assert body["system"] == [{"type": "text", "text": "One."}]
     assert body["messages"][2] == {
         "role": "user",
         "content": [
@@ -769,8 +784,7 @@ def test_thinking_signatures_redacted_thinking_and_tool_calls_are_preserved():
     deltas = [e.delta for e in events if e.type == "toolcall_delta" and e.content_index == 3]
     assert deltas == ["", '{"city": "Par', 'is", "unit": "c"}']
     assert [e.type for e in events if getattr(e, "content_index", None) == 1] == [
-        "thinking_start",
-        "thinking_delta",  # the placeholder text arrives as content, through a proxy too
+        "thinking_start",  # with the placeholder text, and no delta: the wire sends none
         "thinking_end",
     ]
 

@@ -161,7 +161,7 @@ def test_system_prompt_and_generation_config():
     assert body["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 100}
 
 
-def test_later_system_messages_become_system_reminder_user_turns():
+def test_later_system_messages_fold_into_the_system_instruction_as_pi_16_folds_them():
     context = ctx(
         SystemMessage(content="Lead.", timestamp=0),
         UserMessage(content="hi"),
@@ -169,11 +169,11 @@ def test_later_system_messages_become_system_reminder_user_turns():
         UserMessage(content="again"),
     )
     body = body_of(PLAIN, context)
-    assert body["systemInstruction"] == {"parts": [{"text": "Lead."}]}
-    assert body["contents"][1] == {
-        "role": "user",
-        "parts": [{"text": "<system_reminder>\nLater.\n</system_reminder>"}],
-    }
+    assert body["systemInstruction"] == {"parts": [{"text": "Lead.\n\nLater."}]}
+    assert body["contents"] == [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "user", "parts": [{"text": "again"}]},
+    ]
 
 
 def test_user_images_become_inline_data():
@@ -554,6 +554,7 @@ def test_text_chunks_map_to_one_text_block_with_usage():
         "text_start",
         "text_delta",
         "text_delta",
+        "text_delta",  # the empty text part, forwarded as pi 1.6 forwards it
         "text_end",
         "done",
     ]
@@ -653,32 +654,40 @@ def test_finish_reasons_map_to_done(finish, reason):
 )
 def test_other_finish_reasons_are_errors(finish):
     events = feed_all(sse_body([chunk({"text": "x"}, finish=finish)]))
-    assert failure(events) == f"Provider finish_reason: {finish}"
+    assert failure(events) == f"Provider stopped with: {finish}"
     assert [e.type for e in events] == ["text_start", "text_delta", "text_end", "error"]
 
 
 def test_safety_fixture_keeps_the_text_and_names_the_reason():
     events = feed_all(fixture("safety.sse"))
-    assert failure(events) == "Provider finish_reason: SAFETY"
+    assert failure(events) == "Provider stopped with: SAFETY"
     assert events[-1].error.content == [TextContent(text="Here is how")]
     assert events[-1].error.raw_stop_reason == "SAFETY"
 
 
-def test_finish_message_is_added_to_the_error():
+def test_the_finish_message_stays_out_of_the_error_as_in_pi_16():
     candidate = chunk(finish="OTHER")
     candidate["candidates"][0]["finishMessage"] = "Malformed call: bad args"
-    assert failure(feed_all(sse_body([candidate]))) == (
-        "Provider finish_reason: OTHER: Malformed call: bad args"
-    )
+    assert failure(feed_all(sse_body([candidate]))) == "Provider stopped with: OTHER"
 
 
-def test_a_tool_call_turns_any_finish_reason_into_tool_use():
-    body = sse_body(
-        [chunk({"functionCall": {"name": "f", "args": {"a": 1}}}, finish="MALFORMED_FUNCTION_CALL")]
+def test_a_tool_call_turns_stop_into_tool_use_and_a_failing_reason_stays_a_failure():
+    call = {"functionCall": {"name": "f", "args": {"a": 1}}}
+    events = feed_all(sse_body([chunk(call, finish="STOP")]))
+    assert (events[-1].type, events[-1].reason) == ("done", "toolUse")
+    events = feed_all(sse_body([chunk(call, finish="MALFORMED_FUNCTION_CALL")]))
+    assert failure(events) == "Provider stopped with: MALFORMED_FUNCTION_CALL"
+
+
+def test_an_empty_text_part_is_forwarded_as_an_empty_delta():
+    events = feed_all(
+        sse_body([chunk({"text": "A"}), chunk({"text": ""}), chunk({"text": "B"}, finish="STOP")])
     )
-    events = feed_all(body)
-    assert events[-1].type == "done"
-    assert events[-1].reason == "toolUse"
+    assert [(e.type, getattr(e, "delta", None)) for e in events if e.type == "text_delta"] == [
+        ("text_delta", "A"),
+        ("text_delta", ""),
+        ("text_delta", "B"),
+    ]
 
 
 def test_error_chunk_and_blocked_prompt_fail_clearly():

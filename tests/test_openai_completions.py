@@ -582,7 +582,9 @@ def test_other_providers_ignore_a_reported_cost() -> None:
                 "supports_developer_role": True,
                 "max_tokens_field": "max_completion_tokens",
                 "thinking_format": "openai",
-                "supports_mid_convo_system_messages": True,
+                # pi 1.6: a model's compat opts in to these two
+                "supports_mid_convo_system_messages": False,
+                "supports_strict_mode": False,
             },
         ),
         (
@@ -634,18 +636,29 @@ def test_other_providers_ignore_a_reported_cost() -> None:
                 "supports_store": False,
             },
         ),
+        # local servers and gateways get pi 1.6's standard quirks: system, store, and
+        # max_completion_tokens (LiteLLM's port 4000 included)
         (
             "ollama",
             "http://localhost:11434/v1",
             {
-                "supports_store": False,
+                "supports_store": True,
                 "supports_developer_role": False,
-                "max_tokens_field": "max_tokens",
+                "max_tokens_field": "max_completion_tokens",
             },
         ),
-        ("custom", "http://127.0.0.1:8000/v1", {"supports_store": False}),  # vLLM
+        ("custom", "http://127.0.0.1:8000/v1", {"supports_store": True}),  # vLLM
         ("llama.cpp", "http://gpu-box:8080/v1", {"supports_developer_role": False}),
-        ("custom", "http://localhost:1234/v1", {"max_tokens_field": "max_tokens"}),  # LM Studio
+        ("custom", "http://localhost:1234/v1", {"max_tokens_field": "max_completion_tokens"}),
+        (
+            "litellm",
+            "http://localhost:4000/v1",
+            {
+                "supports_developer_role": False,
+                "supports_store": True,
+                "supports_strict_mode": False,
+            },
+        ),
         (
             "zai",
             "https://api.z.ai/api/paas/v4",
@@ -665,7 +678,7 @@ def test_compat_is_detected_from_provider_and_url(
     assert {key: getattr(compat, key) for key in expected} == expected
 
 
-def test_openrouter_anthropic_models_get_developer_role_and_cache_control() -> None:
+def test_openrouter_anthropic_models_get_the_system_role_and_cache_control() -> None:
     compat = resolve_compat(
         make_model(
             provider="openrouter",
@@ -673,7 +686,7 @@ def test_openrouter_anthropic_models_get_developer_role_and_cache_control() -> N
             base_url="https://openrouter.ai/api/v1",
         )
     )
-    assert compat.supports_developer_role
+    assert not compat.supports_developer_role  # pi 1.6: the developer role is OpenAI's alone
     assert compat.cache_control_format == "anthropic"
 
 
@@ -739,23 +752,29 @@ def test_reasoning_models_get_the_developer_role_where_supported() -> None:
     assert body_for(xai, messages)["messages"][0]["role"] == "system"
 
 
-def test_later_system_messages_are_instructions_for_openai_and_reminders_elsewhere() -> None:
+def test_later_system_messages_fold_into_the_instruction_unless_the_model_takes_them() -> None:
     messages = [
         SystemMessage(content="sys"),
         UserMessage(content="hi"),
         SystemMessage(content="now be brief", sections={"mode": "fast"}),
         UserMessage(content="go"),
     ]
-    openai = body_for(make_model(), messages)["messages"]
-    assert openai[2] == {
+    folded = body_for(
+        make_model(provider="groq", base_url="https://api.groq.com/openai/v1"), messages
+    )["messages"]
+    assert folded == [
+        {
+            "role": "system",
+            "content": "sys\n\nnow be brief\n\nfast",  # sections by value, as 1.6 renders them
+        },
+        {"role": "user", "content": "hi"},
+        {"role": "user", "content": "go"},
+    ]
+    in_place = body_for(make_model(compat={"supportsMidConvoSystemMessages": True}), messages)
+    assert in_place["messages"][2] == {
         "role": "system",
         "content": 'now be brief\n\nUpdated system prompt section "mode":\n\nfast',
     }
-    groq = body_for(
-        make_model(provider="groq", base_url="https://api.groq.com/openai/v1"), messages
-    )["messages"]
-    assert groq[2]["role"] == "user"
-    assert groq[2]["content"].startswith("<system_reminder>\nnow be brief")
 
 
 def test_max_tokens_field_per_compat_and_zero_means_unset() -> None:
@@ -969,7 +988,9 @@ def test_tools_from_the_transcript_with_strict_flag_only_where_supported() -> No
         SystemMessage(content="", tools_added=[ECHO, strict_tool]),
         UserMessage(content="q"),
     ]
-    tools = body_for(make_model(), messages, tool_choice="required")
+    tools = body_for(
+        make_model(compat={"supportsStrictMode": True}), messages, tool_choice="required"
+    )
     assert tools["tools"] == [
         {
             "type": "function",
@@ -1010,7 +1031,10 @@ def test_tools_that_prefer_strict_sampling_go_strict_where_the_schema_fits() -> 
         fits, name="l", parameters={"type": "object", "properties": {"a": {"not": {}}}}
     )
     messages = [SystemMessage(content="", tools_added=[fits, loose]), UserMessage(content="q")]
-    functions = [t["function"] for t in body_for(make_model(), messages)["tools"]]
+    functions = [
+        t["function"]
+        for t in body_for(make_model(compat={"supportsStrictMode": True}), messages)["tools"]
+    ]
     assert functions[0]["parameters"] == {
         "type": "object",
         "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}},

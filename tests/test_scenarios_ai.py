@@ -536,7 +536,8 @@ def test_mid_conversation_system_messages_follow_the_transport_and_the_compat_fl
         "https://llm.example.invalid/v1",
         compat={"supportsMidConvoSystemMessages": True},
     )
-    assert resolve_compat(openai).supports_mid_convo_system_messages
+    # pi 1.6 detects no server as taking them; a model's compat opts in
+    assert not resolve_compat(openai).supports_mid_convo_system_messages
     assert not resolve_compat(custom).supports_mid_convo_system_messages
     assert resolve_compat(enabled).supports_mid_convo_system_messages
 

@@ -371,5 +371,16 @@ def to_wire(event: AssistantMessageEvent) -> ProxyEvent:
 
 
 def encode_event(event: AssistantMessageEvent) -> bytes:
-    """One SSE frame: ``data: <event JSON without partial>\\n\\n``."""
-    return b"data: " + _encode(to_wire(event)) + b"\n\n"
+    """One SSE frame: ``data: <event JSON without partial>\\n\\n``.
+
+    A redacted thinking block starts with its placeholder text and gets no delta (as in pi
+    1.6's providers); the protocol's thinking_end carries no text, so the frame of its
+    thinking_start is followed by a thinking_delta with the placeholder: a client (1.6's
+    included) rebuilds the text. Redacted blocks get no other delta, so nothing repeats."""
+    frame = b"data: " + _encode(to_wire(event)) + b"\n\n"
+    if isinstance(event, ThinkingStartEvent):
+        block = _block(event.partial, event.content_index, ThinkingContent)
+        if block is not None and block.redacted and block.thinking:
+            delta = ProxyThinkingDelta(content_index=event.content_index, delta=block.thinking)
+            frame += b"data: " + _encode(delta) + b"\n\n"
+    return frame

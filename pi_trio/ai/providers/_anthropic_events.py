@@ -153,9 +153,9 @@ class AnthropicEventMapper:
         u.output = usage.output_tokens or 0
         u.cache_read = usage.cache_read_input_tokens or 0
         u.cache_write = usage.cache_creation_input_tokens or 0
+        # pi 1.6 writes the 1h share on every message_start, 0 when the split is absent
         creation = usage.cache_creation
-        if creation is not None and creation.ephemeral_1h_input_tokens is not None:
-            u.cache_write_1h = creation.ephemeral_1h_input_tokens
+        u.cache_write_1h = (creation.ephemeral_1h_input_tokens if creation else None) or 0
         self._update_totals()
 
     def _message_delta(self, event: MessageDelta) -> None:
@@ -175,6 +175,10 @@ class AnthropicEventMapper:
                 u.cache_read = usage.cache_read_input_tokens
             if usage.cache_creation_input_tokens is not None:
                 u.cache_write = usage.cache_creation_input_tokens
+            # gateways (Vercel's) repeat the TTL split in deltas
+            creation = usage.cache_creation
+            if creation is not None and creation.ephemeral_1h_input_tokens is not None:
+                u.cache_write_1h = creation.ephemeral_1h_input_tokens
             details_out = usage.output_tokens_details
             if details_out is not None and details_out.thinking_tokens is not None:
                 u.reasoning = details_out.thinking_tokens
@@ -222,10 +226,13 @@ class AnthropicEventMapper:
                     b.thinking_signature_delta(start_t.content_index, signature)
                 return events
             case RedactedThinkingBlock(data=data):
-                start_r = b.thinking_start(thinking_signature=data or "", redacted=True)
+                # the placeholder is the block's text from its start, as in pi 1.6: the
+                # wire sends no delta, so neither do we (thinking_end carries the text)
+                start_r = b.thinking_start(
+                    thinking=REDACTED_THINKING_TEXT, thinking_signature=data or "", redacted=True
+                )
                 self._blocks[index] = ("thinking", start_r.content_index)
-                # the placeholder text is content like any other: consumers see it arrive
-                return [start_r, b.thinking_delta(start_r.content_index, REDACTED_THINKING_TEXT)]
+                return [start_r]
             case ToolUseBlock(id=call_id, name=name, input=arguments):
                 name = name or ""
                 if self._tool_names:

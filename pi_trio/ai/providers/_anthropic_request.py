@@ -19,6 +19,7 @@ import msgspec
 
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions
+from .._transcript._history import resolve_transcript
 from .._transcript._system import (
     get_current_tools,
     render_system_message_update,
@@ -307,7 +308,10 @@ def build_anthropic_request(
 ) -> AnthropicRequest:
     """The body and beta flags for ``context`` (already normalized: messages only);
     ``relax_preferred_strict`` as in ``_anthropic_tools``."""
-    messages = context.messages
+    # as pi 1.6: later system messages fold into the leading prompt unless the model takes
+    # them mid-conversation (then each goes as a <system_reminder> user turn)
+    mid_convo = (model.compat or {}).get("supportsMidConvoSystemMessages") is True
+    messages = resolve_transcript(context, mid_convo).messages
     control = _cache_control(model, options)
     prompt, wire = convert_anthropic_messages(messages, model, oauth=oauth)
     if control is not None:

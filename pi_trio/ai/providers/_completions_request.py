@@ -12,15 +12,16 @@ import msgspec
 from .._json._depth import decode_json
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions, ThinkingBudgets
+from .._transcript._history import resolve_transcript
 from .._transcript._system import (
     get_current_tools,
     get_system_message_text,
     render_system_message_update,
-    system_reminder_text,
 )
 from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
+    Context,
     ImageContent,
     Message,
     Model,
@@ -161,7 +162,11 @@ def _assistant(
 def convert_messages(
     model: Model, messages: Sequence[Message], compat: CompletionsCompat
 ) -> list[dict[str, Any]]:
-    """The ``messages`` array for a (normalized, transcript-only) message list."""
+    """The ``messages`` array for a (normalized, transcript-only) message list. Later system
+    messages stay in place for servers that take them mid-conversation; otherwise they fold
+    into the leading instruction (pi 1.6's ``resolveTranscript``)."""
+    if not compat.supports_mid_convo_system_messages:
+        messages = resolve_transcript(Context(messages=list(messages)), False).messages
     transformed = transform_messages(messages, model, tool_call_id_normalizer(model, compat))
     instruction_role = (
         "developer" if model.reasoning and compat.supports_developer_role else "system"
@@ -174,20 +179,15 @@ def convert_messages(
         message = transformed[i]
         i += 1
         if isinstance(message, SystemMessage):
-            if leading or compat.supports_mid_convo_system_messages:
-                text = (
-                    get_system_message_text(message)
-                    if leading
-                    else render_system_message_update(message)
-                )
-                if text:
-                    out.append({"role": instruction_role, "content": sanitize_surrogates(text)})
-                    last_role = "system"
-                continue
-            text = system_reminder_text(render_system_message_update(message))
-            if not text:
-                continue
-            message = UserMessage(content=text, timestamp=message.timestamp)
+            text = (
+                get_system_message_text(message)
+                if leading
+                else render_system_message_update(message)
+            )
+            if text:
+                out.append({"role": instruction_role, "content": sanitize_surrogates(text)})
+                last_role = "system"
+            continue
         leading = False
         if (
             compat.requires_assistant_after_tool_result
@@ -365,7 +365,7 @@ def build_body(
     output = options.output_format
     if output is not None:
         schema, strict = fit_output_schema(
-            output, strict_mode=compat.supports_strict_mode, unsupported=openai_strict_unsupported
+            output, strict_mode=compat.supports_strict_output, unsupported=openai_strict_unsupported
         )
         spec: dict[str, Any] = {"name": output.name, "schema": schema, "strict": strict}
         if output.description:

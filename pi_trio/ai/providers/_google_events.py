@@ -26,6 +26,7 @@ from ._wire import decode_failed, note_response, write_prompt_usage
 __all__ = ["GoogleEventMapper"]
 
 ENDED_WITHOUT_FINISH_REASON: Final = "Google stream ended without a finish reason"
+ENDED_WITHOUT_FINISH_REASON_VERTEX: Final = "Google Vertex stream ended without a finish reason"
 _STOP_REASONS: Final = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
@@ -44,9 +45,12 @@ def _not_object(payload: Any) -> bool:
 class GoogleEventMapper:
     """Folds one response's chunks into ``builder``'s message."""
 
-    def __init__(self, builder: MessageBuilder, model: Model) -> None:
+    def __init__(self, builder: MessageBuilder, model: Model, *, vertex: bool = False) -> None:
         self.builder = builder
         self.model = model
+        self._ended_text = (
+            ENDED_WITHOUT_FINISH_REASON_VERTEX if vertex else ENDED_WITHOUT_FINISH_REASON
+        )
         self._kind: str | None = None  # "text" / "thinking" while a block is open
         self._index = -1
         self._signature: str | None = None
@@ -81,7 +85,7 @@ class GoogleEventMapper:
             for part in (content.parts if content is not None else None) or ():
                 self._part(part, events)
             if candidate.finish_reason is not None:
-                self._finish_reason(candidate.finish_reason, candidate.finish_message)
+                self._finish_reason(candidate.finish_reason)
         else:
             feedback = chunk.prompt_feedback
             if feedback is not None and feedback.block_reason is not None:
@@ -99,7 +103,7 @@ class GoogleEventMapper:
             events.append(self.builder.error(self._failure))
         elif not self._finished:
             # cut off: a complete answer always ends with a finish reason
-            events.append(self.builder.error(ENDED_WITHOUT_FINISH_REASON))
+            events.append(self.builder.error(self._ended_text))
         else:
             events.append(self.builder.done())
         return events
@@ -127,11 +131,11 @@ class GoogleEventMapper:
                 events.append(start)
                 self._kind = kind
                 self._index = start.content_index
-            if text:
-                if kind == "thinking":
-                    events.append(b.thinking_delta(self._index, text))
-                else:
-                    events.append(b.text_delta(self._index, text))
+            # an empty text part is forwarded as an empty delta, as pi 1.6 forwards it
+            if kind == "thinking":
+                events.append(b.thinking_delta(self._index, text))
+            else:
+                events.append(b.text_delta(self._index, text))
             if signature:
                 self._signature = signature
         call = part.function_call
@@ -152,17 +156,18 @@ class GoogleEventMapper:
 
     # ------------------------------------------------------------------ stop and usage
 
-    def _finish_reason(self, reason: str, finish_message: str | None) -> None:
+    def _finish_reason(self, reason: str) -> None:
         self._finished = True
         out = self.builder.message
         out.raw_stop_reason = reason
+        # every reason but these is a failure, worded as pi 1.6 words it; reasons 1.6 does not
+        # know (it throws "Unhandled stop reason" and loses the billed usage) are kept alike
         mapped = _STOP_REASONS.get(reason, "error")
         self._failure = None
-        if self.builder.tool_call_count:
+        if mapped == "stop" and self.builder.tool_call_count:
             mapped = "toolUse"
         elif mapped == "error":
-            detail = f": {finish_message}" if finish_message else ""
-            self._failure = f"Provider finish_reason: {reason}{detail}"
+            self._failure = f"Provider stopped with: {reason}"
         out.stop_reason = mapped  # type: ignore[assignment]
 
     def _usage(self, usage: UsageMetadata) -> None:

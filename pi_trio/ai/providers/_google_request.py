@@ -24,10 +24,8 @@ from .._catalog._models import clamp_thinking_level
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._transcript._system import (
+    collapse_system_messages,
     get_current_tools,
-    render_system_message_update,
-    split_leading_system_prompt,
-    system_reminder_text,
 )
 from .._transcript._transform import transform_messages
 from .._types import (
@@ -36,7 +34,6 @@ from .._types import (
     ImageContent,
     Message,
     Model,
-    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -266,9 +263,9 @@ def convert_google_contents(
 
     Consecutive tool results share one user turn of ``functionResponse`` parts; for
     models that cannot nest images in a function response, the images follow that turn in
-    a user turn of their own. A later system message becomes a ``<system_reminder>`` user
-    turn."""
-    prompt, rest = split_leading_system_prompt(messages)
+    a user turn of their own. Every system message folds into the instruction text, later
+    ones appended (pi 1.6's ``collapseSystemMessages``)."""
+    prompt, rest = collapse_system_messages(messages)
     normalizer = _normalize_call_id if _uses_call_ids(model) else None
     contents: list[dict[str, Any]] = []
     result_turn: list[dict[str, Any]] | None = None  # parts of the open tool-result turn
@@ -301,10 +298,6 @@ def convert_google_contents(
             parts = _model_parts(message, model)
             if parts:
                 contents.append({"role": "model", "parts": parts})
-        elif isinstance(message, SystemMessage):
-            text = system_reminder_text(sanitize_surrogates(render_system_message_update(message)))
-            if text:
-                contents.append({"role": "user", "parts": [{"text": text}]})
     close_result_turn()
     return prompt, contents
 

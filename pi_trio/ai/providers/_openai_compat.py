@@ -4,9 +4,13 @@
 ``resolve_compat(model)`` detects the server from ``model.provider`` and ``model.base_url``
 (provider ids and URL substrings are OR-ed) and lets every field that ``model.compat``
 names explicitly (camelCase, as in the JSON catalog) win over the detected value.
-Detected: OpenAI, OpenRouter, xAI, Cerebras, DeepSeek, Mistral, Groq (standard), z.ai,
-Together, Moonshot, NVIDIA, Cloudflare, chutes, opencode, Ant Ling, and local servers
-(Ollama, vLLM, llama.cpp, LM Studio).
+Detected as pi 1.6 detects them: OpenAI, OpenRouter, xAI, Cerebras, DeepSeek, z.ai,
+Together, Moonshot, NVIDIA, Cloudflare, chutes, opencode, Ant Ling; any other server
+(Groq, LiteLLM, Ollama, vLLM, llama.cpp, LM Studio, a custom base URL) gets the standard
+quirks: ``system`` (only OpenAI's own API gets ``developer``), ``store: false``,
+``max_completion_tokens`` and no ``strict`` on tools. pi_trio adds Mistral (its endpoint
+rejects ``store`` and wants nine-character tool-call ids; pi 1.6 sends Mistral through
+``mistral-conversations`` instead) and, for ``response_format`` only, local servers.
 """
 
 from __future__ import annotations
@@ -41,12 +45,14 @@ ThinkingFormat: TypeAlias = Literal[
     "ant-ling",
 ]
 
-# Provider ids of local OpenAI-compatible servers, and their default ports on localhost.
+# Provider ids of local OpenAI-compatible servers, and their default ports on localhost:
+# they take ``response_format`` of type ``json_schema`` (their other quirks are 1.6's
+# standard ones).
 _LOCAL_PROVIDERS: Final = frozenset(
     {"ollama", "vllm", "llama.cpp", "llamacpp", "llama-cpp", "lmstudio", "lm-studio"}
 )
 _LOCAL_URL: Final = re.compile(
-    r"^https?://(localhost|127\.0\.0\.1|\[::1\]|0\.0\.0\.0)(:(11434|1234|8080|8000))?(/|$)"
+    r"^https?://(localhost|127\.0\.0\.1|\[::1\]|0\.0\.0\.0)(:(11434|1234|8080|8000|4000))?(/|$)"
 )
 
 
@@ -56,6 +62,9 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     pi_trio's: later system messages go on the wire as instruction messages when true,
     else as a ``<system_reminder>`` user turn. ``requires_mistral_tool_ids``: tool-call ids
     must be 9 alphanumerics.
+    ``supports_strict_output`` (pi_trio's): the server takes ``strict: true`` on that
+    ``response_format`` (unlike ``supports_strict_mode``, 1.6's flag for tools, it is
+    detected: every server but Moonshot, Together, Cloudflare's gateway and NVIDIA).
     ``supports_json_schema_output`` is pi_trio's too: the server takes ``response_format``
     of type ``json_schema`` (``StreamOptions.output_format``)."""
 
@@ -86,6 +95,7 @@ class CompletionsCompat(msgspec.Struct, kw_only=True, frozen=True):
     supports_mid_convo_system_messages: bool = False
     vllm_priority: int | None = None
     supports_json_schema_output: bool = False
+    supports_strict_output: bool = True
 
 
 # camelCase key in ``model.compat`` -> field name
@@ -132,7 +142,6 @@ def _detect(model: Model) -> dict[str, Any]:
         or is_cf_gateway
         or is_ant_ling
         or is_mistral
-        or is_local
     )
     use_max_tokens = (
         is_chutes
@@ -144,9 +153,7 @@ def _detect(model: Model) -> dict[str, Any]:
         or is_ant_ling
         or is_zai
         or is_mistral
-        or is_local
     )
-    developer_role_model = is_openrouter and model.id.startswith(("anthropic/", "openai/"))
     if is_deepseek:
         thinking_format = "deepseek"
     elif is_zai:
@@ -162,7 +169,8 @@ def _detect(model: Model) -> dict[str, Any]:
 
     return {
         "supports_store": not non_standard,
-        "supports_developer_role": developer_role_model or (not non_standard and not is_openrouter),
+        # the developer role is OpenAI's; other hosts' chat templates often reject it
+        "supports_developer_role": is_openai,
         "supports_reasoning_effort": not (
             is_xai
             or is_zai
@@ -179,7 +187,9 @@ def _detect(model: Model) -> dict[str, Any]:
         "requires_mistral_tool_ids": is_mistral,
         "requires_reasoning_content_on_assistant_messages": is_deepseek,
         "thinking_format": thinking_format,
-        "supports_strict_mode": not (is_moonshot or is_together or is_cf_gateway or is_nvidia),
+        # OpenAI compatibility alone does not mean strict tools: a model's compat opts in
+        "supports_strict_mode": False,
+        "supports_strict_output": not (is_moonshot or is_together or is_cf_gateway or is_nvidia),
         "cache_control_format": (
             "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None
         ),
@@ -188,7 +198,7 @@ def _detect(model: Model) -> dict[str, Any]:
         "supports_long_cache_retention": not (
             is_together or is_cf_workers or is_cf_gateway or is_nvidia or is_ant_ling
         ),
-        "supports_mid_convo_system_messages": is_openai,
+        "supports_mid_convo_system_messages": False,
         # servers documented to take response_format {type: "json_schema"} for every model
         "supports_json_schema_output": (
             is_openai or is_azure or is_xai or is_cerebras or is_mistral or is_local
@@ -206,6 +216,8 @@ def resolve_compat(model: Model) -> CompletionsCompat:
         name = _FIELDS.get(key)
         if name is not None and value is not None:
             fields[name] = value
+    if (model.compat or {}).get("supportsStrictMode") is False:
+        fields["supports_strict_output"] = False  # a server that refuses strict refuses both
     if (model.compat or {}).get("supportsThinkingTokenBudget") and not fields.get(
         "thinking_token_budget_field"
     ):

@@ -176,7 +176,8 @@ class ResponsesEventMapper:
                     return self._completed(response or Response())
             case ResponseFailed(response=response):
                 failed = response or Response()
-                self.builder.message.raw_stop_reason = failed.status
+                if not self.codex:  # pi 1.6's Codex mapper leaves it unset
+                    self.builder.message.raw_stop_reason = failed.status
                 raise ProviderError(self._failed_text(failed))
             case ErrorEvent():
                 raise ProviderError(self._error_event_text(event, data))

@@ -145,7 +145,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
         except ImportError as exc:
             raise ProviderError(MISSING_EXTRA_TEXT) from exc
         auth.update(await adc_headers(option_env(options, "GOOGLE_APPLICATION_CREDENTIALS")))
-    mapper = GoogleEventMapper(run.builder, model)
+    mapper = GoogleEventMapper(run.builder, model, vertex=True)
     async with run.open_sse(url, run.headers(auth), payload) as sse:
         await relay(run, sse, lambda event: mapper.feed_data(event.data))
     await run.emit_all(mapper.finish())
