@@ -331,3 +331,34 @@ async def test_the_parent_reads_the_sub_agents_answer_as_its_tool_result() -> No
     answer = next(m for m in parent.state.messages if isinstance(m, ToolResultMessage))
     assert answer.content == [TextContent(text="found: comets")]
     assert AgentToolResult  # the type the child's events are wrapped in
+
+
+async def test_a_child_that_compacts_rolls_its_summary_requests_into_the_usage() -> None:
+    from pi_trio.agent import Compaction
+    from pi_trio.agent.compaction import SUMMARIZER_SYSTEM_PROMPT
+
+    faux = FauxProvider(models=[{"id": "small", "context_window": 1000}])
+
+    def answer(context: Any, *_: Any) -> Any:
+        if context.messages[0].content == SUMMARIZER_SYSTEM_PROMPT:
+            return faux_assistant_message("summary")
+        return faux_assistant_message("a long answer " * 250)
+
+    faux.set_responses([answer] * 20)
+    child = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        messages=[],
+        compaction=Compaction(reserve_tokens=300, keep_recent_tokens=100),
+    )
+    # the child's transcript already holds a long exchange: its run compacts first
+    await child.prompt("earlier question")
+    ends: list[Any] = []
+    child.subscribe(lambda e: ends.append(e) if e.type == "compaction_end" else None)
+    parent, _ = delegating_parent(child.as_tool("helper", "Help"), ["next question"])
+    await parent.prompt("go")
+    assert ends == []  # the template did not run; its fork did
+    result = next(m for m in parent.state.messages if isinstance(m, ToolResultMessage))
+    run = result.details["messages"]
+    answered = sum(m.usage.output for m in run if isinstance(m, AssistantMessage))
+    assert result.usage.output > answered  # the fork's summary request is in it too

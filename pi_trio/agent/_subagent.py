@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 from ..ai import AbortSignal, TextContent, Usage
 from ._tool import AgentTool
 from ._types import AgentToolResult, ToolUpdateCallback
-from ._usage import add_usage, usage_of
+from ._usage import add_usage
 
 __all__ = ["SUB_AGENT_PARAMETERS", "ChildAgent", "sub_agent_tool"]
 
@@ -45,9 +45,6 @@ NO_OUTPUT_TEXT: Final = "(the sub-agent gave no text)"
 
 class ChildAgent(Protocol):
     """What a sub-agent tool uses of the agent its factory makes (an ``Agent``)."""
-
-    @property
-    def state(self) -> Any: ...
 
     async def prompt(self, message: Any) -> Any: ...
 
@@ -81,11 +78,15 @@ def sub_agent_tool(
         tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback
     ) -> AgentToolResult:
         child = factory()
-        start = len(child.state.messages)
-        spent: list[Usage | None] = [None]  # the child's summary requests
+        spent: list[Usage | None] = [None]  # what the child's run has spent so far
 
         def follow(event: Any) -> None:
-            if event.type == "compaction_end" and event.usage is not None:
+            kind = event.type
+            if kind == "message_end":
+                usage = getattr(event.message, "usage", None)
+                if isinstance(usage, Usage):
+                    spent[0] = add_usage(spent[0], usage)
+            elif kind == "compaction_end" and event.usage is not None:
                 spent[0] = add_usage(spent[0], event.usage)
             if forward_events:
                 on_update(AgentToolResult(details=event))
@@ -97,7 +98,7 @@ def sub_agent_tool(
         except BaseException:
             # the parent's run was aborted or cancelled: the child's run has ended by the
             # contract; what it spent reaches the parent's aborted result
-            on_update(AgentToolResult(usage=usage_of(child.state.messages[start:], spent[0])))
+            on_update(AgentToolResult(usage=spent[0] or Usage()))
             raise
         finally:
             unregister()
