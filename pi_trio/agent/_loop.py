@@ -388,13 +388,14 @@ class LoopRun:
             message = await self._request()
         return message
 
-    async def _options(self, model: Model, level: str) -> StreamOptions:
-        """The options of a request to ``model`` (the key from ``get_api_key`` first)."""
+    async def _api_key(self, model: Model) -> str | None:
+        hook = self.config.get_api_key
+        return None if hook is None else await self.call(hook, model.provider)
+
+    def _options(self, api_key: str | None, level: str) -> StreamOptions:
+        """The options of a request (``api_key`` from ``get_api_key``, if any)."""
         config = self.config
         base = config.stream_options or _DEFAULT_OPTIONS
-        api_key = None
-        if config.get_api_key is not None:
-            api_key = await self.call(config.get_api_key, model.provider)
         return msgspec.structs.replace(
             base,
             api_key=api_key or base.api_key,
@@ -409,7 +410,8 @@ class LoopRun:
     ) -> AssistantMessage:
         """A compaction's summary request: the run's options and stream function, no
         prompt caching (the request is made once)."""
-        options = msgspec.structs.replace(await self._options(model, level), cache_retention="none")
+        options = self._options(await self._api_key(model), level)
+        options = msgspec.structs.replace(options, cache_retention="none")
         await _checkpoint_if_due()
         return await complete_simple(
             model, context, options, stream_fn=self.stream_fn, registry=self.config.registry
@@ -424,7 +426,10 @@ class LoopRun:
             llm_messages = self._llm_view.convert(messages)  # a new list
         else:
             llm_messages = list(await self.call(config.convert_to_llm, messages))
-        options = await self._options(self.model, self.thinking_level)
+        api_key = None
+        if config.get_api_key is not None:
+            api_key = await self.call(config.get_api_key, self.model.provider)
+        options = self._options(api_key, self.thinking_level)
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         life = self.life
         dispatcher = self.dispatcher
