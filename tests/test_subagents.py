@@ -362,3 +362,42 @@ async def test_a_child_that_compacts_rolls_its_summary_requests_into_the_usage()
     run = result.details["messages"]
     answered = sum(m.usage.output for m in run if isinstance(m, AssistantMessage))
     assert result.usage.output > answered  # the fork's summary request is in it too
+
+
+async def test_a_grandchilds_events_arrive_nested_in_its_parents_progress() -> None:
+    grandchild, _ = research_agent()
+    middle_model = FauxProvider()
+    middle_model.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("research", {"task": "deep"}, id="g1")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("summarized the deep research"),
+        ]
+    )
+    middle = Agent(
+        model=middle_model.get_model(),
+        stream_fn=middle_model,
+        tools=[grandchild.as_tool("research", "Research", forward_events=True)],
+    )
+    parent, _ = delegating_parent(middle.as_tool("manage", "Manage", forward_events=True), ["x"])
+    updates: list[Any] = []
+    parent.subscribe(lambda e: updates.append(e) if e.type == "tool_execution_update" else None)
+    result = await parent.prompt("go")
+    assert result.ok
+    nested = [
+        u.partial_result.details.partial_result.details
+        for u in updates
+        if u.partial_result.details.type == "tool_execution_update"
+    ]
+    assert nested[0].type == "agent_start"
+    assert nested[-1].type == "agent_end"
+    assert nested[-1].messages[-1].content[0].text == "found: deep"
+    # the grandchild's spend is in the middle agent's result, and so in the parent's
+    answer = next(m for m in parent.state.messages if isinstance(m, ToolResultMessage))
+    middle_run = answer.details["messages"]
+    inner = next(m for m in middle_run if isinstance(m, ToolResultMessage))
+    assert inner.usage.output > 0
+    assert answer.usage.output == inner.usage.output + sum(
+        m.usage.output for m in middle_run if isinstance(m, AssistantMessage)
+    )
