@@ -12,8 +12,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # the demo needs only the cli extra: a first `make demo` does not wait for the test tools
 DEMO_STAMP := $(VENV)/.installed-cli
+# make bench-peers PEERS_ARGS="--runs 5": pi_trio beside pydantic-ai, openai-agents, agno and
+# pi 1.6 under node, in an environment of its own so that `make test` never installs them.
+PEERS_ARGS ?=
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+PI_NODE_DIR := benchmarks/.cache/pi16
+PI_NODE_STAMP := $(PI_NODE_DIR)/node_modules/@earendil-works/pi-agent-core/package.json
 
-.PHONY: test lint demo bench catalog clean
+.PHONY: test lint demo bench bench-peers catalog clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,10 +51,25 @@ demo: $(DEMO_STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
+$(PEERS_STAMP): pyproject.toml benchmarks/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet -e . -r benchmarks/peers/requirements.txt
+	touch $(PEERS_STAMP)
+
+# the original's column: skipped (with a message from the benchmark) when npm is missing
+$(PI_NODE_STAMP):
+	-command -v npm >/dev/null && npm install --no-save --no-audit --no-fund \
+		--prefix $(PI_NODE_DIR) @earendil-works/pi-agent-core@$(PI_AI_VERSION) \
+		@earendil-works/pi-ai@$(PI_AI_VERSION)
+
+bench-peers: $(PEERS_STAMP) $(PI_NODE_STAMP)
+	$(PEERS_VENV)/bin/python -m benchmarks.peers --node-dir $(PI_NODE_DIR) $(PEERS_ARGS)
+
 catalog: $(STAMP)
 	test -f $(PI_AI_DIR)/package.json || npm install --no-save --no-audit --no-fund \
 		--prefix $(PI_AI_PREFIX) @earendil-works/pi-ai@$(PI_AI_VERSION)
 	$(BIN)/python scripts/generate_catalog.py $(PI_AI_DIR)
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PEERS_VENV)

@@ -19,6 +19,17 @@ def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> I
     no_recording_errors(caplog)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_sessions() -> Iterator[None]:
+    """Providers remember sessions (Anthropic's threads, refused strict tools) as pi 1.6
+    does, process-wide: each test starts without another test's sessions."""
+    from pi_trio.ai import cleanup_session_resources
+
+    cleanup_session_resources()
+    yield
+    cleanup_session_resources()
+
+
 @pytest.fixture(scope="session")
 def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The address of a Temporal dev server (``tests/temporal_server.py``), started once

@@ -169,7 +169,9 @@ def test_every_system_message_folds_into_the_prompt_as_pi_16_folds_them():
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
 
 
-def test_a_model_that_takes_system_messages_mid_conversation_gets_a_reminder_turn():
+def test_a_model_that_takes_system_messages_mid_conversation_gets_them_in_place():
+    # pi 1.6: a system message held back to just before the next assistant message (here:
+    # the end), so a user message written after it comes first (tests/test_anthropic_changes.py)
     model = msgspec.structs.replace(SONNET, compat={"supportsMidConvoSystemMessages": True})
     context = ctx(
         SystemMessage(content="One.", timestamp=0),
@@ -180,19 +182,16 @@ def test_a_model_that_takes_system_messages_mid_conversation_gets_a_reminder_tur
     )
     body = body_of(model, context, cache_retention="none")
     assert body["system"] == [{"type": "text", "text": "One."}]
-    assert body["messages"][2] == {
-        "role": "user",
+    assert body["messages"][3] == {
+        "role": "system",
         "content": [
             {
                 "type": "text",
-                "text": (
-                    '<system_reminder>\nNow be formal.\n\nRemoved system prompt section "style".'
-                    "\n</system_reminder>"
-                ),
+                "text": 'Now be formal.\n\nRemoved system prompt section "style".',
             }
         ],
     }
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "user"]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "system"]
 
 
 def test_a_later_system_message_that_only_declares_tools_adds_no_turn():
@@ -1099,7 +1098,9 @@ async def test_replayed_request_goes_to_messages_with_anthropic_headers():
     assert headers["anthropic-version"] == "2023-06-01"
     assert headers["accept"] == "application/json"
     assert headers["anthropic-dangerous-direct-browser-access"] == "true"
-    assert headers["anthropic-beta"] == BETA_INTERLEAVED_THINKING
+    # a session on Anthropic's own endpoint uses message threads (test_anthropic_threads.py)
+    assert headers["anthropic-beta"] == f"{BETA_INTERLEAVED_THINKING},message-threads-2026-08-12"
+    assert request.json()["thread"] == {"type": "create"}
     assert headers["x-extra"] == "1"
     assert "authorization" not in headers
     assert "x-session-affinity" not in headers

@@ -79,6 +79,13 @@ async def test_w9c_compacts_a_long_conversation_and_keeps_the_transcript_short()
     assert out["us_per_turn_late"] > 0
 
 
+async def test_w9_on_the_faux_provider_makes_the_same_turns_and_events() -> None:
+    scripted = await w9_long_conversation.run(turns_with_tools=200)
+    faux = await w9_long_conversation.run(turns_with_tools=200, faux=True)
+    assert faux["turns"] == 201
+    assert faux["events"] == scripted["events"]
+
+
 async def test_w10_reports_time_memory_and_the_collectors_share_per_agent() -> None:
     out = await w10_many_agents.run_one(agents=6)
     assert out["events"] == 6 * w10_many_agents.PER_AGENT

@@ -83,7 +83,19 @@ async def test_content_is_recorded_only_when_asked_for(otel: Pipeline) -> None:
     }
 
 
-@pytest.mark.parametrize(("env", "recorded"), [("true", True), ("false", False), (None, False)])
+@pytest.mark.parametrize(
+    ("env", "recorded"),
+    [
+        ("true", True),
+        ("false", False),
+        (None, False),
+        # OpenTelemetry's GenAI utilities' modes: content goes on spans with SPAN_*
+        ("SPAN_ONLY", True),
+        ("span_and_event", True),
+        ("NO_CONTENT", False),
+        ("EVENT_ONLY", False),
+    ],
+)
 async def test_the_environment_variable_opts_in_when_capture_content_is_not_given(
     otel: Pipeline, monkeypatch: pytest.MonkeyPatch, env: str | None, recorded: bool
 ) -> None:

@@ -320,6 +320,22 @@ def test_the_opentelemetry_block_prints_the_tree_shown_below_it():
     assert out == code("OpenTelemetry", 1)
 
 
+def test_the_pi_vocabulary_block_prints_what_is_shown_below_it():
+    out, _ = run_code(code("OpenTelemetry", 2))
+    assert out == code("OpenTelemetry", 3)
+
+
+def test_the_deferred_block_submits_saves_and_polls():
+    out, namespace = run_code(code("Background (deferred) requests"))
+    assert out == code("Background (deferred) requests", 1)
+    default_registry.unregister(namespace["faux"].api)
+
+
+def test_the_threads_block_shows_the_requests_it_says():
+    out, _ = run_code(code("Prompt and tool changes that keep the cache"))
+    assert out == code("Prompt and tool changes that keep the cache", 1)
+
+
 def test_the_make_targets_exist():
     makefile = (ROOT / "Makefile").read_text()
     for line in code("intro").splitlines():
@@ -769,6 +785,41 @@ def test_the_sub_agent_block_delegates_twice_and_adds_up_the_usage():
     assert [m.role for m in namespace["researcher"].state.messages] == ["system"]
 
 
+def shown_below(source: str) -> str:
+    """The output a block shows in its trailing ``# ...`` comment lines."""
+    lines = source.rstrip("\n").splitlines()
+    shown: list[str] = []
+    while lines and lines[-1].startswith("# "):
+        shown.insert(0, lines.pop()[2:])
+    return "\n".join(shown) + "\n"
+
+
+def test_the_silent_stream_block_ends_at_its_first_event_limit(monkeypatch):
+    """The block runs as written against its loopback server of keep-alives, and the
+    defaults are the ones the text names."""
+    from pi_trio.ai import StreamOptions
+
+    claim = " ".join(README.split())
+    assert "Both default to 300 s, as long as the HTTP read timeout" in claim
+    defaults = StreamOptions()
+    assert defaults.first_event_timeout == defaults.idle_timeout == 300
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    source = code("Providers and keys", 1)
+    out, _ = run_code(source)
+    expected = "error - No first response event for 0.5 s after sending the request\n"
+    assert out == expected
+    # the comment inside main() shows the same line
+    assert "# error - No first response event for 0.5 s after sending the request" in source
+
+
+def test_the_cassette_block_records_replays_offline_and_keeps_the_key_out():
+    source = code("Recorded traffic: cassettes")
+    out, namespace = run_code(source)
+    assert out == shown_below(source)
+    assert out.endswith("key in the file: False\n")
+    assert namespace["KEY"] not in out
+
+
 # --------------------------------------------------------------------------- coverage
 
 RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
@@ -788,9 +839,17 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("Sub-agents: an agent as a tool", 0): test_the_sub_agent_block_delegates_twice_and_adds_up_the_usage,
     ("OpenTelemetry", 0): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
     ("OpenTelemetry", 1): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
+    ("OpenTelemetry", 2): test_the_pi_vocabulary_block_prints_what_is_shown_below_it,
+    ("OpenTelemetry", 3): test_the_pi_vocabulary_block_prints_what_is_shown_below_it,
+    ("Background (deferred) requests", 0): test_the_deferred_block_submits_saves_and_polls,
+    ("Background (deferred) requests", 1): test_the_deferred_block_submits_saves_and_polls,
+    ("Prompt and tool changes that keep the cache", 0): test_the_threads_block_shows_the_requests_it_says,
+    ("Prompt and tool changes that keep the cache", 1): test_the_threads_block_shows_the_requests_it_says,
     ("The command line", 0): test_every_command_line_parses_and_the_offline_one_runs,
     ("Abort and cancellation: the contract", 0): test_the_abort_block_aborts_a_running_prompt_and_shows_what_it_says,
     ("Providers and keys", 0): test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_default,
+    ("Providers and keys", 1): test_the_silent_stream_block_ends_at_its_first_event_limit,
+    ("Recorded traffic: cassettes", 0): test_the_cassette_block_records_replays_offline_and_keeps_the_key_out,
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,

@@ -13,6 +13,11 @@ from ._catalog._models import get_providers as get_providers
 from ._catalog._models import get_supported_thinking_levels as get_supported_thinking_levels
 from ._catalog._models import models_are_equal as models_are_equal
 from ._catalog._models import resolve_model as resolve_model
+from ._deferred import DEFAULT_POLL_INTERVAL_MS as DEFAULT_POLL_INTERVAL_MS
+from ._deferred import cancel_deferred as cancel_deferred
+from ._deferred import fetch_deferred as fetch_deferred
+from ._deferred import open_deferred_stream as open_deferred_stream
+from ._deferred import poll_deferred as poll_deferred
 from ._errors import MessageDecodeError as MessageDecodeError
 from ._errors import MessageValidationError as MessageValidationError
 from ._errors import PiError as PiError
@@ -67,6 +72,11 @@ from ._stream._open import complete as complete
 from ._stream._open import complete_simple as complete_simple
 from ._stream._open import open_stream as open_stream
 from ._stream._open import open_stream_simple as open_stream_simple
+from ._stream._options import DeferredCancelFn as DeferredCancelFn
+from ._stream._options import DeferredFetchFn as DeferredFetchFn
+from ._stream._options import DeferredFetchOptions as DeferredFetchOptions
+from ._stream._options import DeferredOptions as DeferredOptions
+from ._stream._options import DeferredWindow as DeferredWindow
 from ._stream._options import OutputFormat as OutputFormat
 from ._stream._options import ResponseInfo as ResponseInfo
 from ._stream._options import StreamFn as StreamFn
@@ -139,6 +149,7 @@ from ._validation._validate import (
 )
 from ._validation._validate import validate_tool_call as validate_tool_call
 from .providers._output import supports_json_schema_output as supports_json_schema_output
+from .providers._sessions import cleanup_session_resources as cleanup_session_resources
 
 __all__ = [
     "AbortController",
@@ -154,7 +165,13 @@ __all__ = [
     "CostTier",
     "CustomUserAgent",
     "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
+    "DEFAULT_POLL_INTERVAL_MS",
+    "DeferredCancelFn",
+    "DeferredFetchFn",
+    "DeferredFetchOptions",
     "DeferredHandle",
+    "DeferredOptions",
+    "DeferredWindow",
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
@@ -173,13 +190,13 @@ __all__ = [
     "ModelThinkingLevel",
     "NestedToolCallRecord",
     "NestedToolCalls",
+    "OutputFormat",
     "PI_TRIO_ATTRIBUTION",
     "PiError",
     "ProviderError",
     "ProviderNotFoundError",
     "ProviderRegistry",
     "ResolvedTranscriptTools",
-    "OutputFormat",
     "ResponseInfo",
     "RetryPolicy",
     "StartEvent",
@@ -213,7 +230,9 @@ __all__ = [
     "Usage",
     "UserMessage",
     "calculate_cost",
+    "cancel_deferred",
     "clamp_thinking_level",
+    "cleanup_session_resources",
     "collapse_system_messages",
     "complete",
     "complete_simple",
@@ -223,6 +242,7 @@ __all__ = [
     "default_registry",
     "env_api_key_names",
     "extra_fields",
+    "fetch_deferred",
     "find_env_keys",
     "from_json",
     "get_added_tool_names",
@@ -254,10 +274,12 @@ __all__ = [
     "models_are_equal",
     "normalize_context",
     "now_ms",
+    "open_deferred_stream",
     "open_stream",
     "open_stream_simple",
     "parse_streaming_json",
     "parse_tool_call_arguments",
+    "poll_deferred",
     "register_api_provider",
     "render_system_message_update",
     "repair_json",

@@ -31,6 +31,9 @@ from ._stream._options import OnPayload as OnPayload
 from ._stream._options import OnProviderStreamEvent as OnProviderStreamEvent
 from ._stream._options import OnResponse as OnResponse
 from ._stream._registry import HTTP_READ_TIMEOUT_S as HTTP_READ_TIMEOUT_S
+from ._stream._stall import StallTimer as StallTimer
+from ._stream._stall import stall_timer as stall_timer
+from ._stream._stall import watching as watching
 from ._transcript._system import replay_tool_declarations as replay_tool_declarations
 from ._types import CacheRetention as CacheRetention
 
@@ -62,4 +65,9 @@ __all__ = [
     "decode_json",
     "BoundedDecoder",
     "check_json_depth",
+    # the limits on the wait for a stream's events, which the proxy client keeps as the
+    # providers do
+    "StallTimer",
+    "stall_timer",
+    "watching",
 ]

@@ -6,9 +6,12 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from opentelemetry import context as otel_context
+
 from ..agent import Agent, on_agent_created
 from ._listener import AgentTelemetry
-from ._telemetry import Telemetry
+from ._pi_listener import PiAgentTelemetry
+from ._telemetry import VOCABULARIES, Telemetry, Vocabulary
 from ._tools import ToolWrapping
 
 __all__ = ["instrument"]
@@ -22,27 +25,42 @@ class _Instrumentation:
     def __init__(self, agent: Agent, telemetry: Telemetry, owner: object) -> None:
         self.owner = owner  # the global instrumentation that made it, or None
         self.listener = AgentTelemetry(agent, telemetry, self._run_ended)
-        self.tools = ToolWrapping(self.listener)
-        self.tools.wrap(agent.state.tools)
-        self.unsubscribe = agent.subscribe(self.listener)
+        genai = telemetry.vocabulary != "pi"
+        self.tools = ToolWrapping(self.listener) if genai else None
+        if self.tools is not None:
+            self.tools.wrap(agent.state.tools)
+        unsubscribes = [agent.subscribe(self.listener)] if genai else []
+        self.pi: PiAgentTelemetry | None = None
+        if telemetry.pi is not None:
+            if genai:  # inside each chat span, told by the GenAI listener
+                self.pi = PiAgentTelemetry(agent, telemetry.pi, self.listener.chat_context)
+                self.listener.companion = self.pi
+            else:  # under the span current where the run was started
+                self.pi = PiAgentTelemetry(agent, telemetry.pi, otel_context.get_current)
+                unsubscribes.append(agent.subscribe(self.pi))
+        self.unsubscribes = unsubscribes
         self.agent = weakref.ref(agent)
         self.done = False
 
     def _run_ended(self) -> None:
         agent = self.agent()
-        if agent is not None:
+        if agent is not None and self.tools is not None:
             self.tools.wrap(agent.state.tools)  # tools added meanwhile: from the next run on
 
     def undo(self) -> None:
         if self.done:
             return
         self.done = True
-        self.unsubscribe()
+        for unsubscribe in self.unsubscribes:
+            unsubscribe()
         agent = self.agent()
         if agent is not None:
-            self.tools.restore(agent.state.tools)
+            if self.tools is not None:
+                self.tools.restore(agent.state.tools)
             _instrumented.pop(agent, None)
         self.listener.close("the agent was uninstrumented during the run")
+        if self.pi is not None:
+            self.pi.close()
 
 
 # The agents instrumented now. Weak both ways: an agent that is dropped is collected,
@@ -75,8 +93,9 @@ def instrument(
     *,
     tracer_provider: Any = None,
     meter_provider: Any = None,
-    capture_content: bool | None = None,
+    capture_content: bool | str | None = None,
     agent_name: str | None = None,
+    vocabulary: Vocabulary = "genai",
 ) -> Callable[[], None]:
     """Trace and measure ``agent``'s runs, or (without ``agent``) those of every ``Agent``
     constructed from now on. Returns the function that turns it off again.
@@ -93,9 +112,19 @@ def instrument(
     ``tracer_provider`` / ``meter_provider`` default to the global ones. Message
     content (prompts, answers, tool arguments and results) is recorded only with
     ``capture_content=True``, or when it is ``None`` and the environment variable
-    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``true``. ``agent_name``
-    becomes ``gen_ai.agent.name`` and part of the run span's name.
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` asks for it (``true``,
+    ``SPAN_ONLY`` or ``SPAN_AND_EVENT``; ``capture_content`` takes these strings too).
+    ``agent_name`` becomes ``gen_ai.agent.name`` and part of the run span's name.
+
+    ``vocabulary``: ``"genai"`` (the default) writes the spans above; ``"pi"`` writes pi
+    1.6's own vocabulary instead (a ``pi.ai.request`` span per model request and the
+    ``pi.ai.*`` metrics, see ``pi_trio.otel``); ``"both"`` writes both, each request's
+    ``pi.ai.request`` span inside its ``chat`` span.
     """
+    if vocabulary not in VOCABULARIES:
+        raise ValueError(
+            f"vocabulary must be one of {', '.join(map(repr, VOCABULARIES))}, got {vocabulary!r}"
+        )
     if agent is not None and not isinstance(agent, Agent):
         raise TypeError(
             f"instrument() takes a pi_trio.agent.Agent (or nothing, for every new Agent), "
@@ -107,6 +136,7 @@ def instrument(
         meter_provider=meter_provider,
         capture_content=capture_content,
         agent_name=agent_name,
+        vocabulary=vocabulary,
     )
     if agent is None:
         return _instrument_globally(telemetry)

@@ -96,6 +96,9 @@ class AgentTelemetry:
         self._turn: OpenSpan | None = None
         self._chat: ChatRecord | None = None
         self._tools: dict[str, ToolCallRecord] = {}
+        # pi's vocabulary beside this one (``vocabulary="both"``): told of each request
+        # inside its chat span, so its span starts after the chat span and ends before it
+        self.companion: Callable[[Any, Any], None] | None = None
         self._reset_totals()
 
     @property
@@ -121,6 +124,8 @@ class AgentTelemetry:
             chat = self._chat
             if chat is not None and not chat.first_chunk_ns:
                 chat.first_chunk_ns = time.time_ns()
+            if self.companion is not None:
+                self.companion(event, signal)
             return
         handler = self._handlers.get(kind)
         if handler is None:
@@ -129,6 +134,14 @@ class AgentTelemetry:
             handler(event, signal)
         except Exception:
             _log.exception("pi_trio.otel could not record %r; the run goes on", kind)
+
+    def chat_context(self) -> Context | None:
+        """The context of the open request span (its children's parent), else of the
+        turn or the run."""
+        chat = self._chat
+        if chat is not None:
+            return chat.context
+        return self._parent()
 
     def tool_call(self, tool_call_id: str, signal: Any) -> ToolCallRecord | None:
         """The open span of a tool call of this agent's current run (``signal`` tells
@@ -271,6 +284,8 @@ class AgentTelemetry:
         if self._chat is not None:
             self._end_calls(_UNCLOSED)
         self._chat = self._open_chat(message)
+        if self.companion is not None:
+            self.companion(event, signal)
 
     def _open_chat(self, message: Any) -> ChatRecord:
         now = time.time_ns()
@@ -294,6 +309,8 @@ class AgentTelemetry:
         if self._run is None or getattr(message, "role", None) != "assistant":
             return
         chat = self._chat or self._open_chat(message)
+        if self.companion is not None:
+            self.companion(event, signal)
         self._chat = None
         span = chat.span
         span.set_attributes(response_attributes(message, chat, self._telemetry.capture_content))

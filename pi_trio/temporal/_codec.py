@@ -55,9 +55,12 @@ REQUEST_OPTION_FIELDS = (
     "max_tokens",
     "cache_retention",
     "session_id",
+    "disable_continuation",
     "metadata",
     "transport",
     "timeout_ms",
+    "first_event_timeout",
+    "idle_timeout",
     "max_retries",
     "max_retry_delay_ms",
     "sampling_params",
@@ -66,6 +69,7 @@ REQUEST_OPTION_FIELDS = (
     "thinking_budgets",
     "tool_choice",
     "output_format",
+    "deferred",
     "extra",
 )
 # The fields the activity takes from the worker's own agent instead: secrets (never in

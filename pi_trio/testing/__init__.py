@@ -1,6 +1,12 @@
 """Test helpers: the scripted faux provider and its response builders, recorded HTTP
-responses replayed through httpx2, and a loopback SSE server."""
+responses replayed through httpx2, cassettes (traffic recorded once, then replayed), and
+a loopback SSE server."""
 
+from ._cassette import CassetteMiss as CassetteMiss
+from ._cassette import RecordingTransport as RecordingTransport
+from ._cassette_replay import CassetteTransport as CassetteTransport
+from ._cassette_replay import cassette_registry as cassette_registry
+from ._faux import FauxDeferred as FauxDeferred
 from ._faux import FauxModel as FauxModel
 from ._faux import FauxProvider as FauxProvider
 from ._faux import FauxResponseFactory as FauxResponseFactory
@@ -23,17 +29,22 @@ from ._sse_server import SSEServer as SSEServer
 from ._sse_server import serve_sse as serve_sse
 
 __all__ = [
+    "CassetteMiss",
+    "CassetteTransport",
+    "FauxDeferred",
     "FauxModel",
     "FauxProvider",
     "FauxResponseFactory",
     "FauxResponseStep",
     "FauxState",
     "RecordedRequest",
+    "RecordingTransport",
     "ReplayResponse",
     "ReplayTransport",
     "SSEReply",
     "SSEServer",
     "ServedRequest",
+    "cassette_registry",
     "faux_assistant_message",
     "faux_text",
     "faux_thinking",

@@ -8,6 +8,7 @@ estimated from the prompt text, with a per-session prompt-cache simulation.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import random
 from collections import deque
@@ -23,6 +24,8 @@ from pi_trio.ai import (
     AssistantMessage,
     AssistantMessageEvent,
     Context,
+    DeferredFetchOptions,
+    DeferredHandle,
     DoneEvent,
     ErrorEvent,
     MessageBuilder,
@@ -40,18 +43,19 @@ from pi_trio.ai import (
 from ._faux_blocks import random_id
 from ._faux_config import (
     DEFAULT_TOKEN_SIZE,
+    FauxDeferred,
     FauxModel,
     FauxState,
+    faux_deferred,
     faux_models,
     normalize_token_size,
 )
+from ._faux_deferred import DeferredBook, deferred_message
+from ._faux_prompt import PromptMeasure
 from ._faux_usage import (
-    PromptCache,
     assistant_text,
     compact_json,
     estimate_tokens,
-    estimate_usage,
-    serialize_prompt,
     split_by_token_size,
 )
 
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
     from anyio.abc import ObjectSendStream
 
 __all__ = [
+    "FauxDeferred",
     "FauxModel",
     "FauxProvider",
     "FauxResponseFactory",
@@ -113,6 +118,12 @@ class FauxProvider:
     streamed chunk; ``tokens_per_second`` paces the chunks (unset: one checkpoint per
     chunk); ``rng`` draws the chunk sizes. Response factories are called as
     ``factory(context, options, state, model)`` with the context as the caller passed it.
+
+    A request with ``deferred=True`` is answered at once with a ``"deferred"`` message
+    and a handle; the scripted response is made when a look (``fetch_deferred``) finds
+    it ready, after ``deferred.pending_fetches`` looks that return the handle again
+    (``FauxDeferred``; ``state.deferred_fetch_count`` counts the looks,
+    ``state.cancelled_deferred`` lists what ``cancel_deferred`` was given).
     """
 
     def __init__(
@@ -124,6 +135,7 @@ class FauxProvider:
         tokens_per_second: float | None = None,
         token_size: tuple[int | None, int | None] = DEFAULT_TOKEN_SIZE,
         rng: random.Random | None = None,
+        deferred: FauxDeferred | Mapping[str, Any] | None = None,
     ) -> None:
         if tokens_per_second is not None and (
             not isinstance(tokens_per_second, (int, float)) or isinstance(tokens_per_second, bool)
@@ -139,9 +151,14 @@ class FauxProvider:
         self.state = FauxState()
         self._rng = random.Random() if rng is None else rng
         self._responses: deque[FauxResponseStep] = deque()
-        self._prompt_cache: PromptCache = {}
+        self._usage = PromptMeasure()
+        self._deferred = DeferredBook(faux_deferred(deferred))
         self.api_provider = ApiProvider(
-            api=self.api, stream=self.stream, stream_simple=self.stream_simple
+            api=self.api,
+            stream=self.stream,
+            stream_simple=self.stream_simple,
+            fetch_deferred=self.fetch_deferred,
+            cancel_deferred=self.cancel_deferred,
         )
 
     def __repr__(self) -> str:
@@ -207,7 +224,13 @@ class FauxProvider:
         if options is None:
             options = StreamOptions()
         try:
-            prepared = await self._prepare(step, model, context, options)
+            await self._respond(model, options)
+            if step is not None and options.deferred:
+                prepared: AssistantMessage | ErrorEvent = self._deferred.submit(
+                    step, model, context, options
+                )
+            else:
+                prepared = await self._prepare(step, model, context, options)
         except Exception as exc:
             # Scripted failures (a raising factory or on_response) are request failures.
             text = str(exc) or type(exc).__name__
@@ -221,6 +244,57 @@ class FauxProvider:
     stream_simple = stream
     __call__ = stream
 
+    async def fetch_deferred(
+        self,
+        model: Model,
+        handle: DeferredHandle,
+        options: DeferredFetchOptions | None,
+        send: ObjectSendStream[AssistantMessageEvent],
+        /,
+    ) -> None:
+        """One look at a deferred response: the handle again while looks are pending,
+        then the scripted response (made once, on the first look that finds it ready)."""
+        self.state.deferred_fetch_count += 1
+        if options is None:
+            options = DeferredFetchOptions()
+        try:
+            await self._respond(model, options)
+            entry = self._deferred.find(handle)
+            if entry.pending > 0:
+                entry.pending -= 1
+                prepared = deferred_message(model, entry.handle)
+            else:
+                if entry.final is None:
+                    try:
+                        made = await self._prepare(
+                            entry.step, entry.model, entry.context, entry.submission_options()
+                        )
+                    except Exception as exc:
+                        made = self._error_message(entry.model, str(exc) or type(exc).__name__)
+                    assert isinstance(made, AssistantMessage)  # the step is never None
+                    entry.final = made
+                prepared = copy.deepcopy(entry.final)  # each look streams its own copy
+        except Exception as exc:
+            text = str(exc.args[0]) if isinstance(exc, LookupError) else str(exc)
+            await send.send(ErrorEvent(reason="error", error=self._error_message(model, text)))
+            return
+        await self._stream_message(prepared, model, options, send)
+
+    async def cancel_deferred(
+        self, model: Model, handle: DeferredHandle, options: StreamOptions | None, /
+    ) -> None:
+        """Record the handle in ``state.cancelled_deferred``; later looks fail."""
+        self.state.cancelled_deferred.append(copy.deepcopy(handle))
+        self._deferred.cancel(handle)
+        await self._respond(model, options or StreamOptions())
+
+    async def _respond(self, model: Model, options: StreamOptions) -> None:
+        on_response = options.on_response
+        if on_response is not None:
+            result = on_response(ResponseInfo(200, {}), model)
+            if inspect.isawaitable(result):
+                await result
+
     async def _prepare(
         self,
         step: FauxResponseStep | None,
@@ -228,11 +302,6 @@ class FauxProvider:
         context: Context,
         options: StreamOptions,
     ) -> AssistantMessage | ErrorEvent:
-        on_response = options.on_response
-        if on_response is not None:
-            result = on_response(ResponseInfo(200, {}), model)
-            if inspect.isawaitable(result):
-                await result
         if step is None:
             message = self._error_message(model, NO_MORE_RESPONSES)
             message.usage = self._estimate(context, options, message)
@@ -258,12 +327,11 @@ class FauxProvider:
     def _estimate(
         self, context: Context, options: StreamOptions, message: AssistantMessage
     ) -> Usage:
-        return estimate_usage(
-            serialize_prompt(context),
+        return self._usage.usage(
+            context,
             assistant_text(message.content),
             session_id=options.session_id,
             cache_retention=options.cache_retention,
-            cache=self._prompt_cache,
         )
 
     def _error_message(self, model: Model, text: str) -> AssistantMessage:

@@ -8,6 +8,7 @@ from typing import Any, get_args
 
 from pi_trio.ai import (
     AssistantMessage,
+    DeferredHandle,
     StopReason,
     TextContent,
     ThinkingContent,
@@ -105,6 +106,7 @@ def faux_assistant_message(
     content: str | AssistantBlock | Sequence[AssistantBlock],
     *,
     stop_reason: StopReason = "stop",
+    deferred: DeferredHandle | None = None,
     error_message: str | None = None,
     response_id: str | None = None,
     timestamp: int | None = None,
@@ -121,6 +123,7 @@ def faux_assistant_message(
         model=FAUX_MODEL_ID,
         usage=Usage(),
         stop_reason=stop_reason,
+        deferred=deferred,
         error_message=error_message,
         response_id=response_id,
         timestamp=now_ms() if timestamp is None else timestamp,

@@ -7,12 +7,14 @@ from typing import Any, Literal
 
 import msgspec
 
-from pi_trio.ai import Model, ModelCost
+from pi_trio.ai import DeferredHandle, Model, ModelCost
 
 __all__ = [
     "DEFAULT_TOKEN_SIZE",
+    "FauxDeferred",
     "FauxModel",
     "FauxState",
+    "faux_deferred",
     "faux_models",
     "normalize_token_size",
 ]
@@ -38,9 +40,40 @@ class FauxModel(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class FauxState(msgspec.Struct, kw_only=True):
-    """Mutable state shared with response factories."""
+    """Mutable state shared with response factories: the requests, the looks at
+    deferred responses, and the handles cancelled (copies, in order)."""
 
     call_count: int = 0
+    deferred_fetch_count: int = 0
+    cancelled_deferred: list[DeferredHandle] = msgspec.field(default_factory=list)
+
+
+class FauxDeferred(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How a faux provider answers deferred requests (pi 1.6's faux ``deferred``):
+    ``pending_fetches`` looks return the handle again before the scripted response is
+    ready; ``poll_after_ms`` goes into the handles it returns."""
+
+    pending_fetches: int = 0
+    poll_after_ms: int | None = None
+
+
+def faux_deferred(value: FauxDeferred | Mapping[str, Any] | None) -> FauxDeferred:
+    """``value`` as a ``FauxDeferred`` (a dict may use the wire names ``pendingFetches``
+    and ``pollAfterMs``)."""
+    if value is None:
+        return FauxDeferred()
+    if isinstance(value, FauxDeferred):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"deferred= takes a FauxDeferred or a dict of pending_fetches/poll_after_ms, "
+            f"got {value!r}"
+        )
+    names = {"pendingFetches": "pending_fetches", "pollAfterMs": "poll_after_ms"}
+    try:
+        return msgspec.convert({names.get(k, k): v for k, v in value.items()}, FauxDeferred)
+    except msgspec.ValidationError as exc:
+        raise TypeError(f"invalid faux deferred settings {dict(value)!r}: {exc}") from exc
 
 
 _MODEL_ALIASES = {"contextWindow": "context_window", "maxTokens": "max_tokens"}

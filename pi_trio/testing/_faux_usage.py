@@ -1,5 +1,6 @@
-"""Sans-IO parts of the faux provider: token estimates, the prompt-cache simulation and
-token-size chunking.
+"""Sans-IO parts of the faux provider: the prompt text its usage estimate counts, token
+estimates and token-size chunking (the estimate itself, kept incremental, is
+``_faux_prompt``).
 
 Lengths are counted in UTF-16 code units, as the original runtime's string lengths are, so
 token estimates match it for text outside the Basic Multilingual Plane too (one emoji is
@@ -19,23 +20,26 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     ImageContent,
+    Message,
     SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
+    create_initial_system_message,
     get_system_message_text,
-    normalize_context,
 )
 
 __all__ = [
-    "PromptCache",
+    "CHARS_PER_TOKEN",
+    "SEPARATOR",
     "assistant_text",
+    "common_prefix_units",
     "compact_json",
     "estimate_tokens",
-    "estimate_usage",
+    "head_block",
+    "message_block",
     "serialize_prompt",
     "split_by_token_size",
     "utf16_len",
@@ -43,8 +47,7 @@ __all__ = [
 
 CHARS_PER_TOKEN = 4
 
-PromptCache = dict[str, str]
-"""Per provider instance: session id -> the prompt text of its last request."""
+SEPARATOR = "\n\n"  # between two messages' blocks in the prompt
 
 
 def utf16_len(text: str) -> int:
@@ -120,12 +123,27 @@ def _message_text(message: object) -> str:
     )
 
 
+def message_block(message: Message) -> str:
+    """One message as the prompt shows it: ``<role>:<text>``."""
+    return f"{message.role}:{_message_text(message)}"
+
+
+def head_block(context: Context) -> str | None:
+    """The block of the system prompt and tools given beside the messages (the shorthand
+    ``normalize_context`` folds into a leading system message), or ``None``."""
+    initial = create_initial_system_message(context.system_prompt, context.tools)
+    return None if initial is None else message_block(initial)
+
+
 def serialize_prompt(context: Context) -> str:
     """The prompt text the estimate counts: one ``<role>:<text>`` block per message
     (a system message as its text plus one ``tool-:<json>`` / ``tool+:<json>`` line per
-    declared change), joined by a blank line, as pi-ai 1.6's faux provider counts it."""
-    messages = normalize_context(context).messages
-    return "\n\n".join(f"{message.role}:{_message_text(message)}" for message in messages)
+    declared change), joined by a blank line, as pi-ai 1.6's faux provider counts it.
+    ``PromptMeasure`` (``_faux_prompt``) measures the same text without rendering it
+    whole on every request."""
+    head = head_block(context)
+    blocks = [message_block(message) for message in context.messages]
+    return SEPARATOR.join(blocks if head is None else [head, *blocks])
 
 
 # --------------------------------------------------------------------------- usage
@@ -161,41 +179,6 @@ def common_prefix_units(a: str, b: str) -> int:
         if high is not None and high == _high_surrogate(b[chars]):
             units += 1
     return units
-
-
-def estimate_usage(
-    prompt: str,
-    output_text: str,
-    *,
-    session_id: str | None,
-    cache_retention: str | None,
-    cache: PromptCache,
-) -> Usage:
-    """Usage of one faux response. Without a session id (or with retention ``"none"``)
-    the whole prompt is input. With one, the first request of the session writes the
-    prompt to the simulated cache; later ones read the prefix they share with the
-    previous prompt and write the rest. Cost is always zero."""
-    prompt_tokens = estimate_tokens(prompt)
-    output = estimate_tokens(output_text)
-    input_tokens = prompt_tokens
-    cache_read = cache_write = 0
-    if session_id and cache_retention != "none":
-        previous = cache.get(session_id)
-        if previous:
-            shared = common_prefix_units(previous, prompt)
-            cache_read = -(-shared // CHARS_PER_TOKEN)
-            cache_write = -(-(utf16_len(prompt) - shared) // CHARS_PER_TOKEN)
-            input_tokens = max(0, prompt_tokens - cache_read)
-        else:
-            cache_write = prompt_tokens
-        cache[session_id] = prompt
-    return Usage(
-        input=input_tokens,
-        output=output,
-        cache_read=cache_read,
-        cache_write=cache_write,
-        total_tokens=input_tokens + output + cache_read + cache_write,
-    )
 
 
 # --------------------------------------------------------------------------- chunking

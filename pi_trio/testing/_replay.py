@@ -194,15 +194,17 @@ class ReplayTransport(httpx2.AsyncBaseTransport):
 
 
 class _TransportRegistry(ProviderRegistry):
-    def __init__(self, transport: httpx2.AsyncBaseTransport) -> None:
+    def __init__(self, transport: httpx2.AsyncBaseTransport, timeout: Any) -> None:
         super().__init__()
         self._transport = transport
+        self._timeout = timeout
         self._replay_client: httpx2.AsyncClient | None = None
 
     def http_client(self) -> httpx2.AsyncClient:
         client = self._replay_client
         if client is None or client.is_closed:
-            client = self._replay_client = httpx2.AsyncClient(transport=self._transport)
+            options = {} if self._timeout is None else {"timeout": self._timeout}
+            client = self._replay_client = httpx2.AsyncClient(transport=self._transport, **options)
         return client
 
     async def aclose(self) -> None:
@@ -212,7 +214,10 @@ class _TransportRegistry(ProviderRegistry):
         await super().aclose()
 
 
-def registry_with_transport(transport: httpx2.AsyncBaseTransport) -> ProviderRegistry:
+def registry_with_transport(
+    transport: httpx2.AsyncBaseTransport, *, timeout: Any = None
+) -> ProviderRegistry:
     """A registry with the built-in providers whose shared HTTP client sends every request
-    through ``transport`` (a ``ReplayTransport``, ``httpx2.MockTransport``, ...)."""
-    return _TransportRegistry(transport)
+    through ``transport`` (a ``ReplayTransport``, ``httpx2.MockTransport``, ...), with
+    ``timeout`` (an ``httpx2.Timeout``; httpx2's default when ``None``)."""
+    return _TransportRegistry(transport, timeout)

@@ -142,6 +142,8 @@ _RETRYABLE: Final = re.compile(
             "ResourceExhausted",
             "subscription_sharing_usage_unavailable",
             "subscription_sharing_user_unavailable",
+            # pi_trio's own: a stream past first_event_timeout / idle_timeout (ai/_stream/_stall)
+            "no (?:first )?response event for",
         )
     ),
     re.IGNORECASE,

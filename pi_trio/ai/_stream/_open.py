@@ -38,8 +38,10 @@ __all__ = [
     "complete",
     "complete_simple",
     "open_stream",
+    "open_stream_function",
     "open_stream_simple",
     "resolve_stream_fn",
+    "stream_fn_name",
 ]
 
 # Events in flight between a stream function and its consumer. Large enough that a
@@ -119,13 +121,14 @@ def resolve_stream_fn(
     if stream_fn is None:
         provider = (registry or default_registry).require(model.api)
         stream_fn = provider.stream_simple if simple else provider.stream
-    return stream_fn, _stream_name(stream_fn)
+    return stream_fn, stream_fn_name(stream_fn)
 
 
 @asynccontextmanager
-async def _open(
+async def open_stream_function(
     stream_fn: StreamFn, model: Model, context: Context, options: StreamOptions, name: str
 ) -> AsyncIterator[AssistantMessageStream]:
+    """Run ``stream_fn`` as ``open_stream`` does (``name`` names it in errors)."""
     send, receive = anyio.create_memory_object_stream[AssistantMessageEvent](STREAM_BUFFER)
     stream = AssistantMessageStream(receive, model, name, options.signal)
     # The driver task never fails, so a group holds the body's own exception.
@@ -196,7 +199,8 @@ async def _call(
         stream.record_failure(exc)
 
 
-def _stream_name(stream_fn: Any) -> str:
+def stream_fn_name(stream_fn: Any) -> str:
+    """The name that error texts give a stream function."""
     fn = getattr(stream_fn, "__wrapped__", stream_fn)
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
@@ -218,7 +222,7 @@ def _prepare(
         options = msgspec.structs.replace(options, **overrides)
     if options.registry is None:
         options = msgspec.structs.replace(options, registry=registry)
-    return _open(stream_fn, model, context, options, name)
+    return open_stream_function(stream_fn, model, context, options, name)
 
 
 def open_stream(

@@ -10,13 +10,19 @@ import msgspec
 from .._events import AssistantMessageEvent
 from .._identity import ClientIdentity
 from .._keys._secrets import is_secret_name
-from .._types import CacheRetention, Context, Model, ThinkingLevel
+from .._types import CacheRetention, Context, DeferredHandle, Model, ThinkingLevel
 from ._abort import AbortSignal
+from ._stall import DEFAULT_FIRST_EVENT_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S, check_timeout
 
 if TYPE_CHECKING:
     from anyio.abc import ObjectSendStream
 
 __all__ = [
+    "DeferredCancelFn",
+    "DeferredFetchFn",
+    "DeferredFetchOptions",
+    "DeferredOptions",
+    "DeferredWindow",
     "EventSender",
     "OnPayload",
     "OnProviderStreamEvent",
@@ -81,6 +87,16 @@ class OutputFormat(msgspec.Struct, kw_only=True, omit_defaults=True):
     strict: bool | None = None
 
 
+DeferredWindow: TypeAlias = Literal["15m", "1h", "24h"]
+
+
+class DeferredOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``StreamOptions.deferred`` with a completion window (pi 1.6's
+    ``deferred: {window}``): how long the provider may take, ``None`` for its default."""
+
+    window: DeferredWindow | None = None
+
+
 class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Options of one LLM call. Every field is optional.
 
@@ -90,6 +106,13 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     entry points (e.g. ``{"thinking_enabled": True}`` for Anthropic,
     ``{"reasoning_effort": "high"}`` for OpenAI). ``output_format`` asks for a JSON
     answer matching a schema; every provider maps it natively (see ``OutputFormat``).
+
+    ``first_event_timeout`` and ``idle_timeout`` (seconds, 300 by default; ``None``: no
+    limit) bound the wait for the provider's first event after sending the request and
+    for each event after it; keep-alives (SSE comments and pings, empty chunks) do not
+    count as events. Past either, the request ends with an ``error`` event (``No
+    response event for <n> s``), which ``is_retryable_assistant_error`` takes for
+    transient. ``timeout_ms`` is the HTTP client's: between two network reads.
     """
 
     temperature: float | None = None
@@ -97,10 +120,15 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     api_key: str | None = None
     cache_retention: CacheRetention | None = None
     session_id: str | None = None
+    # use and record no server-side continuation state (Anthropic's message threads):
+    # for replays such as cache warming, which must not replace the real conversation's
+    disable_continuation: bool = False
     headers: dict[str, str | None] | None = None
     metadata: dict[str, Any] | None = None
     transport: Literal["sse", "websocket", "auto"] | None = None
     timeout_ms: int | None = None
+    first_event_timeout: float | None = DEFAULT_FIRST_EVENT_TIMEOUT_S
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT_S
     max_retries: int = 0
     max_retry_delay_ms: int = 60_000
     env: dict[str, str] | None = None
@@ -115,11 +143,18 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     thinking_budgets: ThinkingBudgets | None = None
     tool_choice: Any = None
     output_format: OutputFormat | None = None
+    # ask a capable provider for a durable handle instead of the answer (pi 1.6's
+    # ``deferred: true | {window}``); providers without a background mode ignore it
+    deferred: bool | DeferredOptions | None = None
     # provider-native options for the raw entry points
     extra: dict[str, Any] | None = None
     # the registry that dispatched the call; providers take its shared HTTP client
     # (``registry.http_client()``). Set by the entry points.
     registry: Any = None
+
+    def __post_init__(self) -> None:
+        check_timeout("first_event_timeout", self.first_event_timeout)
+        check_timeout("idle_timeout", self.idle_timeout)
 
     def __repr__(self) -> str:
         """The fields that differ from their defaults, with secrets hidden: the API key,
@@ -128,7 +163,7 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
         shown = []
         for name in self.__struct_fields__:
             value = getattr(self, name)
-            if value == _DEFAULTS[name]:
+            if value == _DEFAULTS.get(name, 0):  # 0: DeferredFetchOptions.wait_ms
                 continue
             if name == "api_key":
                 value = _HIDDEN
@@ -137,7 +172,15 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
             elif name == "extra" and isinstance(value, dict):
                 value = {k: _HIDDEN if is_secret_name(str(k)) else v for k, v in value.items()}
             shown.append(f"{name}={value!r}")
-        return f"StreamOptions({', '.join(shown)})"
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class DeferredFetchOptions(StreamOptions, kw_only=True, omit_defaults=True):
+    """Options of one fetch of a deferred response: the request options, and
+    ``wait_ms``, how long the provider may hold the fetch open waiting for the answer
+    (a long poll; 0, the default, is one status check)."""
+
+    wait_ms: int = 0
 
 
 class _Hidden:
@@ -168,4 +211,29 @@ class StreamFn(Protocol):
         options: StreamOptions,
         send: ObjectSendStream[AssistantMessageEvent],
         /,
+    ) -> Awaitable[None]: ...
+
+
+class DeferredFetchFn(Protocol):
+    """``async def fetch_deferred(model, handle, options, send) -> None``: one fetch of a
+    deferred response, under the stream-function contract (``StreamFn``). A response
+    that is not ready yet ends with ``done`` of reason ``"deferred"`` and a message
+    carrying the (possibly updated) handle; a ready one is streamed as the answer."""
+
+    def __call__(
+        self,
+        model: Model,
+        handle: DeferredHandle,
+        options: DeferredFetchOptions,
+        send: ObjectSendStream[AssistantMessageEvent],
+        /,
+    ) -> Awaitable[None]: ...
+
+
+class DeferredCancelFn(Protocol):
+    """``async def cancel_deferred(model, handle, options) -> None``: ask the provider
+    to stop working on a deferred response (best effort); a refusal raises."""
+
+    def __call__(
+        self, model: Model, handle: DeferredHandle, options: StreamOptions, /
     ) -> Awaitable[None]: ...

@@ -16,8 +16,14 @@ import msgspec
 
 from .._errors import PiError, ProviderNotFoundError
 from .._events import AssistantMessageEvent
-from .._types import Context, Model
-from ._options import StreamFn, StreamOptions
+from .._types import Context, DeferredHandle, Model
+from ._options import (
+    DeferredCancelFn,
+    DeferredFetchFn,
+    DeferredFetchOptions,
+    StreamFn,
+    StreamOptions,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,11 +65,16 @@ HTTP_MAX_KEEPALIVE = 50
 
 class ApiProvider(msgspec.Struct, frozen=True):
     """``stream`` takes provider-native options; ``stream_simple`` maps the unified
-    ``reasoning`` / ``thinking_budgets`` options and then streams."""
+    ``reasoning`` / ``thinking_budgets`` options and then streams. An API with a
+    background mode also has ``fetch_deferred`` and ``cancel_deferred`` (pi 1.6's
+    ``ProviderStreams.fetchDeferred`` / ``cancelDeferred``): ``ai.fetch_deferred``
+    and ``ai.cancel_deferred`` call them."""
 
     api: str
     stream: StreamFn
     stream_simple: StreamFn
+    fetch_deferred: DeferredFetchFn | None = None
+    cancel_deferred: DeferredCancelFn | None = None
 
 
 class ProviderRegistry:
@@ -147,6 +158,10 @@ class ProviderRegistry:
             await client.aclose()
 
 
+def _mismatch(model: Model, api: str) -> PiError:
+    return PiError(f"Mismatched api: {model.api} expected {api}")
+
+
 def _checked(provider: ApiProvider) -> ApiProvider:
     """Wrap the stream functions so a model of another api is refused."""
     api = provider.api
@@ -160,11 +175,29 @@ def _checked(provider: ApiProvider) -> ApiProvider:
             /,
         ) -> Awaitable[None]:
             if model.api != api:
-                raise PiError(f"Mismatched api: {model.api} expected {api}")
+                raise _mismatch(model, api)
             return fn(model, context, options, send)
 
         guarded.__wrapped__ = fn  # type: ignore[attr-defined]
         guarded._pi_guarded_api = api  # type: ignore[attr-defined]
+        return guarded
+
+    def guard_fetch(fn: DeferredFetchFn | None) -> DeferredFetchFn | None:
+        if fn is None:
+            return None
+
+        def guarded(
+            model: Model,
+            handle: DeferredHandle,
+            options: DeferredFetchOptions,
+            send: ObjectSendStream[AssistantMessageEvent],
+            /,
+        ) -> Awaitable[None]:
+            if model.api != api:
+                raise _mismatch(model, api)
+            return fn(model, handle, options, send)
+
+        guarded.__wrapped__ = fn  # type: ignore[attr-defined]
         return guarded
 
     if (
@@ -173,7 +206,11 @@ def _checked(provider: ApiProvider) -> ApiProvider:
     ):
         return provider  # already checked (registered again)
     return ApiProvider(
-        api=api, stream=guard(provider.stream), stream_simple=guard(provider.stream_simple)
+        api=api,
+        stream=guard(provider.stream),
+        stream_simple=guard(provider.stream_simple),
+        fetch_deferred=guard_fetch(provider.fetch_deferred),
+        cancel_deferred=provider.cancel_deferred,
     )
 
 

@@ -19,13 +19,12 @@ import msgspec
 
 from .._sanitize import sanitize_surrogates
 from .._stream._options import StreamOptions
-from .._transcript._history import resolve_transcript
-from .._transcript._system import (
-    get_current_tools,
-    render_system_message_update,
-    split_leading_system_prompt,
-    system_reminder_text,
+from .._transcript._history import (
+    get_initial_system_message,
+    resolve_transcript,
+    without_initial_system_message,
 )
+from .._transcript._system import get_current_tools, get_system_message_text
 from .._transcript._transform import transform_messages
 from .._types import (
     AssistantMessage,
@@ -36,9 +35,18 @@ from .._types import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+)
+from ._anthropic_system import (
+    BETA_INLINE_TOOLS,
+    DEFERRED_TOOL_PLACEHOLDER,
+    ToolDefinitions,
+    native_tool_changes,
+    supports_mid_convo_system_messages,
+    system_update_blocks,
 )
 from ._anthropic_tools import (
     canonical_tool_name,
@@ -52,6 +60,7 @@ __all__ = [
     "AnthropicRequest",
     "BETA_FINE_GRAINED_TOOL_STREAMING",
     "BETA_INTERLEAVED_THINKING",
+    "BETA_MESSAGE_THREADS",
     "CLAUDE_CODE_IDENTITY",
     "build_anthropic_request",
     "cache_retention",
@@ -64,6 +73,7 @@ CLAUDE_CODE_IDENTITY: Final = "You are Claude Code, Anthropic's official CLI for
 BETA_INTERLEAVED_THINKING: Final = "interleaved-thinking-2025-05-14"
 BETA_FINE_GRAINED_TOOL_STREAMING: Final = "fine-grained-tool-streaming-2025-05-14"
 BETAS_OAUTH: Final = ("claude-code-20250219", "oauth-2025-04-20")
+BETA_MESSAGE_THREADS: Final = "message-threads-2026-08-12"
 SEE_ATTACHED_IMAGE: Final = "(see attached image)"
 DEFAULT_BUDGET_TOKENS: Final = 1024
 
@@ -203,15 +213,25 @@ def _tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
 
 
 def convert_anthropic_messages(
-    messages: Sequence[Message], model: Model, *, oauth: bool = False
+    messages: Sequence[Message],
+    model: Model,
+    *,
+    oauth: bool = False,
+    definitions: ToolDefinitions | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The system prompt and the wire messages of a normalized transcript.
 
-    The leading system messages form the prompt; a later system message becomes a user
-    turn wrapped in ``<system_reminder>``. Consecutive tool results share one user turn.
+    The leading system message is the prompt. A later one (the model takes them, or the
+    transcript was collapsed before) is a ``system`` message held back until just before
+    the next assistant message or the end (``_anthropic_system``); ``definitions``
+    converts the tools it declares when tool changes are native. Consecutive tool results
+    share one user turn.
     """
-    prompt, rest = split_leading_system_prompt(messages)
+    initial = get_initial_system_message(messages)
+    prompt = get_system_message_text(initial) if initial is not None else ""
+    rest = without_initial_system_message(messages)
     wire: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []  # later system messages, waiting for an assistant one
     tool_turn: list[dict[str, Any]] | None = None  # the open user turn of tool results
     for message in transform_messages(rest, model, normalize_anthropic_tool_call_id):
         if isinstance(message, ToolResultMessage):
@@ -232,23 +252,31 @@ def convert_anthropic_messages(
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message, model, oauth)
             if blocks:
+                wire.extend(held)
+                held.clear()
                 wire.append({"role": "assistant", "content": blocks})
         elif isinstance(message, SystemMessage):
-            text = system_reminder_text(sanitize_surrogates(render_system_message_update(message)))
-            if text:
-                wire.append({"role": "user", "content": [{"type": "text", "text": text}]})
+            update = system_update_blocks(message, oauth=oauth, definitions=definitions)
+            if update:
+                held.append({"role": "system", "content": update})
+    wire.extend(held)
     return prompt, wire
 
 
-def _mark_last_user_block(wire: list[dict[str, Any]], control: dict[str, Any]) -> None:
-    if not wire or wire[-1]["role"] != "user":
+_CACHED_BLOCKS: Final = frozenset({"text", "image", "tool_result", "tool_addition", "tool_removal"})
+
+
+def _mark_last_block(wire: list[dict[str, Any]], control: dict[str, Any]) -> None:
+    """The cache breakpoint on the last block of the last message, if it is a user or a
+    system message."""
+    if not wire or wire[-1]["role"] not in ("user", "system"):
         return
     last = wire[-1]
     if isinstance(last["content"], str):
         last["content"] = [{"type": "text", "text": last["content"], "cache_control": control}]
         return
     block = last["content"][-1]
-    if block.get("type") in ("text", "image", "tool_result"):
+    if block.get("type") in _CACHED_BLOCKS:
         block["cache_control"] = control
 
 
@@ -305,17 +333,40 @@ def build_anthropic_request(
     *,
     oauth: bool = False,
     relax_preferred_strict: bool = False,
+    message_threads: bool = False,
 ) -> AnthropicRequest:
     """The body and beta flags for ``context`` (already normalized: messages only);
-    ``relax_preferred_strict`` as in ``_anthropic_tools``."""
+    ``relax_preferred_strict`` as in ``_anthropic_tools``; ``message_threads`` adds the
+    threads beta (``_anthropic_thread``)."""
     # as pi 1.6: later system messages fold into the leading prompt unless the model takes
-    # them mid-conversation (then each goes as a <system_reminder> user turn)
-    mid_convo = (model.compat or {}).get("supportsMidConvoSystemMessages") is True
-    messages = resolve_transcript(context, mid_convo).messages
+    # them mid-conversation (``_anthropic_system``)
+    messages = resolve_transcript(context, supports_mid_convo_system_messages(model)).messages
     control = _cache_control(model, options)
-    prompt, wire = convert_anthropic_messages(messages, model, oauth=oauth)
+    eager = _compat(model, "supportsEagerToolInputStreaming", True) is not False
+    tool_control = (
+        control if _compat(model, "supportsCacheControlOnTools", True) is not False else None
+    )
+    sent_tools: list[Tool] = []  # every tool declared in the request, for strict fallback
+
+    def definitions(
+        tools: Sequence[Tool], cache_control: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        sent_tools.extend(tools)
+        return convert_anthropic_tools(
+            tools,
+            model,
+            eager_input_streaming=eager,
+            cache_control=cache_control,
+            oauth=oauth,
+            relax_preferred_strict=relax_preferred_strict,
+        )
+
+    initial_tools = native_tool_changes(model, messages)
+    prompt, wire = convert_anthropic_messages(
+        messages, model, oauth=oauth, definitions=definitions if initial_tools else None
+    )
     if control is not None:
-        _mark_last_user_block(wire, control)
+        _mark_last_block(wire, control)
 
     body: dict[str, Any] = {
         "model": model.id,
@@ -343,19 +394,11 @@ def build_anthropic_request(
         body["temperature"] = options.temperature
 
     tools = get_current_tools(messages)
-    eager = _compat(model, "supportsEagerToolInputStreaming", True) is not False
-    if tools:
-        tool_control = (
-            control if _compat(model, "supportsCacheControlOnTools", True) is not False else None
-        )
-        body["tools"] = convert_anthropic_tools(
-            tools,
-            model,
-            eager_input_streaming=eager,
-            cache_control=tool_control,
-            oauth=oauth,
-            relax_preferred_strict=relax_preferred_strict,
-        )
+    if initial_tools:
+        # the list never changes: later tools come in tool_addition blocks
+        body["tools"] = [*definitions(initial_tools, tool_control), DEFERRED_TOOL_PLACEHOLDER]
+    elif tools:
+        body["tools"] = definitions(tools, tool_control)
     if thinking is not None:
         body["thinking"] = thinking
     if options.output_format is not None:
@@ -387,9 +430,13 @@ def build_anthropic_request(
         and _extra(options, "interleaved_thinking") is not False
     ):
         betas.append(BETA_INTERLEAVED_THINKING)
-    preferred = bool(tools) and not relax_preferred_strict
+    if initial_tools:
+        betas.append(BETA_INLINE_TOOLS)
+    if message_threads:
+        betas.append(BETA_MESSAGE_THREADS)
+    preferred = bool(sent_tools) and not relax_preferred_strict
     return AnthropicRequest(
         body=body,
         betas=betas,
-        preferred_strict=preferred and sends_preferred_strict_tools(model, tools),
+        preferred_strict=preferred and sends_preferred_strict_tools(model, sent_tools),
     )

@@ -6,7 +6,9 @@ checks both CRC32 checksums; this module feeds it the body as it arrives and tur
 can go wrong into one ``ProviderError`` each: a frame that fails its checks, a body that
 ends inside a frame, a message larger than ``MAX_PENDING_BYTES``, a body that is not an
 event stream at all (another content type, or not one frame: a 204), a transport error.
-Needs the ``bedrock`` extra (botocore).
+With a ``StallTimer`` the reader tells the timer's watchdog when it waits on the network
+and when a batch held an event; a batch of keep-alive frames only (``_keepalive.is_keepalive_frame``: an event frame with an empty payload, or
+named ``ping``) does not count as an event. Needs the ``bedrock`` extra (botocore).
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ from botocore.eventstream import EventStreamBuffer, ParserError
 
 from .._errors import ProviderError
 from .._http_body import read_body_prefix
+from .._stream._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
+from ._keepalive import is_keepalive_frame
 from ._sse import close_chunks, drain_chunks
 
-__all__ = ["EVENTSTREAM_CONTENT_TYPE", "MAX_PENDING_BYTES", "EventFrame", "EventStreamReader"]
+__all__ = [
+    "EVENTSTREAM_CONTENT_TYPE",
+    "MAX_PENDING_BYTES",
+    "EventFrame",
+    "EventStreamReader",
+]
 
 EVENTSTREAM_CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
 # Bytes of one message kept while it arrives; a message is one delta of a few hundred
@@ -62,12 +71,16 @@ class EventStreamReader:
         "_exhausted",
         "_pending",
         "_seen",
+        "_timer",
         "_what",
         "response",
     )
 
-    def __init__(self, response: httpx2.Response, what: str) -> None:
+    def __init__(
+        self, response: httpx2.Response, what: str, timer: StallTimer | None = None
+    ) -> None:
         self.response = response
+        self._timer = timer
         self._what = what
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         self._chunks: AsyncIterator[bytes] = (
@@ -128,6 +141,19 @@ class EventStreamReader:
         return frames
 
     async def __anext__(self) -> list[EventFrame]:
+        timer = self._timer
+        if timer is None:
+            return await self._next()
+        timer.waiting = True
+        try:
+            frames = await self._next()
+        finally:
+            timer.waiting = False
+        if not all(is_keepalive_frame(f.message_type, f.name, f.payload) for f in frames):
+            timer.events += 1
+        return frames
+
+    async def _next(self) -> list[EventFrame]:
         if self._broken is not None:
             self._done = True
             raise self._broken

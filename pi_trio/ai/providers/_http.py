@@ -46,6 +46,11 @@ Rules the helpers implement, as every adapter of the original does over its vend
   escaped, URL-encoded, cut off) by ``[redacted]``.
 - Leaving ``open_sse`` for any reason (end, error, cancellation) closes the response, so its
   connection goes back to the pool (body fully read) or is closed.
+- ``options.first_event_timeout`` and ``options.idle_timeout`` bound the waits for the
+  provider's events (``run.stall_timer()``, see ``ai/_stream/_stall``): ``open_sse``
+  reads within them; a provider reading a body of its own passes the timer to
+  ``open_response`` and to its reader, and reads inside ``watching(timer)``. A limit
+  reached ends the request with its ``ProviderError``.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from .._keys._secrets import clean_api_key
 from .._stream._builder import MessageBuilder
 from .._stream._consume import InlineStream
 from .._stream._options import ResponseInfo, StreamOptions
+from .._stream._stall import StallTimer, stall_timer, watching
 from .._types import Model
 from ._http_errors import (
     ERROR_BODY_LIMIT,
@@ -283,6 +289,11 @@ class ProviderRun:
         identity = get_identity_headers(model.provider, model.base_url, self.options.identity)
         return merge_headers(identity, defaults, model.headers, self.options.headers)
 
+    def stall_timer(self) -> StallTimer | None:
+        """A timer of the options' event limits for one request (``None``: no limits)."""
+        options = self.options
+        return stall_timer(options.first_event_timeout, options.idle_timeout)
+
     async def on_payload(self, payload: Any) -> Any:
         """The request body after ``options.on_payload``."""
         return await apply_on_payload(payload, self.model, self.options)
@@ -334,12 +345,14 @@ class ProviderRun:
         accept: str,
         prepare: PrepareRequest | None = None,
         describe: DescribeError | None = None,
+        timer: StallTimer | None = None,
     ) -> AbstractAsyncContextManager[httpx2.Response]:
         """``open_sse`` for a body that is not SSE: yields the successful response (after
         ``on_response``) for the provider to read. ``prepare(request)`` runs before every
         attempt (e.g. to sign it); ``describe(status, headers, body_start, more)`` words a
-        failed status (default: ``format_http_error``)."""
-        return _open_plain(self, url, headers, payload, accept, prepare, describe)
+        failed status (default: ``format_http_error``); ``timer`` (``stall_timer()``)
+        bounds the wait for the head, and the provider's reader goes on with it."""
+        return _open_plain(self, url, headers, payload, accept, prepare, describe, timer)
 
 
 async def run_provider(
@@ -376,18 +389,20 @@ async def _open_sse(
     observed: frozenset[str] | None,
     **rules: Any,
 ) -> AsyncIterator[SSEStream]:
+    timer = run.stall_timer()
     async with open_response(
-        run.model, run.options, run.secrets, url, headers, payload, **rules
+        run.model, run.options, run.secrets, url, headers, payload, timer=timer, **rules
     ) as response:
         observer = provider_event_observer(run.model, run.options)
         stream = (
-            SSEStream(response)
+            SSEStream(response, timer)
             if observer is None
-            else ObservedSSEStream(response, observer, observed)
+            else ObservedSSEStream(response, observer, observed, timer)
         )
         try:
             await notify_response(response, run.model, run.options)
-            yield stream
+            async with watching(timer):
+                yield stream
         finally:
             with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                 await stream.aclose()
@@ -402,6 +417,7 @@ async def _open_plain(
     accept: str,
     prepare: PrepareRequest | None,
     describe: DescribeError | None,
+    timer: StallTimer | None,
 ) -> AsyncIterator[httpx2.Response]:
     async with open_response(
         run.model,
@@ -413,6 +429,7 @@ async def _open_plain(
         accept=accept,
         prepare=prepare,
         describe=describe,
+        timer=timer,
     ) as response:
         await notify_response(response, run.model, run.options)
         yield response

@@ -9,6 +9,11 @@ wraps it in an ``SSEStream``. Three hooks serve providers whose requests are not
 time of sending, such as AWS SigV4, is made anew for each retry), and ``describe`` words
 a failed status from the status, the headers and the start of the body, and
 ``retryable`` decides from the status and the start of the body which ones to retry.
+
+With a ``StallTimer`` the wait for each attempt's response head counts towards its
+``first_event_timeout`` (the reader of the body goes on with what is left of it); an
+attempt that reaches the limit before its head arrived fails like a transport error, so
+it is retried as one.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from .._http_body import read_body_prefix
 from .._keys._secrets import check_header_values, credential_secrets
 from .._stream._options import StreamOptions
 from .._stream._registry import default_registry
+from .._stream._stall import StallTimer
 from .._types import Model
 from ._http_errors import (
     format_http_error,
@@ -80,6 +86,19 @@ def _default_describe(
     return describe
 
 
+async def _send(
+    client: httpx2.AsyncClient, request: httpx2.Request, timer: StallTimer | None
+) -> httpx2.Response:
+    # never follow a redirect, even with a client configured to: the request carries a
+    # key, and httpx2 drops only the Authorization header on the way
+    if timer is None:
+        return await client.send(request, stream=True, follow_redirects=False)
+    timer.restart()
+    with timer.head():
+        response = await client.send(request, stream=True, follow_redirects=False)
+    return response
+
+
 @asynccontextmanager
 async def open_response(
     model: Model,
@@ -95,13 +114,15 @@ async def open_response(
     error_message: Callable[[str], str | None] = provider_error_message,
     retryable: RetryableStatus | None = None,
     on_failed_status: Callable[[httpx2.Response], Awaitable[None]] | None = None,
+    timer: StallTimer | None = None,
 ) -> AsyncIterator[httpx2.Response]:
     """POST ``payload`` as JSON to ``url`` and yield the successful (< 300) response.
 
     Statuses >= 300 and transport errors raise ``ProviderError`` (texts redacted of
     ``secrets``, to which the credentials among ``headers`` are added) after the retries
     ``options`` allow; ``on_failed_status(response)`` is awaited first for each failed
-    status, before its body is read. Leaving the block closes the response."""
+    status, before its body is read. ``timer``: each attempt starts its first-event limit
+    anew, and waits for its head within it. Leaving the block closes the response."""
     for name, value in headers.items():
         if name.lower() in AUTH_HEADERS:
             secrets |= credential_secrets(value)  # set in place: the run's secrets
@@ -129,11 +150,11 @@ async def open_response(
         if prepare is not None:
             prepare(request)
         try:
-            # never follow a redirect, even with a client configured to: the request
-            # carries a key, and httpx2 drops only the Authorization header on the way
-            response = await client.send(request, stream=True, follow_redirects=False)
+            response = await _send(client, request, timer)
         except httpx2.RequestError as exc:
             failure = transport_error(exc)
+        except ProviderError as exc:  # the timer's: no head within first_event_timeout
+            failure = exc
         else:
             status = response.status_code
             if status < 300:

@@ -40,6 +40,12 @@ that much has arrived without an event, a labelled one is read to its end. The p
 stays free of I/O; the reader is its only driver, so the two share this module (one module
 fewer on the path of every streamed delta).
 
+With a ``StallTimer`` (``StreamOptions.first_event_timeout`` / ``idle_timeout``) the
+reader tells the timer's watchdog when it waits on the network and when a batch held an
+event; a batch of keep-alives only (``_keepalive.is_keepalive``:
+Anthropic's ``ping``, an event without data; comments and blank lines make no event at
+all) does not count as an event.
+
 With an observer (``StreamOptions.on_provider_stream_event``) each event whose data is
 JSON is decoded as plain values and given to it before the provider maps the event (only
 the events named in ``observed`` when that is given: the ones a vendor SDK yields); the
@@ -60,7 +66,9 @@ import msgspec
 from .._errors import ProviderError
 from .._http_body import ERROR_BODY_READ_LIMIT
 from .._json._depth import decode_json
+from .._stream._stall import StallTimer
 from ._http_errors import no_events_text, provider_error_message, transport_error
+from ._keepalive import KEEPALIVE_DATA_MAX, KEEPALIVE_NAMES, is_keepalive
 
 __all__ = [
     "DRAIN_LIMIT_BYTES",
@@ -241,11 +249,13 @@ class SSEStream:
         "_head_size",
         "_parser",
         "_sse_typed",
+        "_timer",
         "response",
     )
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: httpx2.Response, timer: StallTimer | None = None) -> None:
         self.response = response
+        self._timer = timer
         # An identity-encoded body needs no decoder: read it raw (one layer less per chunk).
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         self._chunks: AsyncIterator[bytes] = (
@@ -284,6 +294,23 @@ class SSEStream:
         return self
 
     async def __anext__(self) -> list[SSEEvent]:
+        timer = self._timer
+        if timer is None:
+            return await self._next()
+        timer.waiting = True
+        try:
+            batch = await self._next()
+        finally:
+            timer.waiting = False
+        first = batch[0]
+        # the common case without a call: a long event that is no keep-alive
+        if (len(first.data) > KEEPALIVE_DATA_MAX and first.event not in KEEPALIVE_NAMES) or (
+            not all(is_keepalive(event.event, event.data) for event in batch)
+        ):
+            timer.events += 1
+        return batch
+
+    async def _next(self) -> list[SSEEvent]:
         parser = self._parser
         while not self._done:
             try:
@@ -334,8 +361,9 @@ class ObservedSSEStream(SSEStream):
         response: httpx2.Response,
         observer: Observer,
         observed: frozenset[str] | None = None,
+        timer: StallTimer | None = None,
     ) -> None:
-        super().__init__(response)
+        super().__init__(response, timer)
         self._observer = observer
         self._observed = observed
         self._pending: deque[SSEEvent] = deque()

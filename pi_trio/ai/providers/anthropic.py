@@ -22,6 +22,7 @@ import msgspec
 
 from .._catalog._models import clamp_thinking_level
 from .._errors import ProviderError
+from .._events import DoneEvent
 from .._json._depth import decode_json
 from .._stream._options import StreamOptions
 from .._stream._registry import ApiProvider
@@ -31,7 +32,17 @@ from ._anthropic_events import AnthropicEventMapper
 from ._anthropic_request import (
     build_anthropic_request,
     cache_retention,
+    convert_anthropic_messages,
     is_oauth_token,
+)
+from ._anthropic_thread import (
+    ThreadRequest,
+    new_thread,
+    prepare_thread_request,
+    record_thread_reply,
+    thread_fallback,
+    thread_session,
+    threads_off,
 )
 from ._anthropic_wire import EVENT_TYPES
 from ._entry import provider_stream, relay
@@ -130,15 +141,19 @@ def anthropic_error_text(status: int, body: str, more: bool = False) -> str:
 
 class _Refusal:
     """Words a failed status (``anthropic_error_text``), noting whether it refused the
-    strict tools."""
+    strict tools, and keeps the status and body (a thread's refusal is read from them)."""
 
-    __slots__ = ("strict_limits", "text")
+    __slots__ = ("body", "status", "strict_limits", "text")
 
     def __init__(self) -> None:
         self.strict_limits = False
         self.text = ""
+        self.status = 0
+        self.body = ""
 
     def describe(self, status: int, headers: httpx2.Headers, body: str, more: bool) -> str:
+        self.status = status
+        self.body = body
         message = provider_error_message(body)
         self.text = anthropic_error_text(status, body, more)
         self.strict_limits = (
@@ -166,25 +181,62 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     tool_names = [tool.name for tool in get_current_tools(context.messages)] if oauth else []
     mapper = AnthropicEventMapper(run.builder, model, tool_names=tool_names)
     relax = has_exceeded_strict_tool_limits(options.session_id)
+    # the session whose requests may use message threads (``_anthropic_thread``)
+    threads = thread_session(model, options.session_id, cache_retention(options))
     async with AsyncExitStack() as stack:
+        refusal = _Refusal()
+
+        async def send(body: Any, headers: dict[str, str]) -> Any:
+            nonlocal refusal
+            refusal = _Refusal()
+            opened = run.open_sse(
+                anthropic_url(model),
+                headers,
+                body,
+                observed=EVENT_TYPES,
+                describe=refusal.describe,
+            )
+            return await stack.enter_async_context(opened)
+
         while True:
             request = build_anthropic_request(
-                model, context, options, oauth=oauth, relax_preferred_strict=relax
+                model,
+                context,
+                options,
+                oauth=oauth,
+                relax_preferred_strict=relax,
+                message_threads=threads is not None,
             )
             payload: Any = await run.on_payload(request.body)
             if isinstance(payload, dict) and payload.get("stream") is not True:
                 payload = {**payload, "stream": True}
             headers = _headers(run, api_key, oauth, request.betas)
-            refusal = _Refusal()
-            opened = run.open_sse(
-                anthropic_url(model),
-                headers,
-                payload,
-                observed=EVENT_TYPES,
-                describe=refusal.describe,
-            )
+            thread: ThreadRequest | None = None
+            if (
+                threads is not None
+                and not options.disable_continuation
+                and isinstance(payload, dict)
+            ):
+                thread = prepare_thread_request(model, threads, payload, request.betas)
             try:
-                sse = await stack.enter_async_context(opened)
+                if thread is None:
+                    sse = await send(payload, headers)
+                else:
+                    try:
+                        sse = await send(thread.body, headers)
+                    except ProviderError:
+                        action = thread_fallback(
+                            run.builder.message, refusal.status, refusal.body, refusal.text
+                        )
+                        if action is None:
+                            raise
+                        if action == "new":
+                            thread = new_thread(thread.session_id, payload)
+                            sse = await send(thread.body, headers)
+                        else:
+                            sse = await send(payload, headers)
+                            threads_off(thread.session_id)
+                            thread = None
             except ProviderError as exc:
                 if relax or not request.preferred_strict or not refusal.strict_limits:
                     raise
@@ -200,7 +252,17 @@ async def _stream(run: ProviderRun, context: Context) -> None:
             lambda event: mapper.feed(event.event, event.data),
             until=lambda: mapper.stopped,
         )
-    await run.emit(mapper.finish())
+    outcome = mapper.finish()
+    if thread is not None and isinstance(outcome, DoneEvent) and isinstance(payload, dict):
+        answer = outcome.message
+
+        def reply() -> list[dict[str, Any]]:
+            # as the next request will send it: only the assistant message
+            _, wire = convert_anthropic_messages([answer], model, oauth=oauth)
+            return [m for m in wire if m["role"] == "assistant"]
+
+        record_thread_reply(model, thread, payload, request.betas, reply, answer)
+    await run.emit(outcome)
 
 
 @provider_stream

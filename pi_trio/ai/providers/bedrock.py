@@ -41,6 +41,7 @@ from .._errors import ProviderError
 from .._json._depth import decode_json
 from .._stream._options import StreamOptions, ThinkingBudgets
 from .._stream._registry import ApiProvider
+from .._stream._stall import watching
 from .._transcript._system import normalize_context
 from .._types import Context, Model, now_ms
 from ._bedrock_events import BedrockEventMapper, bedrock_error_text
@@ -254,6 +255,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
     url = f"{base}/model/{quote(model.id, safe='')}/converse-stream"
     mapper = BedrockEventMapper(run.builder, model)
     failure = _Failure()
+    timer = run.stall_timer()
     relax = has_exceeded_strict_tool_limits(options.session_id)
     may_relax = sends_preferred_strict_tools(model, context, options)
     try:
@@ -270,6 +272,7 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                             accept=EVENTSTREAM_CONTENT_TYPE,
                             prepare=signer,
                             describe=failure.describe,
+                            timer=timer,
                         )
                     )
                 except ProviderError:
@@ -284,7 +287,8 @@ async def _stream(run: ProviderRun, context: Context) -> None:
                 break
             failure.request_id = response.headers.get("x-amzn-requestid")
             await run.emit(run.builder.start())
-            reader = EventStreamReader(response, "Bedrock")
+            reader = EventStreamReader(response, "Bedrock", timer)
+            await stack.enter_async_context(watching(timer))  # ends silent reads
             observe = provider_event_observer(model, options)
             try:
                 async for frames in reader:
