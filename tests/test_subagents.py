@@ -401,3 +401,52 @@ async def test_a_grandchilds_events_arrive_nested_in_its_parents_progress() -> N
     assert answer.usage.output == inner.usage.output + sum(
         m.usage.output for m in middle_run if isinstance(m, AssistantMessage)
     )
+
+
+def test_a_fork_has_every_setting_of_its_agent() -> None:
+    """Every keyword of ``Agent(...)`` reaches the fork (a new setting that ``fork``
+    forgets fails here)."""
+    import inspect
+
+    from pi_trio.agent import AgentHooks, Compaction
+    from pi_trio.ai import ProviderRegistry, RetryPolicy, StreamOptions
+
+    faux = FauxProvider()
+    given: dict[str, Any] = {
+        "model": faux.get_model(),
+        "system_prompt": "sys",
+        "tools": [AgentTool(name="t", description="t", parameters={}, execute=lambda *a: "x")],
+        "messages": [],
+        "thinking_level": "low",
+        "stream_fn": faux,
+        "registry": ProviderRegistry(),
+        "hooks": AgentHooks(finish_turn=lambda turn: None),
+        "stream_options": StreamOptions(session_id="s"),
+        "steering_mode": "all",
+        "follow_up_mode": "all",
+        "tool_execution": "sequential",
+        "max_concurrent_tools": 3,
+        "close_timeout": 1.5,
+        "retry": RetryPolicy(max_retries=1),
+        "compaction": Compaction(reserve_tokens=7),
+        "output_type": int,
+        "output_mode": "tool",
+        "max_output_retries": 4,
+    }
+    keywords = [
+        name
+        for name, p in inspect.signature(Agent.__init__).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    assert sorted(keywords) == sorted(given)
+    agent = Agent(**given)
+    agent.state.messages.append(faux_assistant_message("kept"))
+    fork = agent.fork()
+    for name in ("model", "thinking_level", "tools", "messages"):
+        assert getattr(fork.state, name) == getattr(agent.state, name), name
+    assert fork.state.messages is not agent.state.messages
+    assert fork.hooks == agent.hooks
+    assert fork.stream_options == agent.stream_options
+    for name in given.keys() - {"model", "system_prompt", "tools", "messages", "thinking_level"}:
+        if name not in ("hooks", "stream_options"):
+            assert getattr(fork, name) == getattr(agent, name), name
