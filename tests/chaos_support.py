@@ -4,8 +4,7 @@ interruption, each checked against the abort contract's invariants.
 A scenario is drawn from ``random.Random(f"{seed}:{index}")``, so one failing run can be
 replayed alone (``PI_TRIO_CHAOS_REPLAY=<seed>:<index>``). Each run has three listeners
 (synchronous or asynchronous, the asynchronous ones awaiting a random number of times),
-tools that finish, fail, block until interrupted or report progress, sub-agents whose
-child run calls such a tool (its events forwarded to the parent or not), steering and
+tools that finish, fail, block until interrupted or report progress, steering and
 follow-up messages queued from listeners and from outside, and one interruption: an
 abort from a listener, from another task or from another thread, the caller's cancel
 scope, its deadline, an abort then a cancellation, or none. After every run:
@@ -15,8 +14,7 @@ scope, its deadline, an abort then a cancellation, or none. After every run:
 2. no listener call was interrupted (each records its entry and exit; a cancellation
    inside a listener is a violation);
 3. every tool call in the transcript has exactly one result after it; the provider is
-   never called after an abort or a cancellation; the same holds for every sub-agent's
-   run, which starts with ``agent_start`` and ends with ``agent_end`` like the parent's;
+   never called after an abort or a cancellation;
 4. every queued steering and follow-up message is delivered exactly once, in order (a
    ledger of every enqueue against the transcript and the queues, checked after a
    second run);
@@ -45,12 +43,11 @@ import anyio.lowlevel
 import trio
 import trio.testing
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, sub_agent_tool
+from pi_trio.agent import Agent, AgentTool, AgentToolResult
 from pi_trio.ai import TextContent, ToolCall
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 BACKENDS = ("trio", "asyncio")
-SUB_AGENTS_CUT = "sub-agents interrupted"  # a count beside the runs' endings
 INTERRUPTIONS = (
     "abort-listener",  # a listener calls agent.abort() on the k-th event
     "abort-task",  # another task aborts once the k-th event was delivered
@@ -61,8 +58,7 @@ INTERRUPTIONS = (
     "abort-then-cancel",  # an abort, then the caller's cancellation a few events later
     "none",
 )
-TOOL_KINDS = ("finish", "fail", "block", "progress", "sub-finish", "sub-block", "sub-progress")
-# a "sub-<kind>" call goes to the sub-agent tool, whose child calls a "<kind>" tool
+TOOL_KINDS = ("finish", "fail", "block", "progress")
 LISTENER_KINDS = ("sync", "async", "async-quiet")
 SPARE_ANSWERS = 16
 # A run that has not ended after this long hangs (trio: virtual seconds, on the autojump
@@ -106,7 +102,7 @@ def draw(seed: int, index: int) -> Scenario:
     interruption = r.choice(INTERRUPTIONS)
     if interruption == "none":
         # nothing would ever unblock a blocking tool
-        turns = [[(k.replace("block", "finish"), n) for k, n in turn] for turn in turns]
+        turns = [[("finish" if k == "block" else k, n) for k, n in turn] for turn in turns]
     kinds = ["steer", "follow_up"]
     return Scenario(
         seed=name,
@@ -145,9 +141,7 @@ def _script(scenario: Scenario) -> list[Any]:
     for n, turn in enumerate(scenario.turns):
         blocks: list[Any] = [faux_text(f"turn {n}")]
         blocks += [
-            faux_tool_call("delegate", {"task": f"{kind[4:]} {steps}"}, id=f"t{n}c{i}")
-            if kind.startswith("sub-")
-            else faux_tool_call("work", {"kind": kind, "steps": steps}, id=f"t{n}c{i}")
+            faux_tool_call("work", {"kind": kind, "steps": steps}, id=f"t{n}c{i}")
             for i, (kind, steps) in enumerate(turn)
         ]
         answers.append(faux_assistant_message(blocks, stop_reason="toolUse"))
@@ -178,10 +172,9 @@ async def _pause(r: random.Random, backend: str, most: int) -> None:
             await anyio.lowlevel.checkpoint()
 
 
-async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str] | None = None) -> str:
+async def run_scenario(scenario: Scenario, backend: str) -> str:
     """Run ``scenario`` and check the invariants (``Violation`` names the broken one).
-    Returns how the run ended: "cancelled", "aborted" or "completed"; ``counts`` gets
-    the sub-agents whose run was interrupted (``SUB_AGENTS_CUT``)."""
+    Returns how the run ended: "cancelled", "aborted" or "completed"."""
     r = random.Random(scenario.seed + ":run")
     paced = backend == "trio"
     faux = FauxProvider(
@@ -259,39 +252,9 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str] | 
     work = AgentTool(
         name="work", description="work", parameters={"type": "object"}, execute=execute
     )
-    children: list[tuple[Agent, list[Any]]] = []
-
-    def make_child() -> Agent:
-        """A sub-agent: it calls the ``work`` tool as its task says, then answers."""
-        n = len(children)
-        child_faux = FauxProvider(
-            token_size=scenario.token_size,
-            tokens_per_second=500 if paced else None,
-            rng=random.Random(f"{scenario.seed}:child {n}"),
-        )
-
-        def task(context: Any, options: Any, state: Any, model: Any) -> Any:
-            kind, steps = context.messages[-1].content[0].text.split()
-            call = faux_tool_call("work", {"kind": kind, "steps": int(steps)}, id=f"s{n}c0")
-            return faux_assistant_message([faux_text(f"child {n}"), call], stop_reason="toolUse")
-
-        child_faux.set_responses([task, faux_assistant_message(f"child {n} done")])
-
-        async def child_stream(model: Any, context: Any, options: Any, send: Any) -> None:
-            if record.interrupted_at is not None and scenario.interruption != "abort-thread":
-                record.requests_after += 1
-            await child_faux(model, context, options, send)
-
-        child = Agent(model=child_faux.get_model(), tools=[work], stream_fn=child_stream)
-        seen: list[Any] = []
-        child.subscribe(seen.append)
-        children.append((child, seen))
-        return child
-
-    delegate = sub_agent_tool("delegate", "delegate", make_child, forward_events=r.random() < 0.5)
     agent = Agent(
         model=faux.get_model(),
-        tools=[work, delegate],
+        tools=[work],
         stream_fn=stream_fn,
         tool_execution="sequential" if scenario.sequential else "parallel",
         steering_mode="all" if scenario.queue_all else "one-at-a-time",
@@ -373,18 +336,15 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str] | 
         while thread.is_alive():  # busily, for the autojump clock (see ``execute``)
             await anyio.lowlevel.checkpoint()
     ended = "cancelled" if outer.cancelled_caught else "completed"
-    if _interrupted(agent):
+    if any(
+        getattr(m, "stop_reason", None) == "aborted"
+        or (m.role == "toolResult" and m.content and m.content[0].text == "Operation aborted")
+        for m in agent.state.messages
+    ):
         ended = "aborted" if ended == "completed" else ended
 
     _check_listeners(record, scenario)
     _check_transcript(agent)
-    for n, (child, seen) in enumerate(children):
-        _check_sequence(seen, f"sub-agent {n}")
-        _check_transcript(child)
-        _expect(not child.state.is_streaming, f"sub-agent {n} is_streaming after the run")
-        _expect(not child.state.pending_tool_calls, f"sub-agent {n} has pending tool calls")
-        if counts is not None and _interrupted(child):
-            counts[SUB_AGENTS_CUT] += 1
     _expect(
         record.requests_after == 0, f"{record.requests_after} request(s) after the interruption"
     )
@@ -414,14 +374,6 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str] | 
         _expect(got == queued, f"{kind} queued {queued}, delivered {got}")
     _expect(not agent.has_queued_messages(), "messages left in the queues")
     return ended
-
-
-def _interrupted(agent: Agent) -> bool:
-    return any(
-        getattr(m, "stop_reason", None) == "aborted"
-        or (m.role == "toolResult" and m.content and m.content[0].text == "Operation aborted")
-        for m in agent.state.messages
-    )
 
 
 def _expect(condition: bool, what: str) -> None:
@@ -505,7 +457,7 @@ async def run_many(
         try:
             # a hang is a violation too: virtual time on trio, real time on asyncio
             with anyio.fail_after(HANG_AFTER[backend]):
-                ends[await run_scenario(scenario, backend, ends)] += 1
+                ends[await run_scenario(scenario, backend)] += 1
         except TimeoutError:
             failures.append(f"PI_TRIO_CHAOS_REPLAY={scenario.seed} ({backend}): hung\n  {scenario}")
             ends["violation"] += 1

@@ -263,6 +263,8 @@ class ToolBatch:
                 group.start_soon(dispatcher.pump, lambda: finished)
                 try:
                     outcome = await execute_call(call, prepared, self.signal, on_update)
+                    # an abort while the pump stops keeps this result too (see below)
+                    self.outcomes[i] = outcome
                 finally:
                     finished = True
                     dispatcher.wake()

@@ -144,7 +144,9 @@ class LoopRun:
         another thread) or a cancellation of the caller's scope that was requested
         while synchronous code ran takes effect here, before anything else runs."""
         if self.signal.aborted:
-            # (from another thread, the abort's own callback may not have run yet)
+            # From another thread, the abort's callbacks may not have run here yet: run
+            # them now (this run's own, and its sub-agents', which pass the reason on).
+            self.signal.run_pending_callbacks()
             self._abort_requested()
         await anyio.lowlevel.checkpoint_if_cancelled()
 
