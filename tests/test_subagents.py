@@ -450,3 +450,17 @@ def test_a_fork_has_every_setting_of_its_agent() -> None:
     for name in given.keys() - {"model", "system_prompt", "tools", "messages", "thinking_level"}:
         if name not in ("hooks", "stream_options"):
             assert getattr(fork, name) == getattr(agent, name), name
+
+
+def test_answers_usage_progress_and_nesting_work_the_same_on_asyncio() -> None:
+    """The behaviours above that need no virtual clock, on asyncio (abort and
+    cancellation there: the test above and ``tests/test_subagent_chaos.py``)."""
+
+    async def main() -> None:
+        await test_a_sub_agent_answers_and_its_usage_rolls_up_into_the_parent()
+        await test_forwarded_child_events_reach_the_parent_as_tool_progress()
+        await test_a_failed_child_is_an_error_result_naming_how_it_ended()
+        await test_a_grandchilds_events_arrive_nested_in_its_parents_progress()
+        await test_a_child_that_compacts_rolls_its_summary_requests_into_the_usage()
+
+    anyio.run(main, backend="asyncio")
