@@ -401,3 +401,40 @@ def test_every_listener_sees_the_same_events_when_the_caller_cancels_mid_deliver
         trio.run(main)
     else:
         anyio.run(main, backend="asyncio")
+
+
+async def test_a_listener_cut_at_the_bound_does_not_keep_the_event_from_the_ones_after_it(
+    autojump_clock: Any,
+) -> None:
+    """A listener still waiting close_timeout past the caller's deadline is cut there; the
+    listener after it still gets that event, then the closing ones, ``agent_end`` last."""
+    faux = FauxProvider(tokens_per_second=50, token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("a long answer that keeps on streaming " * 4)])
+    agent = Agent(model=faux.get_model(), stream_fn=faux, close_timeout=2.0)
+    seen: list[list[Any]] = [[], []]
+    stuck_on: list[Any] = []
+
+    def first(event: Any) -> None:
+        seen[0].append(event)
+
+    async def stuck(event: Any) -> None:
+        if event.type == "message_update" and not stuck_on:
+            stuck_on.append(event)
+            await trio.sleep_forever()
+
+    def third(event: Any) -> None:
+        seen[1].append(event)
+
+    for listener in (first, stuck, third):
+        agent.subscribe(listener)
+    start = trio.current_time()
+    with trio.move_on_after(5) as outer:
+        await agent.prompt("go")
+    assert outer.cancelled_caught
+    assert trio.current_time() - start == pytest.approx(5 + 2.0)
+    assert stuck_on[0] in seen[1]  # the event the stuck listener was cut on
+    assert len(seen[0]) == len(seen[1])
+    assert all(a is b for a, b in zip(*seen, strict=True))
+    assert seen[1][-1].type == "agent_end"
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert not agent.state.is_streaming

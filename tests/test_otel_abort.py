@@ -113,9 +113,12 @@ async def test_the_callers_cancellation_ends_every_span_as_aborted(
         assert status(otel.one(prefix)) == (StatusCode.ERROR, "aborted"), prefix
 
 
-async def test_a_run_that_lost_its_closing_events_is_closed_when_the_next_run_starts(
+async def test_a_listener_stuck_past_close_timeout_still_lets_every_span_end(
     otel: Pipeline, autojump_clock: Any
 ) -> None:
+    """The stuck listener is cut at the bound (close_timeout past the deadline); the
+    closing events still reach every listener, the instrumentation's included."""
+
     async def hang(value: str) -> str:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
@@ -135,10 +138,49 @@ async def test_a_run_that_lost_its_closing_events_is_closed_when_the_next_run_st
 
     async def stuck(event: Any) -> None:
         if event.type == "tool_execution_end":
-            await anyio.sleep_forever()  # outlasts close_timeout: later events are lost
+            await anyio.sleep_forever()  # outlasts close_timeout
 
-    unsubscribe = agent.subscribe(stuck)
+    agent.subscribe(stuck)
+    start = anyio.current_time()
     with anyio.move_on_after(5):
+        await agent.prompt("go")
+    assert anyio.current_time() - start == pytest.approx(5 + 1)
+    assert otel.tree() == [
+        ("invoke_agent", [("turn 1", [("chat faux-1", []), ("execute_tool hang h1", [])])])
+    ]
+    for prefix in ("execute_tool", "turn", "invoke_agent"):
+        assert status(otel.one(prefix)) == (StatusCode.ERROR, "aborted"), prefix
+
+
+class _Interrupt(BaseException):
+    """Not an ``Exception``: a listener raising it is not recorded and passed over, it
+    ends the delivery (and the run) where it is, so the closing events are lost."""
+
+
+async def test_a_run_that_lost_its_closing_events_is_closed_when_the_next_run_starts(
+    otel: Pipeline, autojump_clock: Any
+) -> None:
+    async def hang(value: str) -> str:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
+            )
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux)
+    instrument(agent, **otel.providers)
+
+    def interrupt(event: Any) -> None:
+        if event.type == "tool_execution_start":
+            raise _Interrupt
+
+    unsubscribe = agent.subscribe(interrupt)
+    with pytest.raises(_Interrupt):
         await agent.prompt("go")
     assert otel.named("invoke_agent") == []  # still open
 

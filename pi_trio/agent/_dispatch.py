@@ -16,9 +16,20 @@ contract"), in one place:
 - **The caller's cancellation, within bounds.** A delivery is not interrupted by the
   caller's cancellation either, but it is bounded: by ``close_timeout`` past the caller's
   deadline (known when the run starts), or past the moment it started if the caller was
-  cancelled already; after the caller's cancellation, the closing sequence shares one
-  ``close_timeout`` (``closing``). A listener still running at the bound is cancelled;
-  the listeners after it get the event all the same.
+  cancelled already; after the caller's cancellation, the closing sequence's deliveries
+  share one ``close_timeout`` (``closing``). A listener still running at the bound is
+  cancelled; the listeners after it get the event all the same, and so do the closing
+  events that follow (every listener is still called; one that waits is cut at once).
+
+Each delivery that awaits a listener enters a shielded cancel scope of its own, around
+that delivery only: a scope around the whole run, shielded only while a listener waits,
+is cheaper (no scope per event) but wrong. A cancellation already delivered to a task of
+the run (a tool, the pump) and still propagating becomes invisible from inside the outer
+scope the moment another task raises its shield, so the innermost cancelled scope it
+meets (a task group's, whose sibling it also cancels) catches it: a cancellation is
+swallowed and a listener in the sibling is interrupted. The scope per event costs about
+7 us on the first asynchronous listener of an event (W11); synchronous listeners never
+pay it (``deliver_now``).
 
 There is no delivery task: the task that emits an event delivers it (the engine its
 events, a tool task its own), so a listener that waits makes the emitting task wait

@@ -205,10 +205,14 @@ class LoopRun:
         except anyio.get_cancelled_exc_class():
             # Cancellation escaped the abort scope: the caller's scope was cancelled
             # (perhaps on top of an abort). Leave the same consistent state as an abort,
-            # delivering the closing events within ``close_timeout``.
+            # delivering the closing events within ``close_timeout``: the deliveries
+            # are bounded (``closing``), the closing sequence is not, so that past the
+            # bound every closing event still reaches every listener (a listener that
+            # waits is cut at once) and the run still ends with ``agent_end``.
             dispatcher = self.dispatcher
             dispatcher.release()
-            with anyio.CancelScope(shield=True, deadline=dispatcher.closing()):
+            dispatcher.closing()
+            with anyio.CancelScope(shield=True):
                 await life.close_aborted(self.model, self.thinking_level)
             raise
 
