@@ -217,6 +217,13 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
         if kind == "abort-then-cancel" and count == scenario.at + scenario.then:
             cancel()
 
+    def abort_self(member: Member) -> None:
+        """A sub-agent aborts itself; the first abort to reach an agent gives the reason
+        (one of an agent above it may have come first)."""
+        if member.cut_by() is None:
+            member.reason = f"chaos: {member.name} aborted itself"
+            member.agent.abort(member.reason)
+
     def late(member: Member) -> bool:
         # (an abort from another thread is not ordered with the loop's own steps)
         return kind != "abort-thread" and (
@@ -244,8 +251,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
             if work == "block":
                 owner = holder[0]
                 if kind == "abort-child":
-                    owner.reason = f"chaos: {owner.name} aborted itself"
-                    owner.agent.abort(owner.reason)
+                    abort_self(owner)
                 else:
                     interrupt()  # its moment never came: interrupt now, or block forever
                 if kind != "abort-thread":
@@ -308,8 +314,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
                 record.members[member.name] = member
             mine = kind == "abort-child" and children.index(member) == scenario.by
             if mine and not record.done and len(member.seen) == 1 + scenario.at % 24:
-                member.reason = f"chaos: {member.name} aborted itself"
-                member.agent.abort(member.reason)
+                abort_self(member)
             child_event()
 
         async def listen(event: Any) -> None:

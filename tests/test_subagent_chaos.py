@@ -26,7 +26,7 @@ from .subagent_chaos_checks import CUT
 from .subagent_chaos_support import draw, run_scenario
 from .test_contract_chaos import SEED
 
-RUNS = int(os.environ.get("PI_TRIO_SUBAGENT_CHAOS_RUNS", "600"))
+RUNS = int(os.environ.get("PI_TRIO_SUBAGENT_CHAOS_RUNS", "400"))
 CHUNKS = 2  # per backend
 
 
@@ -102,9 +102,9 @@ def test_every_agent_of_a_tree_keeps_the_abort_contract(backend: str, chunk: int
 def test_the_chaos_cuts_sub_agents_at_every_depth(backend: str) -> None:
     """The suite is not vacuous: with a fixed seed, parents end aborted, cancelled and
     completed, and sub-agents and their own sub-agents are cut short in many runs."""
-    ends = _run(backend, range(0, 400, 2) if backend == "trio" else range(1, 400, 2), 7)
+    ends = _run(backend, range(0, 300, 2) if backend == "trio" else range(1, 300, 2), 7)
     assert ends["aborted"] >= 40, ends
     assert ends["cancelled"] >= 20, ends
-    assert ends["completed"] >= 40, ends
-    assert ends[CUT[0]] >= 25, ends
-    assert ends[CUT[1]] >= 5, ends
+    assert ends["completed"] >= 30, ends
+    assert ends[CUT[0]] >= 60, ends
+    assert ends[CUT[1]] >= 4, ends
