@@ -7,7 +7,10 @@ replayed alone (``PI_TRIO_CHAOS_REPLAY=<seed>:<index>``). Each run has three lis
 tools that finish, fail, block until interrupted or report progress, steering and
 follow-up messages queued from listeners and from outside, and one interruption: an
 abort from a listener, from another task or from another thread, the caller's cancel
-scope, its deadline, an abort then a cancellation, or none. After every run:
+scope, its deadline, an abort then a cancellation, or none. In some scenarios calls need
+approval: the run pauses, and is resumed with random decisions (approve, deny, edit)
+until it ends or the interruption came, which may so fall into a resumed run; an agent
+left paused is resumed before the second run. After every run:
 
 1. every listener saw the identical event sequence (the same objects, in the same
    order); ``agent_start`` first and ``agent_end`` last, each once;
@@ -19,7 +22,10 @@ scope, its deadline, an abort then a cancellation, or none. After every run:
    ledger of every enqueue against the transcript and the queues, checked after a
    second run);
 5. after the run ``is_streaming`` is false, no tool call is pending, no task or thread
-   of the run is left, and the agent runs again.
+   of the run is left, and the agent runs again;
+6. a call that needs approval runs only once approved (or edited), a denied one never,
+   and every run of a pause-and-resume sequence starts with ``agent_start`` and ends with
+   ``agent_end``.
 
 ``python -m tests.chaos_support --runs 100000`` is the soak (both backends).
 """
@@ -43,7 +49,15 @@ import anyio.lowlevel
 import trio
 import trio.testing
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.agent import (
+    Agent,
+    AgentTool,
+    AgentToolResult,
+    approve,
+    deny,
+    edit,
+    pending_approvals,
+)
 from pi_trio.ai import TextContent, ToolCall
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
@@ -89,6 +103,7 @@ class Scenario:
     queue_all: bool
     faux_seed: int
     token_size: tuple[int, int]
+    approvals: list[list[bool]]  # per turn: whether each tool call needs approval
 
 
 def draw(seed: int, index: int) -> Scenario:
@@ -119,7 +134,15 @@ def draw(seed: int, index: int) -> Scenario:
         queue_all=r.random() < 0.3,
         faux_seed=r.randrange(2**32),
         token_size=r.choice(((1, 1), (1, 3), (2, 6))),
+        # drawn last: the scenarios' other draws stay what they were before approvals
+        approvals=_draw_approvals(r, turns),
     )
+
+
+def _draw_approvals(r: random.Random, turns: list[list[tuple[str, int]]]) -> list[list[bool]]:
+    if r.random() >= 0.5:
+        return [[False] * len(turn) for turn in turns]
+    return [[r.random() < 0.5 for _ in turn] for turn in turns]
 
 
 @dataclass
@@ -134,6 +157,8 @@ class Record:
     interrupted_at: str | None = None  # what interrupted the run, once it did
     requests_after: int = 0  # provider calls after the interruption
     tool_steps: int = 0
+    decided: dict[str, str] = field(default_factory=dict)  # call id -> decision's action
+    unapproved: list[str] = field(default_factory=list)  # calls that ran without approval
 
 
 def _script(scenario: Scenario) -> list[Any]:
@@ -141,7 +166,11 @@ def _script(scenario: Scenario) -> list[Any]:
     for n, turn in enumerate(scenario.turns):
         blocks: list[Any] = [faux_text(f"turn {n}")]
         blocks += [
-            faux_tool_call("work", {"kind": kind, "steps": steps}, id=f"t{n}c{i}")
+            faux_tool_call(
+                "work",
+                {"kind": kind, "steps": steps, "approve": scenario.approvals[n][i]},
+                id=f"t{n}c{i}",
+            )
             for i, (kind, steps) in enumerate(turn)
         ]
         answers.append(faux_assistant_message(blocks, stop_reason="toolUse"))
@@ -172,9 +201,11 @@ async def _pause(r: random.Random, backend: str, most: int) -> None:
             await anyio.lowlevel.checkpoint()
 
 
-async def run_scenario(scenario: Scenario, backend: str) -> str:
+async def run_scenario(scenario: Scenario, backend: str) -> list[str]:
     """Run ``scenario`` and check the invariants (``Violation`` names the broken one).
-    Returns how the run ended: "cancelled", "aborted" or "completed"."""
+    Returns how the run ended: "cancelled", "aborted" or "completed", then what its
+    approvals did ("approval:paused", "approval:resumed", "approval:interrupted in a
+    resume", "approval:resumed after the chaotic run")."""
     r = random.Random(scenario.seed + ":run")
     paced = backend == "trio"
     faux = FauxProvider(
@@ -184,6 +215,7 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
     )
     faux.set_responses(_script(scenario))
     record = Record()
+    flags: list[str] = []
     outer = anyio.CancelScope()
     threads: list[threading.Thread] = []
     delivered = anyio.Event()  # the k-th event reached the triggering listener
@@ -229,6 +261,8 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
 
     async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         kind, steps = params["kind"], params["steps"]
+        if params.get("approve") and record.decided.get(call_id) not in ("approve", "edit"):
+            record.unapproved.append(f"{call_id} ({record.decided.get(call_id)})")
         for i in range(steps):
             record.tool_steps += 1
             if scenario.interruption == "abort-tool" and record.tool_steps == scenario.at:
@@ -237,6 +271,10 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
             if kind == "progress" or r.random() < 0.3:
                 on_update(AgentToolResult(content=[TextContent(text=f"{call_id} step {i}")]))
         if kind == "block":
+            if not chaotic[0]:
+                # a waiting call of a paused turn, resumed after the chaos: an abort ends it
+                agent.abort()
+                await anyio.sleep_forever()
             if record.interrupted_at is None:
                 interrupt()  # its moment never came: interrupt now, or block forever
             if scenario.interruption != "abort-thread":
@@ -250,8 +288,33 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
         return f"{call_id} done"
 
     work = AgentTool(
-        name="work", description="work", parameters={"type": "object"}, execute=execute
+        name="work",
+        description="work",
+        parameters={"type": "object"},
+        execute=execute,
+        needs_approval=lambda args: bool(args.get("approve")),
     )
+    decide = random.Random(scenario.seed + ":decide")
+
+    def decisions(pending: Any, *, may_block: bool) -> dict[str, Any]:
+        """Random decisions; a blocking call is approved only while an interruption
+        can still end it."""
+        chosen: dict[str, Any] = {}
+        for call in pending:
+            action = decide.choice(("approve", "deny", "edit"))
+            if action == "approve" and call.arguments["kind"] == "block" and not may_block:
+                action = "edit"
+            if action == "approve":
+                chosen[call.tool_call_id] = approve()
+            elif action == "deny":
+                chosen[call.tool_call_id] = deny(f"denied {call.tool_call_id}")
+            else:
+                kind = decide.choice(("finish", "fail", "progress"))
+                new = {"kind": kind, "steps": decide.randint(0, 2), "approve": True}
+                chosen[call.tool_call_id] = edit(new)
+            record.decided[call.tool_call_id] = action
+        return chosen
+
     agent = Agent(
         model=faux.get_model(),
         tools=[work],
@@ -329,7 +392,18 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
             group.start_soon(from_outside)
             if scenario.interruption == "abort-task":
                 group.start_soon(abort_from_task)
-            await agent.prompt("go")
+            result = await agent.prompt("go")
+            if result.pending_approvals:
+                flags.append("approval:paused")
+            resumes = 0
+            # paused: resumed while the interruption has not come (it may come in a
+            # resumed run)
+            while result.pending_approvals and record.interrupted_at is None and resumes < 3:
+                resumes += 1
+                flags.append("approval:resumed")
+                result = await agent.resume(
+                    decisions(result.pending_approvals, may_block=scenario.interruption != "none")
+                )
             group.cancel_scope.cancel()
     chaotic[0] = False
     for thread in threads:
@@ -355,13 +429,24 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
     extra = {t for t in set(threading.enumerate()) - threads_before if t.name == "chaos abort"}
     _expect(not extra, f"threads left over: {extra}")
 
-    # the agent runs again, and every queued message is delivered exactly once, in order
+    # the agent runs again (resumed first when it was left paused), and every queued
+    # message is delivered exactly once, in order
     faux.set_responses([faux_assistant_message("again")] * SPARE_ANSWERS)
     again: list[Any] = []
     unsubscribe = agent.subscribe(again.append)
+    pending = pending_approvals(agent.state.messages)
+    if pending:
+        flags.append("approval:resumed after the chaotic run")
+        resumed = await agent.resume(decisions(pending, may_block=False))
+        _expect(not pending_approvals(agent.state.messages), "paused again after a resume")
+        _expect(resumed.pending_approvals == (), "a resume's result lists pending calls")
+        _check_sequence(again, "resumed run")
+        _check_transcript(agent)
+        again.clear()
     await agent.prompt("again")
     unsubscribe()
     _check_sequence(again, "second run")
+    _expect(not record.unapproved, f"ran without approval: {record.unapproved}")
     _check_transcript(agent)
     last = agent.state.messages[-1]
     _expect(
@@ -373,7 +458,9 @@ async def run_scenario(scenario: Scenario, backend: str) -> str:
         got = [t for t in texts if t in queued]
         _expect(got == queued, f"{kind} queued {queued}, delivered {got}")
     _expect(not agent.has_queued_messages(), "messages left in the queues")
-    return ended
+    if "approval:resumed" in flags and record.interrupted_at is not None:
+        flags.append("approval:interrupted in a resume")
+    return [ended, *sorted(set(flags))]
 
 
 def _expect(condition: bool, what: str) -> None:
@@ -408,8 +495,12 @@ def _check_listeners(record: Record, scenario: Scenario) -> None:
                 f"{[e.type for e in seen[diff : diff + 3]]} "
                 f"({len(first)} vs {len(seen)} events)"
             )
-    if first:
-        _check_sequence(first, "listener 0")
+    start = 0
+    for end, event in enumerate(first):
+        if event.type == "agent_end":  # each run of the sequence, prompt or resume
+            _check_sequence(first[start : end + 1], f"listener 0, run from event {start}")
+            start = end + 1
+    _expect(start == len(first), f"listener 0: {len(first) - start} event(s) after agent_end")
 
 
 def _check_transcript(agent: Agent) -> None:
@@ -457,7 +548,7 @@ async def run_many(
         try:
             # a hang is a violation too: virtual time on trio, real time on asyncio
             with anyio.fail_after(HANG_AFTER[backend]):
-                ends[await run_scenario(scenario, backend)] += 1
+                ends.update(await run_scenario(scenario, backend))
         except TimeoutError:
             failures.append(f"PI_TRIO_CHAOS_REPLAY={scenario.seed} ({backend}): hung\n  {scenario}")
             ends["violation"] += 1

@@ -506,7 +506,7 @@ async def test_a_file_session_follows_the_compactions(tmp_path: Any) -> None:
     assert any(e.type == "compaction_end" and e.messages for e in events)
     saved = FileSessionStore(tmp_path / "s.jsonl").load()
     assert [to_json(m) for m in saved] == [to_json(m) for m in agent.state.messages]
-    assert not list(tmp_path.glob(".*compacting"))
+    assert not list(tmp_path.glob(".s.jsonl.*"))  # no temporary file left
 
 
 async def test_a_store_that_cannot_replace_is_refused_for_a_compacting_agent() -> None:

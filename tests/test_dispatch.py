@@ -3,8 +3,10 @@ task, and a listener subscribed mid-run, even an asynchronous one, keeps the con
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import anyio
 import pytest
 import trio
 import trio.testing
@@ -438,3 +440,29 @@ async def test_a_listener_cut_at_the_bound_does_not_keep_the_event_from_the_ones
     assert seen[1][-1].type == "agent_end"
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert not agent.state.is_streaming
+
+
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_the_native_primitives_shield_and_read_the_clock_as_anyio_does(backend: str) -> None:
+    """The delivery path's native primitives (trio's own under trio, anyio's elsewhere)
+    mean what anyio's do: the scope shields a listener from its caller's cancellation,
+    and the deadline and clock agree with anyio's."""
+    from pi_trio.agent._native import primitives
+
+    async def main() -> None:
+        native = primitives()
+        if backend == "trio":
+            assert native.cancel_scope(shield=True, deadline=math.inf).__class__ is trio.CancelScope
+        finished = []
+        with anyio.move_on_after(0.01) as outer:
+            assert native.current_effective_deadline() == anyio.current_effective_deadline()
+            assert abs(native.current_time() - anyio.current_time()) < 0.01
+            with native.cancel_scope(shield=True, deadline=math.inf):
+                await anyio.sleep(0.05)  # past the caller's deadline: shielded
+                finished.append(True)
+            await native.checkpoint_if_cancelled()
+            finished.append(False)  # unreachable: the caller's deadline passed
+        assert outer.cancelled_caught
+        assert finished == [True]
+
+    anyio.run(main, backend=backend)

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from dbos import DBOS
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, tool
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, FallbackPolicy, RunLimits, tool
 from pi_trio.ai import (
     AssistantMessage,
     MessageFold,
@@ -583,3 +583,65 @@ def test_a_message_sent_after_the_last_turn_is_reported_queued_not_left_unread()
     result = on_asyncio(scenario)
     assert [m.role for m in result.new_messages] == ["user", "assistant"]
     assert [m.content[0].text for m in result.queued] == ["too late"]
+
+
+# --------------------------------------------------------------------------- fallback and limits
+
+
+def test_a_resumed_run_keeps_its_fallback_position_and_its_limit_counters():
+    """The fallback decision and the limit counters come from the responses, which a
+    resumed run replays from its steps: forked after the primary's recorded failure, the
+    run asks the backup (not the primary) and stops at the same limit."""
+    asked: list[str] = []
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        asked.append(model.id)
+        if model.id == "primary":
+            return faux_assistant_message(
+                "", stop_reason="error", error_message="529 overloaded_error: Overloaded"
+            )
+        turn = sum(1 for m in context.messages if m.role == "toolResult")
+        call = faux_tool_call("add", {"a": turn, "b": 1}, id=f"t-{turn}")
+        return faux_assistant_message([call], stop_reason="toolUse")
+
+    @tool
+    async def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-fallback", models=[{"id": "primary"}, {"id": "backup"}])
+        faux.set_responses([reply] * 4)
+        return Agent(
+            model=faux.get_model("primary"),
+            tools=[add],
+            stream_fn=faux,
+            fallback=FallbackPolicy(models=[faux.get_model("backup")]),  # type: ignore[list-item]
+            limits=RunLimits(max_requests=3),
+        )
+
+    agent = durable(build)
+
+    async def scenario() -> tuple[Any, Any]:
+        first = await agent.run("Count.")
+        steps = await DBOS.list_workflow_steps_async(first.workflow_id)
+        model_steps = sorted(s["function_id"] for s in steps if s["function_name"] == MODEL_STEP)
+        assert len(model_steps) == 3
+        asked.clear()
+        # every step before the backup's first request is recorded: the primary's failure
+        handle = await DBOS.fork_workflow_async(first.workflow_id, model_steps[1])
+        forked = await (await agent.retrieve(handle.get_workflow_id())).result(poll_interval=0.05)
+        return first, forked
+
+    first, forked = on_asyncio(scenario)
+    assert asked == ["backup", "backup"]  # the replayed failure fell through again
+    assert normalized(forked.messages) == normalized(first.messages)
+    answers = [m for m in forked.messages if m.role == "assistant"]
+    assert [(m.model, m.stop_reason) for m in answers] == [
+        ("backup", "toolUse"),
+        ("backup", "toolUse"),
+        ("backup", "aborted"),
+    ]
+    assert answers[-1].error_message == (
+        "Run limit exceeded: RunLimits(max_requests=3); 3 requests made"
+    )

@@ -298,6 +298,10 @@ UNBOUNDED_ALLOWED = {
     "session/_store.py:is_torn": "whether a session file's last line ends early; too deep "
     "counts as not torn, and the bounded decode then names the line",
     "durable/_result.py:decode_outcome": "rows pi_trio wrote to its own database",
+    "durable/_approvals.py:read_waiting": "the pending calls pi_trio's workflow announced in "
+    "its own database",
+    "durable/_approvals.py:wait_for_decisions": "a decisions message, which any process "
+    "with the database may send: a RecursionError is a malformed message, left aside",
     "durable/_steps.py:durable_tool.execute": "rows pi_trio wrote to its own database",
     "temporal/_activities.py:build_activities.tool_call": "what pi_trio wrote to its history",
     "temporal/_codec.py:decode": "payloads pi_trio wrote to its own Temporal history",

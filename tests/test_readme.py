@@ -289,6 +289,32 @@ def test_the_sessions_block_resumes_and_writes_a_line_per_message(monkeypatch, t
     )
 
 
+APPROVAL = "Tool approval: pause, persist, resume"
+
+
+def test_the_approval_block_pauses_and_resumes_with_an_edit():
+    out, _ = run_code(code(APPROVAL))
+    assert out == (
+        "approval_pending\n"
+        "call_1 refund {'order': 42, 'amount': 500}\n"
+        "completed - Refunded 250 on order 42 and 20 on order 43.\n"
+    )
+
+
+def test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another(monkeypatch, tmp_path):
+    from pi_trio.agent import is_approval_placeholder
+    from pi_trio.session import load_messages
+
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda: str(tmp_path))
+    _, namespace = run_code(code(APPROVAL))
+    out, _ = run_code(code(APPROVAL, 1), namespace)
+    assert out == "call_7\nDone: 900 refunded.\n"
+    saved = load_messages(tmp_path / "refunds.jsonl")
+    assert [m.role for m in saved] == ["system", "user", "assistant", "toolResult", "assistant"]
+    assert saved[3].content[0].text == "refunded 900 on order 7"
+    assert not any(is_approval_placeholder(m) for m in saved)
+
+
 def test_the_sqlite_store_block_saves_and_loads_a_session():
     import sqlite3
 
@@ -820,6 +846,14 @@ def test_the_cassette_block_records_replays_offline_and_keeps_the_key_out():
     assert namespace["KEY"] not in out
 
 
+def test_the_fallback_and_limits_block_falls_back_and_stops_at_its_limit():
+    source = code("Fallback models and run limits")
+    out, namespace = run_code(source)
+    assert out == shown_below(source)
+    # the limit came first: the scripted final answer was never asked for
+    assert namespace["faux"].state.call_count == 3
+
+
 # --------------------------------------------------------------------------- coverage
 
 RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
@@ -830,6 +864,8 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The same under asyncio", 1): test_the_deadline_block_cancels_the_run_and_the_agent_settles,
     ("Transcripts and JSON", 0): test_the_transcript_block_round_trips_and_names_the_broken_field,
     ("Tools and the `tool` decorator", 0): test_the_tool_decorator_block_builds_a_tool_that_reports_progress,
+    (APPROVAL, 0): test_the_approval_block_pauses_and_resumes_with_an_edit,
+    (APPROVAL, 1): test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another,
     ("Structured output", 0): test_the_structured_output_block_prints_what_is_shown_below_it,
     ("Structured output", 1): test_the_structured_output_block_prints_what_is_shown_below_it,
     ("MCP tools", 0): test_the_mcp_block_lists_the_servers_tool_and_the_agent_calls_it,
@@ -850,6 +886,9 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("Providers and keys", 0): test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_default,
     ("Providers and keys", 1): test_the_silent_stream_block_ends_at_its_first_event_limit,
     ("Recorded traffic: cassettes", 0): test_the_cassette_block_records_replays_offline_and_keeps_the_key_out,
+    ("Fallback models and run limits", 0): (
+        test_the_fallback_and_limits_block_falls_back_and_stops_at_its_limit
+    ),
     ("The proxy: provider keys on one server", 0): test_the_proxy_block_talks_to_a_proxy_server,
     ("Beyond one process", 0): test_the_durable_block_runs_a_workflow_on_sqlite,
     ("Beyond one process", 1): test_the_fanout_block_runs_every_job_on_a_local_ray,

@@ -408,7 +408,7 @@ def test_a_fork_has_every_setting_of_its_agent() -> None:
     forgets fails here)."""
     import inspect
 
-    from pi_trio.agent import AgentHooks, Compaction
+    from pi_trio.agent import AgentHooks, Compaction, FallbackPolicy, RunLimits
     from pi_trio.ai import ProviderRegistry, RetryPolicy, StreamOptions
 
     faux = FauxProvider()
@@ -429,6 +429,8 @@ def test_a_fork_has_every_setting_of_its_agent() -> None:
         "close_timeout": 1.5,
         "retry": RetryPolicy(max_retries=1),
         "compaction": Compaction(reserve_tokens=7),
+        "fallback": FallbackPolicy(models=[faux.get_model()]),
+        "limits": RunLimits(max_requests=9, per="agent"),
         "output_type": int,
         "output_mode": "tool",
         "max_output_retries": 4,
@@ -447,6 +449,7 @@ def test_a_fork_has_every_setting_of_its_agent() -> None:
     assert fork.state.messages is not agent.state.messages
     assert fork.hooks == agent.hooks
     assert fork.stream_options == agent.stream_options
+    assert fork.limit_counters is not agent.limit_counters  # the fork counts from zero
     for name in given.keys() - {"model", "system_prompt", "tools", "messages", "thinking_level"}:
         if name not in ("hooks", "stream_options"):
             assert getattr(fork, name) == getattr(agent, name), name

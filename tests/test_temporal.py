@@ -26,7 +26,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, tool
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, run_limit_details, tool
 from pi_trio.ai import MessageBuilder, StreamOptions, TextContent, messages_to_json
 from pi_trio.temporal import (
     DELIVER_ACTIVITY,
@@ -181,6 +181,39 @@ def test_every_event_of_a_run_crosses_to_an_activity_unchanged():
         assert bytes(event_json(again)) == bytes(event_json(event))
 
 
+def test_a_fallback_and_a_limit_hit_cross_to_an_activity_unchanged():
+    events: list[Any] = []
+    faux = FauxProvider(api="faux-codec", models=[{"id": "primary"}, {"id": "backup"}])
+    faux.set_responses(
+        [
+            faux_assistant_message("", stop_reason="error", error_message="503 unavailable"),
+            faux_assistant_message(
+                [faux_tool_call("add", {"a": 1, "b": 2})], stop_reason="toolUse"
+            ),
+        ]
+    )
+
+    @tool
+    async def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    agent = Agent(
+        model=[faux.get_model("primary"), faux.get_model("backup")],  # type: ignore[list-item]
+        tools=[add],
+        stream_fn=faux,
+        limits=RunLimits(max_requests=2),
+    )
+    agent.subscribe(events.append)
+    anyio.run(agent.prompt, "1 + 2?")
+    assert "model_fallback" in {e.type for e in events}
+    assert run_limit_details(events[-1].messages[-1])["limit"] == "max_requests"
+    for event in events:
+        again = decode_event(event_json(event))
+        assert type(again) is type(event)
+        assert bytes(event_json(again)) == bytes(event_json(event))
+
+
 # --------------------------------------------------------------------------- runs
 
 
@@ -323,6 +356,61 @@ def test_a_worker_that_caches_nothing_replays_every_step_without_the_model_or_th
     # replays in the process that delivered the events are not delivered again
     assert replays == [False] * len(expected)
     assert result.messages[-1].content[0].text == "5, a full disk and a timeout."
+
+
+def test_a_replayed_workflow_takes_the_same_fallback_and_stops_at_the_same_limit(
+    temporal_address,
+):
+    """Without a workflow cache each workflow task replays the history from the start:
+    the fallback and the limit counters come out of the recorded model activities, so the
+    primary is asked once, the backup twice, and the run stops where it did in one
+    process; ``Replayer`` finds the history deterministic."""
+    asked: list[str] = []
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        asked.append(model.id)
+        if model.id == "primary":
+            return faux_assistant_message("", stop_reason="error", error_message="503 unavailable")
+        turn = sum(1 for m in context.messages if m.role == "toolResult")
+        call = faux_tool_call("add", {"a": turn, "b": 1}, id=f"t-{turn}")
+        return faux_assistant_message([call], stop_reason="toolUse")
+
+    faux = FauxProvider(api="faux-chain", models=[{"id": "primary"}, {"id": "backup"}])
+    faux.set_responses([reply] * 10)
+
+    @tool
+    async def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    def build() -> Agent:
+        return Agent(
+            model=[faux.get_model("primary"), faux.get_model("backup")],  # type: ignore[list-item]
+            tools=[add],
+            stream_fn=faux,
+            limits=RunLimits(max_requests=3),
+        )
+
+    agent = temporal_agent(build)
+    seen: list[str] = []
+    agent.subscribe(lambda event: seen.append(event.type))
+
+    async def scenario(client: Client) -> Any:
+        result = await agent.run(client, "Count.")
+        history = await client.get_workflow_handle(result.workflow_id).fetch_history()
+        await Replayer(workflows=[agent.workflow]).replay_workflow(history)
+        return result
+
+    result = with_worker(temporal_address, agent, scenario, max_cached_workflows=0)
+    assert asked == ["primary", "backup", "backup"]
+    assert seen.count("model_fallback") == 1
+    answers = [m for m in result.messages if m.role == "assistant"]
+    assert [(m.model, m.stop_reason) for m in answers] == [
+        ("backup", "toolUse"),
+        ("backup", "toolUse"),
+        ("backup", "aborted"),
+    ]
+    assert run_limit_details(answers[-1]) == {"limit": "max_requests", "maximum": 3, "spent": 3}
 
 
 class Gate:

@@ -10,7 +10,7 @@ are never interrupted. The call returns after ``agent_end`` reached every listen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
@@ -33,18 +33,22 @@ from ..ai import (
     now_ms,
     to_tool_declaration,
 )
+from ._approval import ApprovalDecision
 from ._checks import check_message, check_messages, check_run_settings, check_tools
 from ._compaction import Compaction
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
 from ._dispatch import Dispatcher, ListenerSet
+from ._fallback import FallbackPolicy, model_chain
 from ._hooks import call_hook
+from ._limits import RunCounters, RunLimits
 from ._loop import LoopRun
 from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
 from ._outcomes import failed_run_events
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode, OutputRun
 from ._queue import PendingMessageQueue, QueueMode
 from ._result import RunResult
+from ._resume import ResumePlan, check_edits, pending_approvals, plan_resume
 from ._run import ContinueError
 from ._state import AgentState, StateReducer
 from ._subagent import sub_agent_tool
@@ -65,6 +69,7 @@ _PROMPT_BUSY = (
 )
 _NO_HOOKS = AgentHooks()  # what a run reads when no hook was ever set; never mutated
 _CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
+_RESUME_BUSY = "Agent is already processing. Wait for completion before resuming."
 _RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
 
 
@@ -118,12 +123,15 @@ class Agent:
     ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
     and ``continue_()`` take it per run too), produced natively or through a
     ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.
+    ``fallback=FallbackPolicy(models=[...])`` goes on with other models when a response
+    fails (``model=[primary, fallback, ...]`` is the short form); ``limits=RunLimits(...)`` caps what a run spends (``per="agent"``: what all
+    runs spend, counted in ``limit_counters``).
     """
 
     def __init__(
         self,
         *,
-        model: Model | str | None = None,
+        model: Model | str | Sequence[Model | str] | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Any] | None = None,
         messages: Sequence[AgentMessage] | None = None,
@@ -139,6 +147,8 @@ class Agent:
         close_timeout: float = 5.0,
         retry: RetryPolicy | None = None,
         compaction: Compaction | None = None,
+        fallback: FallbackPolicy | None = None,
+        limits: RunLimits | None = None,
         output_type: Any = None,
         output_mode: OutputMode = "auto",
         max_output_retries: int = DEFAULT_MAX_OUTPUT_RETRIES,
@@ -152,6 +162,17 @@ class Agent:
             close_timeout=close_timeout,
             stream_fn=stream_fn,
         )
+        primary, fallback = model_chain(model, fallback)
+        if fallback is not None and not isinstance(fallback, FallbackPolicy):
+            raise TypeError(
+                "Agent(fallback=...) takes a FallbackPolicy, such as "
+                f"FallbackPolicy(models=['openai/gpt-4o-mini']), or None; got {fallback!r}"
+            )
+        if limits is not None and not isinstance(limits, RunLimits):
+            raise TypeError(
+                "Agent(limits=...) takes RunLimits, such as RunLimits(max_requests=20), "
+                f"or None; got {limits!r}"
+            )
         self.stream_fn = stream_fn
         self.registry = registry
         # made on first read when none are given (see the properties)
@@ -171,6 +192,11 @@ class Agent:
                 f"Compaction(reserve_tokens=16384), or None; got {compaction!r}"
             )
         self.compaction = compaction
+        self.fallback = fallback
+        self.limits = limits
+        self.limit_counters = RunCounters()
+        """What the Agent's runs spent under ``RunLimits(per="agent")`` (assign a new
+        ``RunCounters()`` to start counting again)."""
         self.output_type = output_type
         self.output_mode: OutputMode = output_mode
         self.max_output_retries = max_output_retries
@@ -189,7 +215,7 @@ class Agent:
             if head is not None:
                 transcript.insert(0, head)
         self.state = AgentState(
-            model=model,
+            model=primary,
             thinking_level=thinking_level,
             where="Agent",
             tools=tool_list,
@@ -262,8 +288,9 @@ class Agent:
 
     def fork(self) -> Agent:
         """A new, idle Agent with this one's model, thinking level, tools, hooks, request
-        options and settings, and a copy of its transcript (its listeners and queued
-        messages stay here)."""
+        options and settings (fallback models and limits too), and a copy of its
+        transcript (its listeners, queued messages and ``limit_counters`` stay here: the
+        fork counts from zero)."""
         state = self.state
         return Agent(
             model=state.model,
@@ -281,6 +308,8 @@ class Agent:
             close_timeout=self.close_timeout,
             retry=self.retry,
             compaction=self.compaction,
+            fallback=self.fallback,
+            limits=self.limits,
             output_type=self.output_type,
             output_mode=self.output_mode,
             max_output_retries=self.max_output_retries,
@@ -426,6 +455,26 @@ class Agent:
             raise ContinueError("Cannot continue from message role: assistant")
         return await self._run(None, output_type=output_type)
 
+    async def resume(
+        self, approvals: Mapping[str, ApprovalDecision], *, output_type: Any = None
+    ) -> RunResult[Any]:
+        """Continue a run that paused for approval: ``approvals`` maps the id of every
+        pending call (``result.pending_approvals``) to ``approve()``, ``deny(reason)``
+        or ``edit(arguments)``. Approved calls run, denied ones get an error result with
+        the reason, edited ones run with the new arguments; each result takes its
+        placeholder's place, and the run goes on as after any tool batch. Works from the
+        transcript alone (another process, a restored session). Raises ``ResumeError``
+        when nothing waits or the decisions do not fit (an edit whose arguments the
+        tool's schema refuses, too), ``TranscriptChangedError`` when the transcript
+        changed since the pause."""
+        if self._active is not None:
+            raise AgentBusyError(_RESUME_BUSY)
+        await check_edits(plan_resume(self.state.messages, approvals), self.state.tools)
+        # planned again: another run may have changed the transcript while the edits
+        # were checked (from here to the run's start nothing waits)
+        plan = plan_resume(self.state.messages, approvals)
+        return await self._run(None, output_type=output_type, resume=plan)
+
     def abort(self, reason: object = None) -> None:
         """Abort the active run (sync, idempotent, safe from any thread; no-op when idle)."""
         active = self._active
@@ -455,6 +504,7 @@ class Agent:
         *,
         skip_initial_steering_poll: bool = False,
         output_type: Any = None,
+        resume: ResumePlan | None = None,
     ) -> RunResult[Any]:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing.")
@@ -477,14 +527,15 @@ class Agent:
             context = AgentContext(messages=Transcript(state.messages), tools=list(state.tools))
             if output is not None:
                 config = output.configure(config, context)
-            dispatcher = Dispatcher(
-                self._listeners, self._reducer.reduce, signal, self.close_timeout
+            reduce = (
+                self._reducer.reduce if resume is None else self._reducer.resuming(resume.slots)
             )
+            dispatcher = Dispatcher(self._listeners, reduce, signal, self.close_timeout)
             run: LoopRun | None = None
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
                 run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
-                messages = await run.run(prompts)
+                messages = await run.run(prompts, resume)
                 await dispatcher.settle()
             except Exception as exc:
                 events = failed_run_events(
@@ -494,9 +545,10 @@ class Agent:
                 messages = events[-1].messages
             aborted = signal.aborted
             spent = run.compactor.usage if run is not None and run.compactor else None
+            pending = pending_approvals(state.messages)
             if output is None:
-                return RunResult(messages, aborted=aborted, spent=spent)
-            return output.result(messages, aborted=aborted, spent=spent)
+                return RunResult(messages, aborted=aborted, spent=spent, pending_approvals=pending)
+            return output.result(messages, aborted=aborted, spent=spent, pending_approvals=pending)
         finally:
             self._steering.restore()
             self._follow_up.restore()
@@ -526,6 +578,10 @@ class Agent:
                 return steering.drain()
 
         state = self.state
+        limits = self.limits
+        counters = None
+        if limits is not None and limits.per == "agent":
+            counters = self.limit_counters
         return AgentLoopConfig(
             model=state.model,
             thinking_level=state.thinking_level,
@@ -548,6 +604,9 @@ class Agent:
             close_timeout=self.close_timeout,
             retry=self.retry,
             compaction=self.compaction,
+            fallback=self.fallback,
+            limits=limits,
+            limit_counters=counters,
         )
 
     def _poll_steering(self) -> list[Any]:

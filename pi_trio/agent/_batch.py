@@ -2,7 +2,10 @@
 concurrently), and their result messages.
 
 Each call goes through the steps of ``_tool_call`` (prepare, validate, ``before_tool_call``,
-execute, ``after_tool_call``). Every call of a batch ends with exactly one outcome and one
+execute, ``after_tool_call``). A call whose tool ``needs_approval`` stops after validation
+with a pending placeholder (``_approval``), and the batch is ``paused``; in a sequential
+batch the calls after it wait too. A resumed batch (``decisions``) runs the calls of a
+paused turn as decided. Every call of a batch ends with exactly one outcome and one
 result message, whatever happens: a call that is cancelled by an abort, or never started
 because of one, gets ``Operation aborted``. After each event, and before each execution, an
 aborted signal goes through the run's abort check, so an abort a listener (or a sync tool)
@@ -18,8 +21,19 @@ from functools import partial
 from typing import Any
 
 import anyio
+import msgspec
 
 from ..ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, Usage
+from ._approval import (
+    PENDING,
+    WAITING,
+    ApprovalDecision,
+    Fingerprint,
+    denied_text,
+    edited_note,
+    needs_approval,
+    placeholder_outcome,
+)
 from ._dispatch import Dispatcher
 from ._parallel import ToolGroup, run_concurrently
 from ._tool_call import (
@@ -62,6 +76,8 @@ class ToolBatch:
         call_hook: Callable[..., Awaitable[Any]],
         check: Callable[[], Awaitable[None]],
         tool_group: ToolGroup | None = None,
+        decisions: dict[str, ApprovalDecision] | None = None,
+        fingerprint: Fingerprint | None = None,
     ) -> None:
         self.message = message
         self.calls = calls
@@ -84,6 +100,13 @@ class ToolBatch:
         self._spent: dict[int, Usage] | None = None  # usage reported in progress updates
         self._tool_group = tool_group
         self._closing = False  # ``finish_aborted`` runs: the outcome is written whole
+        # approvals: a resumed batch's decisions by call id; the transcript's fingerprint
+        # for placeholders (made when the first one is); whether a call waits (``paused``)
+        # and, in a sequential batch, the calls after it too (``held``)
+        self.decisions = decisions
+        self._fingerprint = fingerprint
+        self.paused = False
+        self.held = False
 
     # ------------------------------------------------------------------ events
 
@@ -159,6 +182,8 @@ class ToolBatch:
                 prepared = await self._preflight(i)
                 if isinstance(prepared, PreparedCall):
                     prepared = await self._execute(i, prepared)
+                elif self.paused:
+                    self.held = True  # the calls after a waiting one wait too
                 self.outcomes[i] = prepared
                 await self._emit_end(i)
                 await self._emit_result_message(i)
@@ -220,15 +245,46 @@ class ToolBatch:
 
     async def _preflight(self, i: int) -> ToolCallOutcome | PreparedCall:
         call = self.calls[i]
+        decision = None
+        if self.decisions is not None:
+            decision = self.decisions.get(call.id)
+            if decision is not None and decision.action == "deny":
+                return immediate(call, denied_text(call.name, decision.reason))
         prepared = await prepare_call(call, self.context.tools)
-        if isinstance(prepared, PreparedCall) and prepared.adapted:
-            await self._check()  # the tool's prepare_arguments ran
+        if isinstance(prepared, PreparedCall):
+            if prepared.adapted:
+                await self._check()  # the tool's prepare_arguments ran
+            policy = getattr(prepared.tool, "needs_approval", None)
+            if policy and decision is None:
+                waits = await self._waits_for_approval(i, policy, prepared.args)
+                if waits is not None:
+                    return waits
+            if self.held:
+                return self._placeholder(i, WAITING)
         hook = self.config.before_tool_call
         if hook is None or not isinstance(prepared, PreparedCall):
             return prepared
         return await before_call(
             hook, self._call_hook, self.message, call, prepared, self.context, self.signal
         )
+
+    async def _waits_for_approval(self, i: int, policy: Any, args: Any) -> ToolCallOutcome | None:
+        """The pending placeholder of a call that waits for approval, an error outcome when
+        the tool's predicate failed (the call does not run), else ``None``."""
+        if policy is not True:
+            try:
+                if not await needs_approval(policy, args, self._call_hook):
+                    return None
+            except Exception as exc:
+                return immediate(self.calls[i], str(exc) or type(exc).__name__)
+        return self._placeholder(i, PENDING)
+
+    def _placeholder(self, i: int, status: str) -> ToolCallOutcome:
+        fingerprint = self._fingerprint
+        if fingerprint is None:
+            fingerprint = self._fingerprint = Fingerprint.of(self.message)
+        self.paused = True
+        return placeholder_outcome(self.calls[i], status, fingerprint)
 
     # ------------------------------------------------------------------ execution
 
@@ -278,6 +334,8 @@ class ToolBatch:
                 # has settled (see ``_job``)
                 if self._failure is None:
                     self._failure = exc
+        if self.decisions is not None:
+            outcome = self.outcomes[i] = self._noted(call, outcome)
         hook = self.config.after_tool_call
         if hook is None:
             return outcome
@@ -288,13 +346,30 @@ class ToolBatch:
         await self._check()
         return final
 
+    def _noted(self, call: ToolCall, outcome: ToolCallOutcome) -> ToolCallOutcome:
+        """An edited call's outcome, telling the model the arguments it ran with."""
+        assert self.decisions is not None
+        decision = self.decisions.get(call.id)
+        if decision is None or decision.action != "edit":
+            return outcome
+        result = outcome.result
+        content = [edited_note(call.arguments), *(result.content or [])]
+        return msgspec.structs.replace(
+            outcome, result=msgspec.structs.replace(result, content=content)
+        )
+
     # ------------------------------------------------------------------ truncated / aborted
 
     async def fail_truncated(self) -> None:
         """The message hit the output limit: no call is executed; each gets an error."""
+        await self.refuse(None)
+
+    async def refuse(self, text: str | None) -> None:
+        """No call is executed: each gets the error ``text`` (``None``: the text of a
+        call cut off by the output limit)."""
         for i, call in enumerate(self.calls):
             await self._emit_start(i)
-            self.outcomes[i] = immediate(call, truncated_call_text(call.name))
+            self.outcomes[i] = immediate(call, text or truncated_call_text(call.name))
             await self._emit_end(i)
             await self._emit_result_message(i)
 
@@ -305,7 +380,7 @@ class ToolBatch:
         spent = self._spent or {}
         for i in range(len(self.calls)):
             if self.outcomes[i] is None:
-                outcome = self.outcomes[i] = immediate(self.calls[i], ABORTED_TOOL_TEXT)
+                outcome = self.outcomes[i] = self._unfinished(i)
                 outcome.result.usage = spent.get(i)
             if not self.started[i]:
                 await self._emit_start(i)
@@ -317,6 +392,15 @@ class ToolBatch:
         for i in range(len(self.calls)):
             if not self.results_started[i]:
                 await self._emit_result_message(i)
+
+    def _unfinished(self, i: int) -> ToolCallOutcome:
+        """The outcome of a call an abort left without one: ``Operation aborted``, or the
+        denial a resumed batch had for it."""
+        call = self.calls[i]
+        decision = self.decisions.get(call.id) if self.decisions is not None else None
+        if decision is not None and decision.action == "deny":
+            return immediate(call, denied_text(call.name, decision.reason))
+        return immediate(call, ABORTED_TOOL_TEXT)
 
     def result_messages(self) -> list[ToolResultMessage]:
         return [r for r in self.results if r is not None]

@@ -13,6 +13,11 @@ summary request that fails (an error, an answer cut at the output limit, a tool 
 leaves the transcript as it was (``compaction_end.error_message`` says why); an overflow
 is then reported as it came. An abort stops the summary request like any other: the
 lifecycle closes the compaction (``compaction_end.aborted``) before the rest of the run.
+
+A run with ``RunLimits`` counts each summary request and what it spent like any request
+(``RunCounters.count_response``); the limits are held at their usual points, so a
+compaction that starts is finished, and an overflow is recovered only while the limits
+allow another request (a ``summarize`` hook's own spend is not known, so not counted).
 """
 
 from __future__ import annotations
@@ -222,6 +227,9 @@ class Compactor:
             ]
         )
         answer = await self._request(model, context, self.settings.thinking_level)
+        counters = self._life.counters
+        if counters is not None:  # the run's limits count it like any request
+            counters.count_response(answer)
         self.usage = add_usage(self.usage, answer.usage)
         self._spent = add_usage(self._spent, answer.usage)
         if answer.stop_reason == "error" or answer.stop_reason == "aborted":

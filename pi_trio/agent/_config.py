@@ -26,7 +26,9 @@ from ..ai import (
     UserMessage,
 )
 from ._compaction import Compaction
+from ._fallback import FallbackPolicy
 from ._hooks import coerce_result
+from ._limits import RunCounters, RunLimits
 from ._types import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -160,6 +162,14 @@ class AgentLoopConfig(msgspec.Struct, kw_only=True):
     """Condense the older transcript when the context grows too big for the model
     (``compaction_start`` / ``compaction_end`` tell the listeners); ``None``: never."""
     close_timeout: float = 5.0
+    fallback: FallbackPolicy | None = None
+    """The models a failed response goes on to (``model_fallback`` tells the listeners);
+    ``None``: none."""
+    limits: RunLimits | None = None
+    """Ceilings on the run's requests, tokens, cost and tool calls; ``None``: none."""
+    limit_counters: RunCounters | None = None
+    """The counters ``limits`` are held to, added to in place (counters shared by
+    several runs make the limits cumulative); ``None``: the run counts from zero."""
 
 
 def turn_decision(value: Any) -> str | None:

@@ -34,7 +34,9 @@ from ..ai._seam import InlineStream, empty_message
 from ._batch import ToolBatch
 from ._declarations import ToolDeclarations
 from ._dispatch import Dispatcher
+from ._limits import RunCounters
 from ._outcomes import aborted_text
+from ._resume import ResumePlan
 from ._types import (
     AgentContext,
     AgentEndEvent,
@@ -47,6 +49,7 @@ from ._types import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    ModelFallbackEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -96,12 +99,14 @@ class RunLifecycle:
         "_input",
         "_make_batch",
         "_placeholder",
+        "_resume",
         "_retry",
         "_stream",
         "_unannounced",
         "assistant",
         "batch",
         "context",
+        "counters",
         "dispatcher",
         "new_messages",
         "phase",
@@ -138,6 +143,10 @@ class RunLifecycle:
         self._retry: tuple[int, str, bool] | None = None
         # an open compaction: (the phase it opened in, its start event)
         self._compaction: tuple[Phase, CompactionStartEvent] | None = None
+        self._resume: ResumePlan | None = None  # a resumed run's batch not committed yet
+        # what the run spends, when it has limits: every response of a request and every
+        # tool result is counted here, where it enters the transcript
+        self.counters: RunCounters | None = None
 
     async def _emit(self, event: Any) -> None:
         await self.dispatcher.emit(event)
@@ -161,6 +170,18 @@ class RunLifecycle:
         self.phase = Phase.TURN
         await self._emit(TurnStartEvent())
         await self._announce()
+
+    async def start_resume(self, plan: ResumePlan, batch: ToolBatch) -> None:
+        """``agent_start`` and the ``turn_start`` of a resumed run: the paused turn goes
+        on with ``batch``, which is open from ``turn_start`` on (an abort from then on
+        gives its calls their results)."""
+        self.phase = Phase.RUN
+        await self._emit(AgentStartEvent())
+        self._resume = plan
+        self.assistant = plan.message
+        self.results = []
+        self.begin_batch(batch)
+        await self._emit(TurnStartEvent())
 
     async def start_turn(self) -> None:
         self.assistant = None
@@ -256,7 +277,10 @@ class RunLifecycle:
 
     async def accept_response(self, final: AssistantMessage, thinking_level: str) -> None:
         """The request's final message replaces its partial in the transcript."""
-        self._stream = None
+        if self._stream is not None:
+            self._stream = None
+            if self.counters is not None:
+                self.counters.count_response(final)
         final.thinking_level = thinking_level
         self.assistant = final
         self.new_messages.append(final)
@@ -278,9 +302,10 @@ class RunLifecycle:
 
     # ------------------------------------------------------------------ retries
 
-    async def withdraw_response(self, attempt: int, max_attempts: int, delay_ms: int) -> None:
-        """The response that just ended failed and is retried: it leaves the transcript
-        (``auto_retry_start`` tells the listeners; the Agent's reducer drops it too)."""
+    def _withdraw(self) -> str:
+        """The response that just ended failed and is asked for again: it leaves the
+        transcript (the event that says so makes the Agent's reducer drop it too).
+        Returns its error."""
         failed = self.assistant
         assert failed is not None
         assert self.phase is Phase.RESPONSE
@@ -289,14 +314,36 @@ class RunLifecycle:
             messages.pop()
         self.new_messages.remove(failed)
         self.assistant = None
-        error = failed.error_message or "Unknown error"
-        self._retry = (attempt, error, True)
         self.phase = Phase.TURN
+        return failed.error_message or "Unknown error"
+
+    async def withdraw_response(self, attempt: int, max_attempts: int, delay_ms: int) -> None:
+        """The failed response is retried (``auto_retry_start``)."""
+        error = self._withdraw()
+        self._retry = (attempt, error, True)
         await self._emit(
             AutoRetryStartEvent(
                 attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=error
             )
         )
+
+    async def withdraw_for_fallback(
+        self, from_model: str, to_model: str, kind: str, position: int
+    ) -> None:
+        """The failed response goes on to the next model (``model_fallback``); retries
+        of the model that failed end with it (``auto_retry_end``)."""
+        error = self._withdraw()
+        await self._emit(
+            ModelFallbackEvent(
+                from_model=from_model,
+                to_model=to_model,
+                kind=kind,
+                error_message=error,
+                position=position,
+            )
+        )
+        if self._retry is not None:
+            await self.end_retries(False, error)
 
     def retrying(self) -> None:
         """The backoff is over; the retried request starts."""
@@ -362,20 +409,45 @@ class RunLifecycle:
         self.phase = Phase.TOOLS
 
     def commit_batch(self) -> list[ToolResultMessage]:
-        """The batch's result messages join the transcript (in source order)."""
+        """The batch's result messages join the transcript (in source order); those of a
+        resumed batch take their placeholders' places."""
         batch = self.batch
         assert batch is not None
         self.batch = None
         results = batch.result_messages()
-        self.context.messages.extend(results)
+        if self.counters is not None:
+            self.counters.count_results(results)
+        plan = self._resume
+        if plan is None:
+            self.context.messages.extend(results)
+            self.results = results
+        else:
+            self._resume = None
+            self.results = plan.commit(self.context.messages, results)
         self.new_messages.extend(results)
-        self.results = results
         self.phase = Phase.RESULTS
-        return results
+        return self.results
 
     def without_tools(self) -> None:
         self.results = []
         self.phase = Phase.RESULTS
+
+    # ------------------------------------------------------------------ limit outcome
+
+    async def close_by_limit(
+        self, message: AssistantMessage, thinking_level: str, inputs: list[AgentMessage]
+    ) -> None:
+        """End the run where the next request would start, with ``message`` (an empty
+        ``aborted`` answer naming the limit) as the answer of a turn of its own; no hook
+        is called. ``inputs`` (messages already taken from the queues for that request)
+        enter the turn first; messages still queued stay queued."""
+        if self.phase is Phase.RUN:
+            await self.start_turn()
+        await self.accept_inputs(inputs)
+        await self.accept_response(message, thinking_level)
+        self.without_tools()
+        await self.end_turn()
+        await self.end_run()
 
     # ------------------------------------------------------------------ abort outcome
 

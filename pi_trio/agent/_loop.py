@@ -38,18 +38,19 @@ from ..ai import (
     ToolResultMessage,
     complete_simple,
     default_registry,
-    is_retryable_assistant_error,
     merge_client_identity,
-    retry_delay_ms,
 )
 from ..ai._seam import InlineStream, resolve_stream_fn
+from ._again import AskAgain
 from ._batch import ToolBatch
 from ._compactor import Compactor
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
 from ._hooks import coerce_result, next_turn_arguments, positional_arity
 from ._lifecycle import RunLifecycle
+from ._limits import LimitGate, RunCounters
 from ._parallel import ToolGroup
+from ._resume import ResumePlan
 from ._types import (
     AgentContext,
     AgentLoopTurnUpdate,
@@ -74,9 +75,11 @@ class LoopRun:
 
     __slots__ = (
         "_llm_view",
+        "again",
         "compactor",
         "config",
         "dispatcher",
+        "gate",
         "identity",
         "life",
         "model",
@@ -132,6 +135,12 @@ class LoopRun:
                 config.compaction, self.life, self.call, dispatcher.settle, self._summary_request
             )
         )
+        self.gate: LimitGate | None = None
+        if config.limits:
+            self.gate = LimitGate(config.limits, config.limit_counters or RunCounters())
+            self.life.counters = self.gate.counters
+        # retries and fallbacks of a failed response
+        self.again = AskAgain(config, self.life, self.gate) if AskAgain.wanted(config) else None
 
     @property
     def context(self) -> AgentContext:
@@ -174,7 +183,11 @@ class LoopRun:
 
     # ------------------------------------------------------------------ entry
 
-    async def run(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
+    async def run(
+        self, prompts: list[AgentMessage] | None, resume: ResumePlan | None = None
+    ) -> list[AgentMessage]:
+        """Run the loop on ``prompts`` (``None``: continue from the context), or resume
+        the paused turn that ``resume`` describes."""
         life = self.life
         try:
             with self.scope:
@@ -183,8 +196,14 @@ class LoopRun:
                     try:
                         if prompts is not None and not self.owned:
                             life.context.messages = Transcript(life.context.messages)
-                        await life.start(prompts)
-                        await self._loop()
+                        if resume is None:
+                            await life.start(prompts)
+                            await self._loop()
+                        else:
+                            batch = self._new_batch(resume.message, resume.calls, resume)
+                            await life.start_resume(resume, batch)
+                            await batch.run()
+                            await self._loop(batch)
                     except BaseException as exc:
                         if not self.tool_group.opened or not await self.tool_group.close(exc):
                             raise
@@ -226,15 +245,34 @@ class LoopRun:
         messages = await self.call(fn)
         return list(messages) if messages else []
 
-    async def _loop(self) -> None:
+    async def _loop(self, resumed: ToolBatch | None = None) -> None:
         config = self.config
         life = self.life
-        pending = await self._poll(config.get_steering_messages)
         last_turn: AgentTurnContext | None = None
         explicit_continuation = False
+        has_more_tool_calls = True
+        if resumed is None:
+            pending = await self._poll(config.get_steering_messages)
+        else:
+            # a resumed run: the paused turn's batch ran; the run goes on as after any
+            # batch (the steering poll comes after it: nothing may come between the calls
+            # and their results)
+            turn_results = life.commit_batch()
+            if resumed.paused:
+                await self._end_paused(resumed.message, turn_results)
+                return
+            closed = await self._close_turn(resumed.message, turn_results)
+            if closed is None:
+                return
+            last_turn, decision = closed
+            has_more_tool_calls = not resumed.terminates()
+            pending = await self._poll(config.get_steering_messages)
+            explicit_continuation = decision == "continue" and not (has_more_tool_calls or pending)
         while True:
-            has_more_tool_calls = True
             while has_more_tool_calls or pending:
+                if self.gate is not None and self.gate.before_request() is not None:
+                    await self._close_by_limit(pending)
+                    return
                 prepared: list[AgentMessage] = []
                 if last_turn is not None:
                     if config.prepare_next_turn is not None:
@@ -247,9 +285,10 @@ class LoopRun:
                 if config.prepare_request is not None:
                     await self._prepare_request()
 
-                retry = config.retry
-                if (retry is not None and retry.enabled) or self.compactor is not None:
-                    message = await self._respond()
+                if self.again is not None:
+                    message = await self.again.respond(self)
+                elif self.compactor is not None:
+                    message = await self.request()
                 else:  # one coroutine frame less for every agent in flight
                     message = await self._request()
                 if message.stop_reason in ("error", "aborted"):
@@ -265,25 +304,18 @@ class LoopRun:
                 results: list[ToolResultMessage] = []
                 has_more_tool_calls = False
                 if tool_calls:
-                    results, terminate = await self._run_batch(message, tool_calls)
-                    has_more_tool_calls = not terminate
+                    batch = await self._run_batch(message, tool_calls)
+                    results = life.commit_batch()
+                    if batch.paused:
+                        await self._end_paused(message, results)
+                        return
+                    has_more_tool_calls = not batch.terminates()
                 else:
                     life.without_tools()
-                last_turn = self._turn_context(message, results)
-                decision = None
-                if config.finish_turn is not None:
-                    await self.dispatcher.settle()
-                    decision = turn_decision(
-                        await self.call(config.finish_turn, last_turn, self.signal)
-                    )
-                await life.end_turn()
-                if decision == "end":
-                    await life.end_run()
+                closed = await self._close_turn(message, results)
+                if closed is None:
                     return
-                stop = config.should_stop_after_turn
-                if stop is not None and await self.call(stop, last_turn, self.signal):
-                    await life.end_run()
-                    return
+                last_turn, decision = closed
                 explicit_continuation = decision == "continue"
                 pending = await self._poll(config.get_steering_messages)
                 if has_more_tool_calls or pending:
@@ -295,9 +327,49 @@ class LoopRun:
                 continue
             if explicit_continuation:
                 explicit_continuation = False
+                has_more_tool_calls = True
                 continue
             break
         await life.end_run()
+
+    async def _close_turn(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> tuple[AgentTurnContext, str | None] | None:
+        """The end of a turn that may go on: ``finish_turn``, ``turn_end`` and
+        ``should_stop_after_turn``. Returns the turn and ``finish_turn``'s decision, or
+        ``None`` when the run ended here."""
+        config = self.config
+        life = self.life
+        turn = self._turn_context(message, results)
+        decision = None
+        if config.finish_turn is not None:
+            await self.dispatcher.settle()
+            decision = turn_decision(await self.call(config.finish_turn, turn, self.signal))
+        await life.end_turn()
+        if self.gate is not None and self.gate.hit is not None:
+            await self._close_by_limit([])  # the response's tool calls were refused
+            return None
+        if decision == "end":
+            await life.end_run()
+            return None
+        stop = config.should_stop_after_turn
+        if stop is not None and await self.call(stop, turn, self.signal):
+            await life.end_run()
+            return None
+        return turn, decision
+
+    async def _end_paused(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> None:
+        """A call waits for approval: the run ends with this turn, whatever the hooks
+        would decide (``finish_turn`` still sees the turn); the queues are not polled,
+        so what they hold waits for the resumed run."""
+        config = self.config
+        if config.finish_turn is not None:
+            await self.dispatcher.settle()
+            await self.call(config.finish_turn, self._turn_context(message, results), self.signal)
+        await self.life.end_turn()
+        await self.life.end_run()
 
     def _turn_context(
         self, message: AssistantMessage, results: list[ToolResultMessage]
@@ -350,49 +422,28 @@ class LoopRun:
 
     # ------------------------------------------------------------------ one request
 
-    async def _respond(self) -> AssistantMessage:
-        """The turn's response: one request (compacted first when the context is too big,
-        and once more after compacting when it overflowed), repeated under the config's
-        ``RetryPolicy`` while it fails with a transient error. The failed response
-        leaves the transcript; an abort during the backoff ends the run at once."""
-        policy = self.config.retry
-        if policy is None or not policy.enabled:
-            return await self._answer()
-        life = self.life
-        attempt = 0
-        while True:
-            message = await self._answer()
-            retry = (
-                message.stop_reason == "error"
-                and attempt < policy.max_retries
-                and is_retryable_assistant_error(message)
-                and not (self.compactor and self.compactor.overflowed(message, self.model))
-            )
-            if not retry:
-                if attempt:
-                    success = message.stop_reason not in ("error", "aborted")
-                    failed = None if success else message.error_message
-                    await life.end_retries(success, failed)
-                return message
-            attempt += 1
-            delay = retry_delay_ms(policy, attempt)
-            await life.withdraw_response(attempt, policy.max_retries, delay)
-            await anyio.sleep(delay / 1000)
-            life.retrying()
-
-    async def _answer(self) -> AssistantMessage:
-        """One request, with compaction: before it when the context is over the
-        threshold, and after it when it overflowed (then asked once more, never again)."""
+    async def request(self) -> AssistantMessage:
+        """The turn's request (``AskAgain`` asks again through it): compacted first when
+        the context is over the threshold, and made once more after compacting when the
+        response overflowed the context window (never twice)."""
         compactor = self.compactor
         if compactor is None:
             return await self._request()
         await compactor.before_request(self.model)
         message = await self._request()
-        if compactor.overflowed(message, self.model) and await compactor.recover(
-            message, self.model
+        if (
+            compactor.overflowed(message, self.model)
+            and (self.gate is None or self.gate.allows_request())
+            and await compactor.recover(message, self.model)
         ):
             message = await self._request()
         return message
+
+    def recovers(self, message: AssistantMessage) -> bool:
+        """Whether the failed ``message`` overflowed and compaction handles overflows: it
+        is then never retried on the same model (a fallback model may take it)."""
+        compactor = self.compactor
+        return compactor is not None and compactor.overflowed(message, self.model)
 
     async def _api_key(self, model: Model) -> str | None:
         hook = self.config.get_api_key
@@ -424,6 +475,7 @@ class LoopRun:
         )
 
     async def _request(self) -> AssistantMessage:
+        """One request to ``model``: the response, in the transcript."""
         config = self.config
         messages = self.context.messages
         if config.transform_context is not None:
@@ -450,25 +502,40 @@ class LoopRun:
         await _checkpoint_if_due()  # no request once the caller's deadline passed
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
+        again = self.again
+        if again is not None and again.note is not None:  # a model fallen back to
+            final.diagnostics = [*(final.diagnostics or []), again.take_note()]
         await life.accept_response(final, self.thinking_level)
         return final
 
+    async def _close_by_limit(self, pending: list[AgentMessage]) -> None:
+        """End the run because a limit was reached (``LimitGate.hit``); ``pending``, the
+        messages taken from the queues for the request it forbids, join its last turn."""
+        gate = self.gate
+        assert gate is not None
+        assert gate.hit is not None
+        await self.dispatcher.settle()
+        message = gate.hit.message(self.model)
+        await self.life.close_by_limit(message, self.thinking_level, pending)
+
     # ------------------------------------------------------------------ tools
 
-    async def _run_batch(
-        self, message: AssistantMessage, calls: list[ToolCall]
-    ) -> tuple[list[ToolResultMessage], bool]:
+    async def _run_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> ToolBatch:
+        """Run the tool calls of ``message``; the caller commits their results."""
         batch = self._new_batch(message, calls)
         self.life.begin_batch(batch)
-        if message.stop_reason == "length":
+        hit = None if self.gate is None else self.gate.before_tools(len(calls))
+        if hit is not None:
+            await batch.refuse(hit.text)
+        elif message.stop_reason == "length":
             await batch.fail_truncated()
-            terminate = False
         else:
             await batch.run()
-            terminate = batch.terminates()
-        return self.life.commit_batch(), terminate
+        return batch
 
-    def _new_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> ToolBatch:
+    def _new_batch(
+        self, message: AssistantMessage, calls: list[ToolCall], plan: ResumePlan | None = None
+    ) -> ToolBatch:
         return ToolBatch(
             message=message,
             calls=calls,
@@ -479,6 +546,8 @@ class LoopRun:
             call_hook=self.call,
             check=self.check,
             tool_group=self.tool_group,
+            decisions=None if plan is None else plan.decisions,
+            fingerprint=None if plan is None else plan.fingerprint,
         )
 
 

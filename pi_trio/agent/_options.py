@@ -84,6 +84,8 @@ _AGENT_KEYWORDS = (
     "close_timeout",
     "retry",
     "compaction",
+    "fallback",
+    "limits",
     "output_type",
     "output_mode",
     "max_output_retries",

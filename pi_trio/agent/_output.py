@@ -42,6 +42,7 @@ from ..ai import (
     now_ms,
     supports_json_schema_output,
 )
+from ._approval import PendingApproval
 from ._config import AgentLoopConfig, FinishTurnHook, PrepareNextTurnHook, turn_decision
 from ._hooks import call_hook, coerce_result, next_turn_arguments
 from ._output_schema import OutputSchema, output_schema
@@ -273,7 +274,12 @@ class OutputRun:
         )
 
     def result(
-        self, messages: list[Any], *, aborted: bool = False, spent: Usage | None = None
+        self,
+        messages: list[Any],
+        *,
+        aborted: bool = False,
+        spent: Usage | None = None,
+        pending_approvals: tuple[PendingApproval, ...] = (),
     ) -> RunResult[Any]:
         """What the run returns: its messages and the output (or why there is none);
         ``aborted`` is whether the run's signal was aborted."""
@@ -286,6 +292,7 @@ class OutputRun:
             output_error=error,
             aborted=aborted,
             spent=spent,
+            pending_approvals=pending_approvals,
         )
 
     def failure_text(self) -> str:

@@ -144,6 +144,27 @@ class StateReducer:
         state._pending_tool_calls = _NONE_PENDING
         state._error_message = None
 
+    def resuming(self, slots: dict[str, int]) -> Callable[[Any], None]:
+        """``reduce`` for a resumed run: the result of a call in ``slots`` (call id ->
+        index of its placeholder in the transcript) takes the placeholder's place."""
+        slots = dict(slots)
+        reduce = self.reduce
+        state = self.state
+
+        def reduce_resumed(event: Any) -> None:
+            if event.type == "message_end" and slots:
+                message = event.message
+                if getattr(message, "role", None) == "toolResult":
+                    index = slots.pop(message.tool_call_id, None)
+                    if index is not None:
+                        state._streaming_message = None
+                        state._messages[index] = message
+                        self._on_message_end(message)
+                        return
+            reduce(event)
+
+        return reduce_resumed
+
     def reduce(self, event: Any) -> None:
         state = self.state
         kind = event.type
@@ -168,8 +189,8 @@ class StateReducer:
             # the transcript after a compaction (None: it did not compact)
             if event.messages is not None:
                 state._messages = list(event.messages)
-        elif kind == "auto_retry_start":
-            # the failed response that is retried leaves the transcript
+        elif kind == "auto_retry_start" or kind == "model_fallback":
+            # the failed response that is asked for again leaves the transcript
             messages = state._messages
             if messages and getattr(messages[-1], "stop_reason", None) == "error":
                 messages.pop()

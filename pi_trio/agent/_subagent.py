@@ -64,10 +64,11 @@ def sub_agent_tool(
     """A tool whose every call runs ``factory()``'s agent on the call's ``task``.
 
     The result's text is the child's final answer (an error result naming how the child's
-    run ended when it failed), its ``usage`` what the child spent, its ``details`` the
-    child's run (``{"messages": [...]}``, the messages it added; ``keep_messages=False``
-    leaves them out). ``forward_events`` sends each child event to the parent's
-    listeners as a ``tool_execution_update`` (``partial_result.details`` is the event).
+    run ended when it failed, or the calls it paused for approval: a child is never
+    resumed), its ``usage`` what the child spent, its ``details`` the child's run
+    (``{"messages": [...]}``, the messages it added; ``keep_messages=False`` leaves them
+    out). ``forward_events`` sends each child event to the parent's listeners as a
+    ``tool_execution_update`` (``partial_result.details`` is the event).
     """
     if not callable(factory):
         raise TypeError(
@@ -108,14 +109,27 @@ def sub_agent_tool(
         if result.ok:
             text = result.text or NO_OUTPUT_TEXT
             return AgentToolResult(content=[TextContent(text=text)], details=details, usage=usage)
-        how = "was aborted" if result.stop_reason == "aborted" else "failed"
-        text = f"The sub-agent {how}: {result.error_message}"
+        pending = getattr(result, "pending_approvals", ())
+        if pending:
+            text = _paused_text(pending)
+        else:
+            how = "was aborted" if result.stop_reason == "aborted" else "failed"
+            text = f"The sub-agent {how}: {result.error_message}"
         return AgentToolResult(
             content=[TextContent(text=text)], details=details, usage=usage, is_error=True
         )
 
     return AgentTool(
         name=name, description=description, parameters=SUB_AGENT_PARAMETERS, execute=execute
+    )
+
+
+def _paused_text(pending: Any) -> str:
+    calls = ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in pending)
+    return (
+        f"The sub-agent stopped unfinished: its tool calls {calls} wait for approval, and "
+        "a sub-agent's run is never resumed (give the sub-agent's tools no "
+        "needs_approval, or put the approval on the parent's call of the sub-agent)"
     )
 
 

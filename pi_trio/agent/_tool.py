@@ -9,6 +9,7 @@ from typing import Any, Literal, get_type_hints, overload
 import msgspec
 
 from ..ai import TextContent
+from ._approval import ApprovalPolicy, check_approval_policy
 from ._types import AgentToolResult
 
 __all__ = ["AgentTool", "tool"]
@@ -32,7 +33,10 @@ class AgentTool:
     process died meanwhile): ``"safe"`` runs it again, ``"never"`` (the default) reports it
     as interrupted instead. ``output_schema`` is the JSON schema of the
     ``structured_content`` its successful results carry, for programmatic callers. Like
-    ``label``, neither is ever declared to the model.
+    ``label``, neither is ever declared to the model. ``needs_approval`` makes a call wait
+    for a person: ``True`` for every call, or a function of the validated arguments
+    returning whether this one waits (sync or async); the run pauses instead of running
+    it, and ``Agent.resume`` continues once it is decided.
     """
 
     __slots__ = (
@@ -42,6 +46,7 @@ class AgentTool:
         "execution_mode",
         "label",
         "name",
+        "needs_approval",
         "output_schema",
         "parameters",
         "prepare_arguments",
@@ -63,6 +68,7 @@ class AgentTool:
         constrained_sampling: Any = None,
         replay: Literal["never", "safe"] = "never",
         output_schema: dict[str, Any] | None = None,
+        needs_approval: ApprovalPolicy = False,
     ) -> None:
         if not isinstance(parameters, dict):
             raise TypeError(
@@ -73,6 +79,7 @@ class AgentTool:
             raise ValueError(
                 f"AgentTool {name!r}: replay must be 'never' or 'safe', got {replay!r}"
             )
+        check_approval_policy(f"AgentTool {name!r}", needs_approval)
         self.name = name
         self.label = label or name
         self.description = description
@@ -89,6 +96,7 @@ class AgentTool:
                 f"got {output_schema!r}"
             )
         self.output_schema = output_schema
+        self.needs_approval = needs_approval
 
     def __repr__(self) -> str:
         return f"AgentTool(name={self.name!r}, label={self.label!r})"
@@ -156,6 +164,7 @@ def _build(
     execution_mode: Literal["sequential", "parallel"] | None,
     timeout: float | None,
     replay: Literal["never", "safe"] = "never",
+    needs_approval: ApprovalPolicy = False,
 ) -> AgentTool:
     tool_name = name or fn.__name__
     signature = inspect.signature(fn)
@@ -224,6 +233,7 @@ def _build(
         execution_mode=execution_mode,
         timeout=timeout,
         replay=replay,
+        needs_approval=needs_approval,
     )
 
 
@@ -251,6 +261,7 @@ def tool(
     execution_mode: Literal["sequential", "parallel"] | None = None,
     timeout: float | None = None,
     replay: Literal["never", "safe"] = "never",
+    needs_approval: ApprovalPolicy = False,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -264,6 +275,7 @@ def tool(
     execution_mode: Literal["sequential", "parallel"] | None = None,
     timeout: float | None = None,
     replay: Literal["never", "safe"] = "never",
+    needs_approval: ApprovalPolicy = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an ``AgentTool`` from a type-annotated function.
 
@@ -271,7 +283,9 @@ def tool(
     converted to those types before the call, and the docstring is the description.
     Parameters named ``tool_call_id``, ``signal`` or ``on_update`` receive the runtime's
     values instead. A ``str`` return becomes the text content; other values are sent as
-    JSON and kept in ``details``; return an ``AgentToolResult`` for full control::
+    JSON and kept in ``details``; return an ``AgentToolResult`` for full control.
+    ``needs_approval`` is ``AgentTool``'s (a predicate gets the arguments as the model
+    sent them, a dict)::
 
         @tool
         async def add(a: int, b: int) -> str:
@@ -286,6 +300,7 @@ def tool(
             f"above a def), got {fn!r}{hint}"
         )
     _check_options("@tool", execution_mode, timeout)
+    check_approval_policy("@tool", needs_approval)
 
     def decorate(f: Callable[..., Any]) -> AgentTool:
         if not callable(f):
@@ -298,6 +313,7 @@ def tool(
             execution_mode=execution_mode,
             timeout=timeout,
             replay=replay,
+            needs_approval=needs_approval,
         )
 
     if fn is not None:

@@ -46,6 +46,7 @@ __all__ = [
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelFallbackEvent",
     "PrepareRequestContext",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
@@ -234,6 +235,22 @@ class CompactionEndEvent(_AgentEvent, tag="compaction_end", kw_only=True):
     error_message: str | None = None
 
 
+class ModelFallbackEvent(_AgentEvent, tag="model_fallback", kw_only=True):
+    """An Agent with a ``FallbackPolicy`` goes on with the next model of its chain: the
+    response that failed (already ended with ``message_end``) leaves the transcript, as
+    with ``auto_retry_start``, and the same turn asks ``to_model`` at once. Models are
+    named ``"provider/model-id"``; ``kind`` is the failure's ``failure_kind``
+    (``"transient"``, ``"quota"``, ``"overflow"`` or ``"other"``); ``position`` counts the
+    models fallen back to in this run, from 1."""
+
+    type: ClassVar[Literal["model_fallback"]] = "model_fallback"
+    from_model: str
+    to_model: str
+    kind: str
+    error_message: str
+    position: int
+
+
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | AgentEndEvent
@@ -249,6 +266,7 @@ AgentEvent: TypeAlias = (
     | AutoRetryEndEvent
     | CompactionStartEvent
     | CompactionEndEvent
+    | ModelFallbackEvent
 )
 
 

@@ -11,8 +11,9 @@ event stands for, in order; ``finish(result)`` the closing one. What maps:
 - its tool calls: ``TOOL_CALL_START`` / ``_ARGS`` / ``_END`` with the message as parent;
 - each tool result message: ``TOOL_CALL_RESULT``, with ``metadata={"pi": {"isError":
   true}}`` for an error result (the event has no field of its own for it);
-- a tool's progress (``tool_execution_update``) and a retry of a failed request
-  (``auto_retry_start``): ``CUSTOM`` events named ``pi.tool_update`` and ``pi.retry``.
+- a tool's progress (``tool_execution_update``), a retry of a failed request
+  (``auto_retry_start``) and a fallback to the next model (``model_fallback``):
+  ``CUSTOM`` events named ``pi.tool_update``, ``pi.retry`` and ``pi.fallback``.
 
 A block the stream left open (an abort mid-answer sends no ``*_end``) is closed when its
 message ends, so every START has its END. User and system messages a run emits are not
@@ -121,6 +122,15 @@ class EventTranslator:
                     "errorMessage": event.error_message,
                 }
                 return [CustomEvent(name="pi.retry", value=value)]
+            case "model_fallback":
+                fallback: dict[str, Any] = {
+                    "fromModel": event.from_model,
+                    "toModel": event.to_model,
+                    "kind": event.kind,
+                    "errorMessage": event.error_message,
+                    "position": event.position,
+                }
+                return [CustomEvent(name="pi.fallback", value=fallback)]
         return []
 
     def finish(self, result: RunResult[Any]) -> BaseEvent:

@@ -38,6 +38,8 @@ from ._events import ThinkingStartEvent as ThinkingStartEvent
 from ._events import ToolCallDeltaEvent as ToolCallDeltaEvent
 from ._events import ToolCallEndEvent as ToolCallEndEvent
 from ._events import ToolCallStartEvent as ToolCallStartEvent
+from ._failures._overflow import FailureKind as FailureKind
+from ._failures._overflow import failure_kind as failure_kind
 from ._failures._overflow import get_overflow_patterns as get_overflow_patterns
 from ._failures._overflow import is_context_overflow as is_context_overflow
 from ._failures._overflow import is_recoverable_length as is_recoverable_length
@@ -174,6 +176,7 @@ __all__ = [
     "DeferredWindow",
     "DoneEvent",
     "ErrorEvent",
+    "FailureKind",
     "ImageContent",
     "MAX_JSON_DEPTH",
     "Message",
@@ -242,6 +245,7 @@ __all__ = [
     "default_registry",
     "env_api_key_names",
     "extra_fields",
+    "failure_kind",
     "fetch_deferred",
     "find_env_keys",
     "from_json",

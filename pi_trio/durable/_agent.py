@@ -9,15 +9,26 @@ transcript an uninterrupted run would have.
 
 from __future__ import annotations
 
+import logging
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
+import anyio
 import msgspec
 from dbos import DBOS, DBOSClient, SetWorkflowID, WorkflowHandleAsync
 from dbos import error as dbos_error
 
-from ..agent import Agent, AgentMessage, call_hook
+from ..agent import (
+    Agent,
+    AgentMessage,
+    ApprovalDecision,
+    PendingApproval,
+    ResumeError,
+    RunResult,
+    call_hook,
+)
 from ..ai import (
     AbortSignal,
     ImageContent,
@@ -27,15 +38,19 @@ from ..ai import (
     messages_to_json,
     now_ms,
 )
+from ._approvals import announce, send_decisions, wait_for_decisions
 from ._execution import Execution
 from ._listeners import Subscription, agent_listener
 from ._queue import drain_into, send
 from ._result import DurableResult, DurableRun, encode_outcome
 from ._steps import durable_stream_fn, durable_tool
 
-__all__ = ["DurableAgent"]
+__all__ = ["APPROVED_STEP", "DurableAgent"]
 
 RUN_STEP = "pi_trio.run"
+APPROVED_STEP = "pi_trio.approved"
+
+_logger = logging.getLogger("pi_trio.durable")
 
 
 def _prompt_messages(
@@ -80,6 +95,8 @@ class DurableAgent:
         self._subscriptions: tuple[Subscription, ...] = ()
         self._runs: weakref.WeakValueDictionary[str, DurableRun] = weakref.WeakValueDictionary()
         self._running: dict[str, set[Agent]] = {}  # executions in this process
+        # runs of this process waiting for approval: the scope of each wait
+        self._waiting: dict[str, set[anyio.CancelScope]] = {}
         options: dict[str, Any] = {"name": f"pi_trio.agent:{name}"}
         if max_recovery_attempts is not None:
             options["max_recovery_attempts"] = max_recovery_attempts
@@ -195,9 +212,28 @@ class DurableAgent:
             client=client,
         )
 
+    async def resume(
+        self,
+        workflow_id: str,
+        approvals: Mapping[str, ApprovalDecision],
+        *,
+        idempotency_key: str | None = None,
+        client: DBOSClient | None = None,
+    ) -> None:
+        """Send the decisions for the calls a paused run waits for (``approvals``: each
+        pending call id -> ``approve()``, ``deny(reason)`` or ``edit(arguments)``). DBOS
+        keeps the message until the run takes it, also across a crash; the run then goes
+        on as ``Agent.resume`` does. Raises ``ResumeError`` when the run waits for
+        nothing or the ids are not the pending ones; ``client`` sends from a process that
+        does not run DBOS itself."""
+        await send_decisions(
+            workflow_id, dict(approvals), idempotency_key=idempotency_key, client=client
+        )
+
     def abort(self, workflow_id: str, reason: object = None) -> bool:
         """Abort the run if it is running in this process (the abort contract; the
-        aborted transcript becomes the run's result). ``False`` when it is not."""
+        aborted transcript becomes the run's result). ``False`` when it is not, and
+        while it waits for approval (nothing runs; deny the calls or ``cancel`` it)."""
         agents = self._running.get(workflow_id)
         if not agents:
             return False
@@ -208,8 +244,12 @@ class DurableAgent:
     async def cancel(self, workflow_id: str) -> None:
         """Cancel the run through DBOS, wherever it runs: the process running it aborts
         it (listeners see the abort contract's outcome) within about a second, and
-        ``DBOS.resume_workflow`` can continue it later."""
+        ``DBOS.resume_workflow`` can continue it later. A run waiting for approval in
+        this process stops waiting at once (in another one, within
+        ``APPROVAL_RECHECK_S``); its result is the paused transcript."""
         await DBOS.cancel_workflow_async(workflow_id)
+        for scope in self._waiting.get(workflow_id, ()):
+            scope.cancel()
 
     # ------------------------------------------------------------------ the workflow
 
@@ -244,14 +284,22 @@ class DurableAgent:
 
         await DBOS.run_step_async({"name": RUN_STEP}, begin)
         before = len(agent.state.messages)
-        executions = self._running.setdefault(workflow_id, set())
-        executions.add(agent)
-        try:
-            await agent.prompt(messages_from_json(prompts_json))
-        finally:
-            executions.discard(agent)
-            if not executions:
-                self._running.pop(workflow_id, None)
+        result = await self._running_agent(
+            workflow_id, agent, lambda: agent.prompt(messages_from_json(prompts_json))
+        )
+        pause = 0
+        while result.pending_approvals and not execution.cancelled:
+            pause += 1
+            pending = list(result.pending_approvals)
+            decisions = await self._wait_for_approval(execution, pause, pending)
+            if decisions is None:
+                break
+            try:
+                result = await self._running_agent(
+                    workflow_id, agent, partial(agent.resume, decisions)
+                )
+            except ResumeError as exc:  # e.g. an edit the tool's schema refuses
+                _logger.warning("durable run %s: the decisions did not fit: %s", workflow_id, exc)
         new_count = len(agent.state.messages) - before
         if not execution.cancelled:
             # Messages sent after the last turn looked for them: the run has ended, so
@@ -271,6 +319,52 @@ class DurableAgent:
                 f"Workflow {workflow_id} was cancelled; the run was aborted"
             )
         return outcome
+
+    async def _running_agent(
+        self, workflow_id: str, agent: Agent, run: Callable[[], Awaitable[RunResult[Any]]]
+    ) -> RunResult[Any]:
+        """``run()``, with the agent known as running here (``abort`` reaches it)."""
+        executions = self._running.setdefault(workflow_id, set())
+        executions.add(agent)
+        try:
+            return await run()
+        finally:
+            executions.discard(agent)
+            if not executions:
+                self._running.pop(workflow_id, None)
+
+    async def _wait_for_approval(
+        self, execution: Execution, pause: int, pending: list[PendingApproval]
+    ) -> dict[str, ApprovalDecision] | None:
+        """Announce the pause and wait for its decisions (``None``: cancelled)."""
+        workflow_id = execution.workflow_id
+        await announce(pause, pending)
+        scope = anyio.CancelScope()
+        waiting = self._waiting.setdefault(workflow_id, set())
+        waiting.add(scope)
+        try:
+            decisions = await wait_for_decisions(pause, pending, scope)
+        except (dbos_error.DBOSWorkflowCancelledError, dbos_error.DBOSWorkflowConflictIDError):
+            # cancelled in another process (or another execution took the run over)
+            decisions = None
+        finally:
+            waiting.discard(scope)
+            if not waiting:
+                self._waiting.pop(workflow_id, None)
+        if decisions is None:
+            execution.note_cancelled()
+            return None
+
+        async def decided() -> bool:
+            # a body that runs only when the decisions are new: from here on, the
+            # resumed run's events are too (a recovered run replays this step and the
+            # events after it up to its next new step)
+            execution.mark_live()
+            return True
+
+        await DBOS.run_step_async({"name": APPROVED_STEP}, decided)
+        await announce(pause, [])
+        return decisions
 
     @staticmethod
     def _after_turn(user_hook: Callable[..., Any] | None, execution: Execution) -> Any:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from dbos import WorkflowHandleAsync
+from dbos import DBOSClient, WorkflowHandleAsync
 from dbos import error as dbos_error
 
-from ..agent import Agent, AgentMessage
+from ..agent import Agent, AgentMessage, PendingApproval
 from ..ai import PiError, messages_from_json, messages_to_json
+from ._approvals import read_waiting
 
 __all__ = [
     "DurableResult",
@@ -118,6 +119,14 @@ class DurableRun:
         """Called by the run's workflow when DBOS cancelled it in this process: the
         aborted transcript (as recorded outcomes are encoded) that ``result`` returns."""
         self._cancelled_outcome = outcome
+
+    async def pending_approvals(
+        self, *, client: DBOSClient | None = None
+    ) -> tuple[PendingApproval, ...]:
+        """The tool calls the run waits for now (none when it does not wait for
+        approval); send the decisions with ``DurableAgent.resume``."""
+        waiting = await read_waiting(self.workflow_id, client)
+        return () if waiting is None else tuple(waiting.pending)
 
     async def status(self) -> str:
         """The workflow's DBOS status (``PENDING``, ``SUCCESS``, ``CANCELLED``, ...)."""

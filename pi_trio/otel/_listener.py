@@ -26,6 +26,7 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
+from ..agent import run_limit_details
 from . import _content as content
 from ._records import (
     NS,
@@ -50,6 +51,15 @@ from ._semconv import (
     OPERATION_INVOKE_AGENT,
     OPERATION_NAME,
     PI_COST,
+    PI_FALLBACK_EVENT,
+    PI_FALLBACK_FROM,
+    PI_FALLBACK_KIND,
+    PI_FALLBACK_TO,
+    PI_FALLBACKS,
+    PI_RUN_LIMIT,
+    PI_RUN_LIMIT_EVENT,
+    PI_RUN_LIMIT_MAXIMUM,
+    PI_RUN_LIMIT_SPENT,
     PI_TURN_INDEX,
     PI_TURNS,
     PROVIDER_NAME,
@@ -90,6 +100,7 @@ class AgentTelemetry:
             "tool_execution_end": self._tool_end,
             "turn_end": self._turn_end,
             "agent_end": self._agent_end,
+            "model_fallback": self._fallback,
         }
         self._run: OpenSpan | None = None
         self._signal: Any = None
@@ -109,6 +120,7 @@ class AgentTelemetry:
 
     def _reset_totals(self) -> None:
         self._turns = 0
+        self._fallbacks = 0
         self._input_tokens = 0
         self._output_tokens = 0
         self._cost = 0.0
@@ -258,6 +270,8 @@ class AgentTelemetry:
             )
             if self._last_finish is not None:
                 span.set_attribute(RESPONSE_FINISH_REASONS, [self._last_finish])
+            if self._fallbacks:
+                span.set_attribute(PI_FALLBACKS, self._fallbacks)
             metric_attributes = run.metric_attributes
             error = self._run_error
             if error is None and signal is not None and signal.aborted:
@@ -281,6 +295,8 @@ class AgentTelemetry:
         message = event.message
         if self._run is None or getattr(message, "role", None) != "assistant":
             return
+        if run_limit_details(message) is not None:
+            return  # a limit's answer: no request was made
         if self._chat is not None:
             self._end_calls(_UNCLOSED)
         self._chat = self._open_chat(message)
@@ -307,6 +323,11 @@ class AgentTelemetry:
     def _message_end(self, event: Any, signal: Any) -> None:
         message = event.message
         if self._run is None or getattr(message, "role", None) != "assistant":
+            return
+        limit = run_limit_details(message)
+        if limit is not None:
+            self._limit_hit(self._run, limit)
+            self._last_finish = finish_reason(message.stop_reason)
             return
         chat = self._chat or self._open_chat(message)
         if self.companion is not None:
@@ -335,6 +356,32 @@ class AgentTelemetry:
         self._output_tokens += usage.output
         self._cost += float(usage.cost.total)
         self._last_finish = finish_reason(message.stop_reason)
+
+    @staticmethod
+    def _limit_hit(run: OpenSpan, limit: dict[str, Any]) -> None:
+        """The answer that ends a run a limit stopped: no request, an event on the run."""
+        limit_name = str(limit.get("limit", ""))
+        attributes = {
+            PI_RUN_LIMIT: limit_name,
+            PI_RUN_LIMIT_MAXIMUM: limit.get("maximum", 0),
+            PI_RUN_LIMIT_SPENT: limit.get("spent", 0),
+        }
+        run.span.add_event(PI_RUN_LIMIT_EVENT, attributes)
+        run.span.set_attribute(PI_RUN_LIMIT, limit_name)
+
+    def _fallback(self, event: Any, signal: Any) -> None:
+        opened = self._turn or self._run
+        if opened is None:
+            return
+        self._fallbacks += 1
+        opened.span.add_event(
+            PI_FALLBACK_EVENT,
+            {
+                PI_FALLBACK_FROM: event.from_model,
+                PI_FALLBACK_TO: event.to_model,
+                PI_FALLBACK_KIND: event.kind,
+            },
+        )
 
     # ------------------------------------------------------------------ tools
 

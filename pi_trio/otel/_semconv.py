@@ -39,6 +39,15 @@ __all__ = [
     "OPERATION_NAME",
     "OUTPUT_MESSAGES",
     "PI_COST",
+    "PI_FALLBACKS",
+    "PI_FALLBACK_EVENT",
+    "PI_FALLBACK_FROM",
+    "PI_FALLBACK_KIND",
+    "PI_FALLBACK_TO",
+    "PI_RUN_LIMIT",
+    "PI_RUN_LIMIT_EVENT",
+    "PI_RUN_LIMIT_MAXIMUM",
+    "PI_RUN_LIMIT_SPENT",
     "PI_STOP_REASON",
     "PI_TURN_INDEX",
     "PI_TURNS",
@@ -116,6 +125,18 @@ PI_COST = "pi.usage.cost"  # US dollars, from the model's prices (``Usage.cost.t
 PI_STOP_REASON = "pi.stop_reason"  # pi's value: stop, length, toolUse, error, aborted
 PI_TURN_INDEX = "pi.turn.index"  # 1-based, within the run
 PI_TURNS = "pi.turns"  # turns in the run
+# a fallback to the next model (``model_fallback``): an event on the turn's span, and
+# how many the run had on its span
+PI_FALLBACK_EVENT = "pi.model_fallback"
+PI_FALLBACK_FROM = "pi.fallback.from_model"  # "provider/model-id"
+PI_FALLBACK_TO = "pi.fallback.to_model"
+PI_FALLBACK_KIND = "pi.fallback.kind"  # transient, quota, overflow, other
+PI_FALLBACKS = "pi.fallbacks"
+# a run limit that ended the run: an event on the run's span, and the limit's name on it
+PI_RUN_LIMIT_EVENT = "pi.run_limit_exceeded"
+PI_RUN_LIMIT = "pi.run_limit"  # max_requests, max_cost, ...
+PI_RUN_LIMIT_MAXIMUM = "pi.run_limit.maximum"
+PI_RUN_LIMIT_SPENT = "pi.run_limit.spent"
 
 OPERATION_INVOKE_AGENT = "invoke_agent"
 OPERATION_CHAT = "chat"

@@ -1,5 +1,5 @@
-"""Session stores: the protocol, the JSON Lines file store, the file loader, and the
-listener that records an agent's finished messages."""
+"""Session stores: the protocol, the JSON Lines file store and the file loader
+(``_record`` has the listener that records an agent's messages into a store)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import errno
 import logging
 import os
 import stat
-from collections.abc import Callable
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, runtime_checkable
+from typing import NoReturn, Protocol, runtime_checkable
 
 import msgspec
 
-from ..agent import Agent, AgentMessage
+from ..agent import AgentMessage
 from ..ai import MessageDecodeError, PiError, messages_from_json, messages_from_jsonl, to_json
 
 try:
@@ -28,7 +29,6 @@ __all__ = [
     "SessionStore",
     "is_torn",
     "load_messages",
-    "record_session",
 ]
 
 _logger = logging.getLogger("pi_trio.session")
@@ -46,8 +46,11 @@ class SessionStore(Protocol):
     ``append(message)`` saves one finished message after the ones saved before (it is
     called from the agent's listener, in the event loop's thread: keep it quick, as a
     local file or SQLite write is); ``load()`` returns every saved message in order.
+
     A store that can also ``replace(messages)`` (make them the whole session) follows an
-    agent that compacts its transcript (``Agent(compaction=...)``).
+    agent that compacts its transcript (``Agent(compaction=...)``), and one whose tools
+    need approval: ``Agent.resume`` puts each decided call's result in place of the
+    placeholder saved when the run paused.
     """
 
     def append(self, message: AgentMessage) -> None: ...
@@ -167,39 +170,49 @@ class FileSessionStore:
         finally:
             os.close(fd)  # and with it the lock
 
-    def replace(self, messages: list[AgentMessage]) -> None:
-        """Make ``messages`` the whole session (after a compaction condensed the
-        transcript). The new file is written beside the old one and renamed over it, so
-        a crash leaves one or the other, never a mix; the same one-writer check as
-        ``append`` applies."""
+    def replace(self, messages: Sequence[AgentMessage]) -> None:
+        """Make ``messages`` the whole session (``record_session`` calls it after a
+        compaction condensed the transcript, and when a resumed run puts a call's result
+        in place of the placeholder saved when the run paused for approval). The file is
+        written anew beside the old one and renamed over it, so a crash leaves the old
+        file or the new one, never a mix; the same one-writer check as ``append`` comes
+        first."""
         data = b"".join(to_json(m) + b"\n" for m in messages)
         fd = self._open(os.O_RDWR | os.O_CREAT)
         try:
             _lock(fd)
-            self._check_writer(os.fstat(fd))
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.compacting")
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-            try:
-                new = os.open(temporary, flags, 0o644)
-                try:
-                    _write_all(new, data)
-                    if self.fsync:
-                        os.fsync(new)
-                    info = os.fstat(new)
-                finally:
-                    os.close(new)
-                os.replace(temporary, self.path)
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise SessionError(
-                    f"could not rewrite {os.fspath(self.path)!r} after a compaction: "
-                    f"{exc.strerror or exc} (errno {exc.errno}); the file is as it was"
-                ) from exc
-            self._seen = (info.st_dev, info.st_ino, len(data))
-            self._tail_checked = True
+            info = os.fstat(fd)
+            self._check_writer(info)
+            self._write_new(data, stat.S_IMODE(info.st_mode))
         finally:
-            os.close(fd)  # and with it the lock on the old file
+            os.close(fd)  # the old file, and with it the lock
+
+    def _write_new(self, data: bytes, mode: int) -> None:
+        """``data`` as the store's file: written to a temporary file in its folder, then
+        renamed over it."""
+        folder = self.path.parent
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            try:
+                os.fchmod(fd, mode)
+                _write_all(fd, data)
+                if self.fsync:
+                    os.fsync(fd)
+                info = os.fstat(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise SessionError(
+                f"could not rewrite {os.fspath(self.path)!r}: {exc.strerror or exc} "
+                f"(errno {exc.errno}); the file is as it was"
+            ) from exc
+        if self.fsync:
+            _fsync_folder(folder)
+        self._seen = (info.st_dev, info.st_ino, len(data))
+        self._tail_checked = True
 
     def _open(self, flags: int) -> int:
         try:
@@ -310,80 +323,15 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _lock(fd: int) -> None:
     """An exclusive lock on the open file, released when it is closed (POSIX only)."""
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX)
-
-
-def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
-    """Save ``agent``'s conversation in ``store`` as it happens: every message is
-    appended when its ``message_end`` arrives (a listener; abort never interrupts
-    listeners, so an aborted answer is saved too), a failed response with the next event,
-    unless that is the ``auto_retry_start`` that withdraws it. Returns the function that
-    stops.
-
-    The store must hold the start of the agent's transcript: none of it (a new session:
-    the agent's messages so far, such as its system prompt, are appended first) or all
-    of it (the agent was resumed with ``Agent(model=..., messages=store.load())``).
-
-    When the agent compacts its transcript (``compaction_end`` with the new transcript),
-    the store is rewritten with it (``store.replace(messages)``; an overflowed response
-    that is asked again is never saved). A store without ``replace`` cannot follow a
-    compaction: recording an agent with ``compaction=`` into one is refused.
-    """
-    if agent.state.is_streaming:
-        raise SessionError(
-            "record_session(agent, store) while the agent runs would miss the messages "
-            "of the run so far; call it before prompt()"
-        )
-    replace = getattr(store, "replace", None)
-    if agent.compaction is not None and not callable(replace):
-        raise SessionError(
-            f"{store!r} has no replace(messages), so it cannot follow the compactions "
-            "of an agent with compaction=...: give the store a replace method (make the "
-            "messages the whole session), or record an agent without compaction"
-        )
-    saved = store.load()
-    held = agent.state.messages
-    if len(saved) > len(held) or any(
-        to_json(a) != to_json(b) for a, b in zip(saved, held, strict=False)
-    ):
-        raise SessionError(
-            f"{store!r} holds {len(saved)} messages that are not the start of the agent's "
-            f"{len(held)}; resume the agent from the store (Agent(model=..., "
-            "messages=store.load())) or record into a new store"
-        )
-    for message in held[len(saved) :]:
-        store.append(message)
-    # A failed response is saved once the next event shows it stays: with a retry policy
-    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead.
-    failed: list[AgentMessage] = []
-
-    def save(event: Any) -> None:
-        kind = event.type
-        if kind == "compaction_start" and event.will_retry:
-            return  # the failed response stays only if the compaction fails
-        if kind == "compaction_end" and event.messages is not None:
-            failed.clear()  # an overflowed response asked again left the transcript
-            if not callable(replace):
-                raise SessionError(
-                    f"the agent compacted its transcript, and {store!r} has no "
-                    "replace(messages) to follow it; the store holds the transcript as it "
-                    "was before the compaction"
-                )
-            replace(event.messages)
-            return
-        if failed:
-            message = failed.pop()
-            if kind == "auto_retry_start":
-                return
-            store.append(message)
-        if kind == "message_end":
-            message = event.message
-            if getattr(message, "role", None) == "assistant" and message.stop_reason == "error":
-                failed.append(message)
-            else:
-                store.append(message)
-
-    return agent.subscribe(save)

@@ -24,6 +24,7 @@ from ..agent import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    ModelFallbackEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -132,6 +133,7 @@ _PLAIN_EVENTS: dict[str, type[Any]] = {
     "auto_retry_start": AutoRetryStartEvent,
     "auto_retry_end": AutoRetryEndEvent,
     "compaction_start": CompactionStartEvent,
+    "model_fallback": ModelFallbackEvent,
 }
 
 

@@ -4,16 +4,19 @@ Providers word "your prompt does not fit" in many ways, and some say nothing at 
 just stop (or truncate) when the prompt is over the window. ``is_context_overflow`` knows
 those forms; ``is_retryable_assistant_error`` knows the transient provider and transport
 failures. Callers handle overflow first: some overflow messages also look transient.
+``failure_kind`` puts the two together, with quota and billing failures apart.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
 from .._types import AssistantMessage
 
 __all__ = [
+    "FailureKind",
+    "failure_kind",
     "get_overflow_patterns",
     "is_context_overflow",
     "is_recoverable_length",
@@ -203,3 +206,30 @@ def is_retryable_assistant_error(message: AssistantMessage) -> bool:
     if _QUOTA_OR_BILLING.search(text):
         return False
     return _RETRYABLE.search(text) is not None
+
+
+FailureKind: TypeAlias = Literal["overflow", "quota", "transient", "other"]
+"""What a failed response ran into (``failure_kind``)."""
+
+
+def failure_kind(message: AssistantMessage) -> FailureKind | None:
+    """The kind of failure of a response that ended in ``error``; ``None`` for any other
+    (an aborted response is no failure of the model).
+
+    - ``"overflow"``: the prompt did not fit the model's window (``is_context_overflow``);
+    - ``"quota"``: a quota, usage or billing limit of the account: retrying soon will not
+      help, another provider may;
+    - ``"transient"``: overloaded, rate limited, a 5xx, a dropped or silent stream
+      (``is_retryable_assistant_error``);
+    - ``"other"``: the rest: authentication, a malformed request, an unknown model.
+    """
+    if message.stop_reason != "error":
+        return None
+    if is_context_overflow(message):
+        return "overflow"
+    text = message.error_message or ""
+    if _QUOTA_OR_BILLING.search(text):
+        return "quota"
+    if _RETRYABLE.search(text):
+        return "transient"
+    return "other"
