@@ -34,6 +34,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure_browser.sh
+	bash scripts/ensure_postgres.sh
 	$(BIN)/ruff check pi_trio tests benchmarks examples scripts
 	$(BIN)/ruff format --check pi_trio tests benchmarks examples scripts
 	$(BIN)/mypy pi_trio

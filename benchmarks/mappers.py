@@ -23,7 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pi_trio.ai import MessageBuilder, Model, ModelCost
+from pi_trio.ai import Model
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._anthropic_events import AnthropicEventMapper
 from pi_trio.ai.providers._google_events import GoogleEventMapper
 from pi_trio.ai.providers._openai_compat import resolve_compat

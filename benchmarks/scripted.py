@@ -15,8 +15,10 @@ from typing import Any, NamedTuple
 import anyio
 import anyio.lowlevel
 import trio
-from pi_trio.agent import Agent, AgentTool, AgentToolResult
-from pi_trio.ai import MessageBuilder, Model, ModelCost, TextContent
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunPolicy
+from pi_trio.ai import Model, TextContent
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder
 
 __all__ = [
     "ABORTED_TEXT",
@@ -187,6 +189,9 @@ write_tool = AgentTool(
 )
 
 
+PARALLEL = RunPolicy(tool_execution="parallel")  # one policy, shared by every agent
+
+
 def make_agent(turns: list[Turn], counter: list[int]) -> tuple[Agent, ScriptedModel]:
     """An agent as WORKLOADS.md sets it up, with a synchronous listener adding each
     event to ``counter[0]``."""
@@ -197,7 +202,7 @@ def make_agent(turns: list[Turn], counter: list[int]) -> tuple[Agent, ScriptedMo
         system_prompt="bench",
         tools=tools,
         stream_fn=model,
-        tool_execution="parallel",
+        policy=PARALLEL,
     )
 
     def count(event: Any) -> None:

@@ -32,7 +32,8 @@ from typing import Any
 import anyio
 import trio
 from pi_trio.agent import Agent, AgentTool
-from pi_trio.ai import ProviderRegistry, StreamOptions, ToolCall
+from pi_trio.ai import StreamOptions, ToolCall
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import SSEReply, serve_sse
 
 from .scripted import echo_tool

@@ -19,7 +19,8 @@ import jsonschema
 import msgspec
 import trio
 from pi_trio.agent import Agent, tool
-from pi_trio.ai import MessageBuilder, ToolCall, validate_tool_arguments
+from pi_trio.ai import ToolCall, validate_tool_arguments
+from pi_trio.ai.providers import MessageBuilder
 
 from ._result import check, report
 from .scripted import DELTA, MODEL, non_system

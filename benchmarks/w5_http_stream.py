@@ -27,13 +27,9 @@ from typing import Any
 import httpx2
 import trio
 from pi_trio.agent import Agent
-from pi_trio.ai import (
-    Model,
-    ModelCost,
-    ProviderRegistry,
-    StreamOptions,
-    TextContent,
-)
+from pi_trio.ai import Model, StreamOptions, TextContent
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import SSEReply, registry_with_transport, serve_sse
 
 from ._result import check, report

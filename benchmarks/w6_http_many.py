@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 import trio
-from pi_trio.agent import Agent
+from pi_trio.agent import Agent, RunPolicy
 from pi_trio.ai import StreamOptions
 from pi_trio.ai._stream._registry import HTTP_MAX_KEEPALIVE
 
@@ -52,7 +52,7 @@ async def run_w6(url: str, agents: int = AGENTS) -> dict[str, Any]:
             system_prompt="bench",
             tools=[echo_tool],
             registry=registry,
-            tool_execution="parallel",
+            policy=RunPolicy(tool_execution="parallel"),
             stream_options=StreamOptions(api_key="bench"),
         )
         agent.subscribe(count)

@@ -14,7 +14,8 @@ import sys
 import time
 from typing import Any
 
-from pi_trio.agent import Agent
+from pi_trio.agent import Agent, RunPolicy
+from pi_trio.ai import StreamOptions
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 from ._result import check, report
@@ -46,8 +47,8 @@ def _faux_agent(turns_with_tools: int, counter: list[int]) -> tuple[Agent, _Faux
         system_prompt="bench",
         tools=[echo_tool],
         stream_fn=model.faux,
-        tool_execution="parallel",
-        session_id="w9",
+        policy=RunPolicy(tool_execution="parallel"),
+        stream_options=StreamOptions(session_id="w9"),
     )
 
     def count(event: Any) -> None:

@@ -1,6 +1,6 @@
 """W9c long conversation with compaction: W9's 5 000 short tool turns on a model whose
-context window holds about 150 of them, with ``Agent(compaction=Compaction(...))``. The
-transcript is condensed every hundred turns or so (a summary request the scripted model
+context window holds about 150 of them, with ``RunPolicy(compaction=Compaction(...))``.
+The transcript is condensed every hundred turns or so (a summary request the scripted model
 answers in one text delta), so the time per turn must not grow with the conversation:
 ``late_over_early`` stays near 1 and the transcript stays short."""
 
@@ -12,9 +12,10 @@ import time
 from typing import Any
 
 import msgspec
-from pi_trio.agent import Agent, Compaction
+from pi_trio.agent import Agent, Compaction, RunPolicy
 from pi_trio.agent.compaction import SUMMARIZER_SYSTEM_PROMPT
-from pi_trio.ai import MessageBuilder, SystemMessage
+from pi_trio.ai import SystemMessage
+from pi_trio.ai.providers import MessageBuilder
 
 from ._result import check, report
 from .scripted import MODEL, ScriptedModel, echo_tool, tool_turns
@@ -56,7 +57,7 @@ async def run(turns_with_tools: int = 5_000) -> dict[str, Any]:
         system_prompt="bench",
         tools=[echo_tool],
         stream_fn=model,
-        compaction=COMPACTION,
+        policy=RunPolicy(compaction=COMPACTION),
     )
     ends: list[float] = []
     longest = [0]

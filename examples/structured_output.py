@@ -5,7 +5,7 @@ Run: python examples/structured_output.py"""
 import msgspec
 import trio
 
-from pi_trio.agent import Agent
+from pi_trio.agent import Agent, OutputSettings
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
 
@@ -29,15 +29,15 @@ async def main():
             ),
         ]
     )
-    # native: the answer's text is the JSON (output_mode="auto" picks it when the model
-    # takes a JSON schema)
-    agent = Agent(model=faux.get_model(), stream_fn=faux, output_mode="native")
+    # native: the answer's text is the JSON (mode="auto" picks it when the model takes a
+    # JSON schema)
+    agent = Agent(model=faux.get_model(), stream_fn=faux, output=OutputSettings(mode="native"))
     result = await agent.prompt("Weather in Oslo tomorrow?", output_type=Weather)
     print(result.output)
     print(agent.state.messages[-2].content[0].text)  # what the model was told
 
     # tool: the model calls final_result with the answer as its arguments
-    agent.output_mode = "tool"
+    agent.output = OutputSettings(mode="tool")
     result = await agent.prompt("And in Rome?", output_type=Weather)
     print(result.output)
 

@@ -23,7 +23,8 @@ import msgspec
 import trio
 
 from pi_trio.agent import Agent
-from pi_trio.ai import ProviderRegistry, StreamOptions, get_model
+from pi_trio.ai import StreamOptions, get_model
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import SSEReply, serve_sse
 
 DELTAS = 12

@@ -35,8 +35,9 @@ import msgspec
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pi_trio.ai import Model, extra_fields, from_json, to_json  # noqa: E402
+from pi_trio.ai import Model, from_json, to_json  # noqa: E402
 from pi_trio.ai._catalog._data import KINDS, CatalogFormatError, pack, unpack  # noqa: E402
+from pi_trio.ai.json import extra_fields  # noqa: E402
 
 PACKAGE_NAME = "@earendil-works/pi-ai"
 OUTPUT = REPO / "pi_trio" / "ai" / "_catalog" / "_catalog.bin"

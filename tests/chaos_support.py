@@ -49,15 +49,8 @@ import anyio.lowlevel
 import trio
 import trio.testing
 
-from pi_trio.agent import (
-    Agent,
-    AgentTool,
-    AgentToolResult,
-    approve,
-    deny,
-    edit,
-    pending_approvals,
-)
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, approve, deny, edit
+from pi_trio.agent.extend import pending_approvals
 from pi_trio.ai import TextContent, ToolCall
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 

@@ -23,7 +23,7 @@ def otel(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> I
 def _fresh_sessions() -> Iterator[None]:
     """Providers remember sessions (Anthropic's threads, refused strict tools) as pi 1.6
     does, process-wide: each test starts without another test's sessions."""
-    from pi_trio.ai import cleanup_session_resources
+    from pi_trio.ai.providers import cleanup_session_resources
 
     cleanup_session_resources()
     yield

@@ -12,7 +12,8 @@ and ``DIR/events-all`` (``replayed=True``). With ``start``, ``note(1)`` and ``ch
 print ``NOTE 1 STARTED`` / ``CHARGE STARTED`` on stdout and wait for a line on stdin, so
 the parent can send messages at those points and then let the tool go on or kill the
 process. ``resume`` launches DBOS (which resumes the run) and waits for the result. Both
-print the result as one JSON line.
+print the result as one JSON line. The system database is SQLite in ``DIR`` unless
+``PI_TRIO_DURABLE_URL`` names one (the tests' own Postgres).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ FOLLOW_UP = "One more thing: say thanks."
 WORKDIR = Path(os.environ.get("PI_TRIO_DURABLE_DIR", "."))
 REPLAY = os.environ.get("PI_TRIO_CHARGE_REPLAY", "never")
 WAIT_FOR_PARENT = os.environ.get("PI_TRIO_WAIT_FOR_PARENT") == "1"
+# the system database: SQLite in DIR unless the parent names another (its Postgres)
+DATABASE_URL = os.environ.get("PI_TRIO_DURABLE_URL") or f"sqlite:///{WORKDIR / 'dbos.sqlite'}"
 
 
 def _append(name: str, line: str) -> None:
@@ -135,7 +138,7 @@ def launch() -> None:
     DBOS(
         config={
             "name": "pi-trio-durable-test",
-            "system_database_url": f"sqlite:///{WORKDIR / 'dbos.sqlite'}",
+            "system_database_url": DATABASE_URL,
             "log_level": "ERROR",
         }
     )

@@ -29,7 +29,7 @@ import anyio.abc
 import h11
 import httpx2
 
-from pi_trio.ai import ProviderRegistry
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import ServedRequest, registry_with_transport
 
 __all__ = [

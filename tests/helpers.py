@@ -13,16 +13,14 @@ from pi_trio.ai import (
     AssistantMessage,
     DoneEvent,
     ErrorEvent,
-    MessageBuilder,
-    MessageFold,
     Model,
-    ModelCost,
     TextContent,
     ToolCall,
     Usage,
     UserMessage,
-    now_ms,
 )
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder, MessageFold, now_ms
 
 MOCK_MODEL = Model(
     id="mock",

@@ -20,7 +20,14 @@ import anyio
 import trio
 import trio.testing
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, Compaction, sub_agent_tool
+from pi_trio.agent import (
+    Agent,
+    AgentTool,
+    AgentToolResult,
+    Compaction,
+    RunPolicy,
+    sub_agent_tool,
+)
 from pi_trio.ai import TextContent, messages_to_json
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
@@ -94,7 +101,7 @@ async def compacted() -> list[Any]:
         stream_fn=faux,
         system_prompt="You are terse.",
         tools=[_echo()],
-        compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600),
+        policy=RunPolicy(compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600)),
     )
     await agent.prompt("go")
     return transcript_json(agent.state.messages)

@@ -9,15 +9,8 @@ import anyio
 import msgspec
 import pytest
 
-from pi_trio.ai import (
-    AbortController,
-    AssistantMessage,
-    Context,
-    Model,
-    ProviderRegistry,
-    complete,
-    open_stream,
-)
+from pi_trio.ai import AbortController, AssistantMessage, Context, Model, complete, open_stream
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import (
     ReplayResponse,
     ReplayTransport,

@@ -15,9 +15,8 @@ from pi_trio.ai import (
     TextContent,
     ThinkingContent,
     Tool,
-    ToolRef,
-    get_current_system_message,
 )
+from pi_trio.ai.transcript import ToolRef, get_current_system_message
 from pi_trio.testing import (
     FauxProvider,
     faux_assistant_message,

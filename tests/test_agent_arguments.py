@@ -64,19 +64,23 @@ def test_the_command_lines_offline_model_points_to_the_faux_provider() -> None:
         (
             {"tool_execution": "eager"},
             ValueError,
-            "Agent(tool_execution=...) must be 'sequential' or 'parallel'; got 'eager'",
+            "RunPolicy(tool_execution=...) must be 'sequential' or 'parallel'; got 'eager'",
         ),
         (
             {"max_concurrent_tools": 0},
             ValueError,
-            "Agent(max_concurrent_tools=...) must be a whole number of at least 1 (or None: no "
+            "RunPolicy(max_concurrent_tools=...) must be a whole number of at least 1 (or None: no "
             "limit); got 0",
         ),
-        ({"close_timeout": "5"}, TypeError, "Agent(close_timeout=...) must be seconds, got '5'"),
+        (
+            {"close_timeout": "5"},
+            TypeError,
+            "RunPolicy(close_timeout=...) must be seconds, got '5'",
+        ),
         (
             {"close_timeout": -1},
             ValueError,
-            "Agent(close_timeout=...) must be seconds, 0 or more; got -1",
+            "RunPolicy(close_timeout=...) must be seconds, 0 or more; got -1",
         ),
         (
             {"stream_fn": "openai"},
@@ -87,7 +91,7 @@ def test_the_command_lines_offline_model_points_to_the_faux_provider() -> None:
         (
             {"before_tool_call": 42},
             TypeError,
-            "Agent(before_tool_call=...) takes a function (sync or async), got 42",
+            "AgentHooks(before_tool_call=...) takes a function (sync or async), got 42",
         ),
         (
             {"messages": "hello"},

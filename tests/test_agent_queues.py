@@ -342,7 +342,7 @@ async def test_take_queued_messages_removes_exactly_the_matching_objects(mode: s
 async def test_prepared_system_messages_are_emitted_once_and_late_steering_is_drained(
     mode: str,
 ) -> None:
-    from pi_trio.agent import AgentLoopTurnUpdate
+    from pi_trio.agent.hooks import AgentLoopTurnUpdate
     from pi_trio.ai import SystemMessage
 
     guidance = SystemMessage(content="updated guidance", timestamp=1)

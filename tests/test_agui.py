@@ -35,7 +35,8 @@ from pi_trio.agui import (
     apply_patch,
     serve,
 )
-from pi_trio.ai import Context, Model, StreamOptions, get_current_system_prompt, get_current_tools
+from pi_trio.ai import Context, Model, StreamOptions
+from pi_trio.ai.transcript import get_current_system_prompt, get_current_tools
 from pi_trio.testing import (
     FauxProvider,
     faux_assistant_message,

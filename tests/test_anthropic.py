@@ -15,7 +15,6 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     ImageContent,
-    MessageBuilder,
     Model,
     ProviderError,
     StreamOptions,
@@ -30,9 +29,9 @@ from pi_trio.ai import (
     UserMessage,
     complete_simple,
     get_model,
-    is_context_overflow,
-    normalize_context,
 )
+from pi_trio.ai.failures import is_context_overflow
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._anthropic_events import AnthropicEventMapper
 from pi_trio.ai.providers._anthropic_request import (
     BETA_FINE_GRAINED_TOOL_STREAMING,
@@ -43,6 +42,7 @@ from pi_trio.ai.providers._anthropic_request import (
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers._strict_limits import forget_strict_tool_limits
 from pi_trio.ai.providers.anthropic import anthropic_error_text, anthropic_simple_options
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing._replay import (
     ReplayResponse,
     ReplayTransport,

@@ -15,14 +15,8 @@ import anyio
 import msgspec
 import pytest
 
-from pi_trio.ai import (
-    Context,
-    Model,
-    ProviderRegistry,
-    complete_simple,
-    from_json,
-    messages_from_json,
-)
+from pi_trio.ai import Context, Model, complete_simple, from_json, messages_from_json
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import SSEReply, serve_sse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi1x"

@@ -16,15 +16,8 @@ import anyio
 import msgspec
 import pytest
 
-from pi_trio.ai import (
-    Context,
-    Model,
-    ProviderRegistry,
-    cleanup_session_resources,
-    complete_simple,
-    from_json,
-    messages_from_json,
-)
+from pi_trio.ai import Context, Model, complete_simple, from_json, messages_from_json
+from pi_trio.ai.providers import ProviderRegistry, cleanup_session_resources
 from pi_trio.testing import SSEReply, serve_sse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi1x"

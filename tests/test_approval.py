@@ -20,16 +20,16 @@ from pi_trio.agent import (
     AgentHooks,
     AgentTool,
     ApprovalPendingError,
-    BeforeToolCallResult,
     PendingApproval,
     ResumeError,
     TranscriptChangedError,
     approve,
     deny,
     edit,
-    is_approval_placeholder,
     tool,
 )
+from pi_trio.agent.extend import is_approval_placeholder
+from pi_trio.agent.hooks import BeforeToolCallResult
 from pi_trio.ai import TextContent, ToolCall, ToolResultMessage, UserMessage, messages_to_json
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 

@@ -21,7 +21,8 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_trio.agent import Agent, TranscriptChangedError, approve, edit, pending_approvals
+from pi_trio.agent import Agent, TranscriptChangedError, approve, edit
+from pi_trio.agent.extend import pending_approvals
 from pi_trio.ai import messages_from_json, messages_to_json
 from pi_trio.testing import FauxProvider, faux_assistant_message
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from pi_trio.agent import Agent, approve, deny, is_approval_placeholder, tool
-from pi_trio.ai import UserMessage, messages_to_jsonl, to_json
+from pi_trio.agent import Agent, approve, deny, tool
+from pi_trio.agent.extend import is_approval_placeholder
+from pi_trio.ai import UserMessage, to_json
+from pi_trio.ai.json import messages_to_jsonl
 from pi_trio.session import FileSessionStore, SessionError, load_messages, record_session
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 

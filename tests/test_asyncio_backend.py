@@ -8,7 +8,8 @@ import anyio
 import anyio.lowlevel
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult
-from pi_trio.ai import MessageBuilder, TextContent, TextStartEvent
+from pi_trio.ai import TextContent, TextStartEvent
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
 from .helpers import MOCK_MODEL, Recorder, Scripted, asst, call, user_text

@@ -27,7 +27,6 @@ from pi_trio.ai import (
     Model,
     OutputFormat,
     ProviderError,
-    ProviderRegistry,
     StreamOptions,
     TextContent,
     ThinkingBudgets,
@@ -39,15 +38,15 @@ from pi_trio.ai import (
     UserMessage,
     complete,
     complete_simple,
-    default_registry,
     get_model,
     get_models,
-    normalize_context,
     open_stream,
 )
+from pi_trio.ai.providers import ProviderRegistry, default_registry
 from pi_trio.ai.providers._bedrock_request import build_bedrock_body
 from pi_trio.ai.providers._strict_limits import forget_strict_tool_limits
 from pi_trio.ai.providers.bedrock import MISSING_EXTRA_TEXT, bedrock_simple_options
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing._replay import (
     ReplayResponse,
     ReplayTransport,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,18 @@ def test_catalog_load_probe_reports_every_figure_from_a_fresh_process() -> None:
     assert out["models"] >= 1500
     assert out["providers"] >= 35
     assert all(out[key] is not None and out[key] > 0 for key in catalog_load.FIGURES)
+
+
+@pytest.mark.parametrize(("replay", "ops"), [("never", 3 * 2 + 2), ("safe", 2 * 2 + 2)])
+def test_durable_steps_counts_the_operations_a_run_records(replay: str, ops: int) -> None:
+    # two tool turns and the answer: a request and a call's two steps a turn (one for a
+    # replay="safe" tool), the last request and the run's closing look, nothing else
+    command = [sys.executable, "-m", "benchmarks.durable_steps", "--db", "sqlite"]
+    command += ["--turns", "2", "--runs", "1", "--replay", replay]
+    out = subprocess.run(
+        command, cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    (summary,) = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{"db"')]
+    assert (summary["db"], summary["steps_per_run"], summary["ops_per_run"]) == ("sqlite", 7, ops)
+    assert summary["ratio"] > 0

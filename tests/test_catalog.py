@@ -25,7 +25,6 @@ from pi_trio.agent import Agent
 from pi_trio.ai import (
     Model,
     UnknownModelError,
-    extra_fields,
     from_json,
     get_model,
     get_models,
@@ -34,6 +33,7 @@ from pi_trio.ai import (
     to_json,
 )
 from pi_trio.ai._catalog import _data
+from pi_trio.ai.json import extra_fields
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "scripts" / "generate_catalog.py"

@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from pi_trio.agent import Agent
-from pi_trio.ai import default_registry
+from pi_trio.ai.providers import default_registry
 from pi_trio.cli import main
 from pi_trio.cli._calc import MAX_EXPRESSION_CHARS, CalculatorError, evaluate, format_number
 from pi_trio.cli._chat import chat_loop

@@ -14,7 +14,7 @@ from pi_trio.agent import (
     AgentTool,
     AgentToolResult,
     Compaction,
-    CompactionRequest,
+    RunPolicy,
 )
 from pi_trio.agent.compaction import (
     SUMMARIZER_SYSTEM_PROMPT,
@@ -26,6 +26,7 @@ from pi_trio.agent.compaction import (
     serialize_conversation,
     summary_message,
 )
+from pi_trio.agent.hooks import CompactionRequest
 from pi_trio.ai import (
     AssistantMessage,
     SystemMessage,
@@ -148,7 +149,7 @@ def compacting_agent(script: Script, **settings: Any) -> tuple[Agent, list[Any]]
         stream_fn=script.faux,
         system_prompt="You are terse.",
         tools=[echo_tool()],
-        compaction=Compaction(**options),
+        policy=RunPolicy(compaction=Compaction(**options)),
     )
     events: list[Any] = []
     agent.subscribe(events.append)
@@ -249,8 +250,15 @@ def test_compaction_settings_are_checked_where_they_are_given() -> None:
         Compaction(reserve_tokens=-1)
     with pytest.raises(TypeError, match=r"summarize\(request, signal\)"):
         Compaction(summarize="no")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"Agent\(compaction=\.\.\.\) takes a Compaction"):
-        Agent(model=FauxProvider().get_model(), compaction={"reserve_tokens": 1})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"RunPolicy\(compaction=\.\.\.\) takes a Compaction"):
+        RunPolicy(compaction={"reserve_tokens": 1})  # type: ignore[arg-type]
+    # one spelling: compaction came with the grouped settings, and the error names its group
+    with pytest.raises(
+        TypeError,
+        match=r"^Agent\(compaction=\.\.\.\): compaction is a setting of policy=; give it as "
+        r"Agent\(policy=RunPolicy\(compaction=\.\.\.\)\)$",
+    ):
+        Agent(model=FauxProvider().get_model(), compaction=Compaction())  # type: ignore[call-arg]
 
 
 # --------------------------------------------------------------------------- in a run
@@ -396,7 +404,7 @@ async def test_abort_during_the_summary_request_closes_the_compaction_then_the_r
     check_pairs(agent.state.messages)
     assert not agent.state.is_streaming
     script.answers = [faux_assistant_message("again")] * 3
-    agent.compaction = None
+    agent.policy = msgspec.structs.replace(agent.policy, compaction=None)
     assert (await agent.prompt("again")).text == "again"
 
 
@@ -433,7 +441,11 @@ async def test_thinking_signatures_never_reach_another_summarizer_model() -> Non
         model=script.faux.get_model(),
         stream_fn=stream_fn,
         tools=[echo_tool()],
-        compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600, model=other.get_model()),
+        policy=RunPolicy(
+            compaction=Compaction(
+                reserve_tokens=1000, keep_recent_tokens=600, model=other.get_model()
+            )
+        ),
     )
     assert (await agent.prompt("go")).ok
     assert seen
@@ -491,7 +503,7 @@ async def test_a_resumed_compacted_transcript_does_not_compact_again_at_once() -
         stream_fn=script.faux,
         tools=[echo_tool()],
         messages=messages_from_json(msgspec.json.encode(saved)),
-        compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600),
+        policy=RunPolicy(compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600)),
     )
     assert (await resumed.prompt("more")).ok
     assert len(script.summary_contexts) == count  # the kept usage is stale, not trusted
@@ -516,7 +528,7 @@ async def test_a_store_that_cannot_replace_is_refused_for_a_compacting_agent() -
         def load(self) -> list[Any]:
             return []
 
-    agent = Agent(model=FauxProvider().get_model(), compaction=Compaction())
+    agent = Agent(model=FauxProvider().get_model(), policy=RunPolicy(compaction=Compaction()))
     with pytest.raises(SessionError, match="has no replace"):
         record_session(agent, AppendOnly())
 

@@ -9,11 +9,9 @@ import pytest
 
 from pi_trio.agent import AgentContext
 from pi_trio.agent._declarations import ToolDeclarations
-from pi_trio.ai import (
-    SystemMessage,
-    Tool,
+from pi_trio.ai import SystemMessage, Tool, UserMessage
+from pi_trio.ai.transcript import (
     ToolRef,
-    UserMessage,
     create_initial_system_message,
     declare_tool_changes,
     get_current_tools,
@@ -147,7 +145,8 @@ def test_one_instance_notices_a_replaced_or_shortened_transcript() -> None:
 
 
 async def test_tools_changed_by_prepare_next_turn_are_declared_in_the_next_request() -> None:
-    from pi_trio.agent import AgentLoopConfig, AgentLoopTurnUpdate, run_agent_loop
+    from pi_trio.agent import AgentLoopConfig, run_agent_loop
+    from pi_trio.agent.hooks import AgentLoopTurnUpdate
 
     from .helpers import MOCK_MODEL, Scripted, asst, call, echo_tool
 
@@ -170,3 +169,65 @@ async def test_tools_changed_by_prepare_next_turn_are_declared_in_the_next_reque
     first, second = (c.messages for c in stream.contexts())
     assert declared_names(first) == ["echo"]
     assert declared_names(second) == ["echo", "extra"]
+
+
+def _echo_tool() -> Any:
+    from pi_trio.agent import AgentTool
+
+    return AgentTool(
+        name="echo",
+        description="echo",
+        parameters={"type": "object", "properties": {"i": {"type": "number"}}},
+        execute=lambda *args: "ok",
+    )
+
+
+def _declared(agent: Any) -> Tool:
+    (tool,) = agent.state.messages[0].tools_added
+    return tool  # type: ignore[no-any-return]
+
+
+def test_agents_built_from_one_tool_share_its_declaration() -> None:
+    """A thousand agents from one tool list hold one copy of its schema, not a thousand;
+    the copy is still not the tool's own (changing the tool never changes a transcript)."""
+    from pi_trio.agent import Agent
+
+    from .helpers import MOCK_MODEL
+
+    tool = _echo_tool()
+    first, second = (Agent(model=MOCK_MODEL, tools=[tool]) for _ in range(2))
+    shared = _declared(first)
+    assert _declared(second) is shared
+    assert shared.parameters == tool.parameters
+    assert shared.parameters is not tool.parameters
+    assert shared.parameters["properties"] is not tool.parameters["properties"]
+
+    tool.parameters["properties"]["j"] = {"type": "string"}  # the tool changed
+    third = Agent(model=MOCK_MODEL, tools=[tool])
+    assert _declared(third) is not shared
+    assert "j" in _declared(third).parameters["properties"]
+    assert "j" not in shared.parameters["properties"]  # the earlier agents' transcripts
+
+
+def test_a_shared_declaration_changed_in_place_is_not_handed_out_again() -> None:
+    from pi_trio.agent import Agent
+
+    from .helpers import MOCK_MODEL
+
+    tool = _echo_tool()
+    shared = _declared(Agent(model=MOCK_MODEL, tools=[tool]))
+    shared.parameters["required"] = ["i"]  # a transcript's declaration mutated
+    fresh = _declared(Agent(model=MOCK_MODEL, tools=[tool]))
+    assert fresh is not shared
+    assert fresh.parameters == tool.parameters
+
+
+def test_a_malformed_tool_still_fails_with_the_teaching_error() -> None:
+    from pi_trio.agent import Agent
+
+    from .helpers import MOCK_MODEL
+
+    tool = _echo_tool()
+    tool.parameters["bad"] = object()  # not JSON
+    with pytest.raises(TypeError, match="the parameters of tool 'echo' must be JSON"):
+        Agent(model=MOCK_MODEL, tools=[tool])

@@ -22,29 +22,30 @@ import trio
 
 from pi_trio.ai import (
     AbortController,
-    ApiProvider,
     AssistantMessage,
     Context,
-    DeferredFetchOptions,
-    DeferredHandle,
-    DeferredOptions,
     DoneEvent,
     Model,
-    ModelCost,
     PiError,
-    ProviderRegistry,
     StreamOptions,
     TextContent,
     Usage,
     UserMessage,
-    cancel_deferred,
     complete_simple,
-    fetch_deferred,
     from_json,
-    open_deferred_stream,
-    poll_deferred,
     to_json,
 )
+from pi_trio.ai.deferred import (
+    DeferredFetchOptions,
+    DeferredHandle,
+    DeferredOptions,
+    cancel_deferred,
+    fetch_deferred,
+    open_deferred_stream,
+    poll_deferred,
+)
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import ApiProvider, ProviderRegistry
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi1x"

@@ -3,15 +3,13 @@ task, and a listener subscribed mid-run, even an asynchronous one, keeps the con
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import anyio
 import pytest
 import trio
 import trio.testing
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunPolicy
 from pi_trio.ai import TextContent
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
@@ -193,8 +191,12 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
             faux_assistant_message("never"),
         ]
     )
-    agent = Agent(model=faux.get_model(), stream_fn=faux, tools=[echo_tool()])
-    agent.close_timeout = 2.0
+    agent = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        tools=[echo_tool()],
+        policy=RunPolicy(close_timeout=2.0),
+    )
     recorder = Recorder()
 
     async def stuck(event: Any) -> None:
@@ -215,7 +217,7 @@ async def test_cancelling_the_caller_bounds_a_mid_run_listener_by_close_timeout(
 
 
 async def test_a_blocked_async_listener_holds_the_provider_at_once() -> None:
-    from pi_trio.ai import MessageBuilder
+    from pi_trio.ai.providers import MessageBuilder
 
     DISPATCH_BUFFER = 64  # only sizes the stream
 
@@ -358,7 +360,6 @@ def test_every_listener_sees_the_same_events_when_the_caller_cancels_mid_deliver
     """Three listeners (sync, async, sync); the caller's scope is cancelled while the
     asynchronous one waits on an event: the third still gets that event and every later
     one, the very same objects in the same order, ending with ``agent_end``."""
-    import anyio
     import anyio.lowlevel
 
     async def main() -> None:
@@ -440,29 +441,3 @@ async def test_a_listener_cut_at_the_bound_does_not_keep_the_event_from_the_ones
     assert seen[1][-1].type == "agent_end"
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert not agent.state.is_streaming
-
-
-@pytest.mark.parametrize("backend", ["trio", "asyncio"])
-def test_the_native_primitives_shield_and_read_the_clock_as_anyio_does(backend: str) -> None:
-    """The delivery path's native primitives (trio's own under trio, anyio's elsewhere)
-    mean what anyio's do: the scope shields a listener from its caller's cancellation,
-    and the deadline and clock agree with anyio's."""
-    from pi_trio.agent._native import primitives
-
-    async def main() -> None:
-        native = primitives()
-        if backend == "trio":
-            assert native.cancel_scope(shield=True, deadline=math.inf).__class__ is trio.CancelScope
-        finished = []
-        with anyio.move_on_after(0.01) as outer:
-            assert native.current_effective_deadline() == anyio.current_effective_deadline()
-            assert abs(native.current_time() - anyio.current_time()) < 0.01
-            with native.cancel_scope(shield=True, deadline=math.inf):
-                await anyio.sleep(0.05)  # past the caller's deadline: shielded
-                finished.append(True)
-            await native.checkpoint_if_cancelled()
-            finished.append(False)  # unreachable: the caller's deadline passed
-        assert outer.cancelled_caught
-        assert finished == [True]
-
-    anyio.run(main, backend=backend)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,17 +16,18 @@ import pytest
 from dbos import DBOS
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult, FallbackPolicy, RunLimits, tool
+from pi_trio.agent.hooks import BeforeToolCallResult
 from pi_trio.ai import (
     AssistantMessage,
-    MessageFold,
     TextContent,
     ThinkingContent,
     ToolCall,
     Usage,
     messages_to_json,
-    now_ms,
 )
+from pi_trio.ai.providers import MessageFold, now_ms
 from pi_trio.durable import (
+    LOOK_STEP,
     MODEL_STEP,
     TOOL_STARTED_STEP,
     TOOL_STEP,
@@ -75,8 +77,6 @@ def normalized(messages: list[Any]) -> Any:
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value
-
-    import json
 
     return strip(json.loads(messages_to_json(messages)))
 
@@ -196,24 +196,37 @@ def test_each_request_and_each_tool_call_is_recorded_as_steps_in_source_order():
     build, faux, runs = _scripted_run()
     agent = durable(build)
 
-    async def scenario() -> tuple[Any, list[str]]:
+    async def scenario() -> tuple[Any, list[tuple[int, str]], list[Any]]:
         result = await agent.run("Do three things.")
         steps = await DBOS.list_workflow_steps_async(result.workflow_id)
-        return result, [s["function_name"] for s in steps]
+        outputs = [s["output"] for s in steps]
+        return result, [(s["function_id"], s["function_name"]) for s in steps], outputs
 
-    result, names = on_asyncio(scenario)
-    ours = [n for n in names if n.startswith("pi_trio.")]
-    assert ours == [
-        "pi_trio.run",
-        MODEL_STEP,
-        f"{TOOL_STARTED_STEP}:add",
-        f"{TOOL_STEP}:add",
-        f"{TOOL_STARTED_STEP}:fail",
-        f"{TOOL_STEP}:fail",
-        f"{TOOL_STARTED_STEP}:hang",
-        f"{TOOL_STEP}:hang",
-        MODEL_STEP,
+    result, operations, outputs = on_asyncio(scenario)
+    # every operation the run recorded: nobody sent it a message, so it never took any
+    # (no DBOS.recv); step id 1 is drawn and unused (older versions recorded RUN_STEP)
+    assert operations == [
+        (2, MODEL_STEP),
+        (3, f"{TOOL_STARTED_STEP}:add"),
+        (4, f"{TOOL_STEP}:add"),
+        (5, f"{TOOL_STARTED_STEP}:fail"),
+        (6, f"{TOOL_STEP}:fail"),
+        (7, f"{TOOL_STARTED_STEP}:hang"),
+        (8, f"{TOOL_STEP}:hang"),
+        (9, MODEL_STEP),
+        (10, LOOK_STEP),
     ]
+    # which steps read the mark of the last message sent: not the request that called
+    # the tools (their steps read it later in the turn), every other step (no mark: null)
+    recorded = [json.loads(o) if isinstance(o, str) else o for o in outputs]
+    # the started marker records only that the call started
+    assert [r.get("sent", "unread") if isinstance(r, dict) else r for r in recorded] == [
+        "unread",
+        *[True, None] * 3,
+        None,
+        None,
+    ]
+    assert recorded[0]["looked"] is False
     results = {m.tool_call_id: m for m in result.messages if m.role == "toolResult"}
     assert results["t-add"].content[0].text == "5"
     assert results["t-fail"].is_error
@@ -231,6 +244,61 @@ def test_each_request_and_each_tool_call_is_recorded_as_steps_in_source_order():
     ]
     assert faux.call_count == 2
     assert sorted(runs) == ["add", "fail", "hang"]
+
+
+def test_a_call_of_a_tool_safe_to_replay_is_one_step_at_the_ids_it_always_had():
+    runs: list[str] = []
+
+    async def look(tool_call_id: str, params: Any) -> str:
+        runs.append("look")
+        return "seen"
+
+    async def pay(tool_call_id: str, params: Any) -> str:
+        runs.append("pay")
+        return "paid"
+
+    tools = [
+        AgentTool(
+            name="look", description="Look.", parameters=schema(), execute=look, replay="safe"
+        ),
+        AgentTool(name="pay", description="Pay.", parameters=schema(), execute=pay),
+    ]
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-safe")
+        faux.set_responses(
+            [
+                faux_assistant_message(
+                    [
+                        faux_tool_call("look", {}, id="t-look"),
+                        faux_tool_call("pay", {}, id="t-pay"),
+                    ],
+                    stop_reason="toolUse",
+                ),
+                faux_assistant_message("Looked and paid."),
+            ]
+        )
+        return Agent(model=faux.get_model(), tools=tools, stream_fn=faux)
+
+    async def scenario() -> tuple[Any, list[tuple[int, str]]]:
+        result = await durable(build).run("Look, then pay.")
+        steps = await DBOS.list_workflow_steps_async(result.workflow_id)
+        return result, [(s["function_id"], s["function_name"]) for s in steps]
+
+    result, operations = on_asyncio(scenario)
+    # "look" runs again after a crash anyway: no started marker, whose id (3) stays drawn
+    # so that runs recorded with one resume at the same ids
+    assert operations == [
+        (2, MODEL_STEP),
+        (4, f"{TOOL_STEP}:look"),
+        (5, f"{TOOL_STARTED_STEP}:pay"),
+        (6, f"{TOOL_STEP}:pay"),
+        (7, MODEL_STEP),
+        (8, LOOK_STEP),
+    ]
+    assert sorted(runs) == ["look", "pay"]
+    texts = [m.content[0].text for m in result.messages if m.role == "toolResult"]
+    assert texts == ["seen", "paid"]
 
 
 def test_the_run_keeps_every_field_of_a_tool_but_its_execution():
@@ -419,7 +487,7 @@ def test_abort_while_the_model_streams_keeps_the_partial_answer():
     streaming = Gate()
 
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
-        from pi_trio.ai import MessageBuilder
+        from pi_trio.ai.providers import MessageBuilder
 
         builder = MessageBuilder(model)
         await send.send(builder.start())
@@ -448,7 +516,7 @@ def test_cancel_workflow_while_the_model_streams_ends_with_the_partial_answer_ab
     streaming = Gate()
 
     async def slow(model: Any, context: Any, options: Any, send: Any) -> None:
-        from pi_trio.ai import MessageBuilder
+        from pi_trio.ai.providers import MessageBuilder
 
         builder = MessageBuilder(model)
         await send.send(builder.start())
@@ -542,13 +610,90 @@ def test_steering_and_follow_ups_sent_to_a_run_arrive_in_order():
         await agent.follow_up(run.workflow_id, "the follow-up")
         await agent.steer(run.workflow_id, "second steer")
         release.set()
-        return await run.result()
+        result = await run.result()
+        steps = await DBOS.list_workflow_steps_async(result.workflow_id)
+        return result, [s["function_name"] for s in steps]
 
-    result = on_asyncio(scenario)
+    result, operations = on_asyncio(scenario)
     users = [m.content[0].text for m in result.messages if m.role == "user"]
     assert users == ["Start.", "first steer", "second steer", "the follow-up"]
     assert result.queued == []
     assert result.messages[-1].role == "assistant"
+    # the tool's step saw the messages sent while it ran: the run took them after that
+    # turn (three messages, then an empty queue), and after no other
+    take = ["DBOS.recv", "DBOS.sleep"]
+    assert operations == [
+        MODEL_STEP,
+        f"{TOOL_STARTED_STEP}:wait",
+        f"{TOOL_STEP}:wait",
+        *take * 4,
+        *[MODEL_STEP] * 3,  # one steering message a turn, then the follow-up
+        LOOK_STEP,
+    ]
+
+
+def test_a_turn_whose_calls_all_ran_no_step_looks_for_messages_in_a_step_of_its_own():
+    # the request that calls tools leaves reading the mark to the calls' steps; here the
+    # hook blocks the only call, so no step of the turn read it
+    blocking = Gate()
+    release = Gate()
+    contexts: list[list[str]] = []
+
+    async def block(context: Any, signal: Any) -> BeforeToolCallResult:
+        blocking.set()
+        assert release.event is not None
+        await release.event.wait()
+        return BeforeToolCallResult(block=True, reason="not now")
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> Any:
+        users = [m.content[0].text for m in context.messages if m.role == "user"]
+        contexts.append(users)
+        if not any(m.role == "assistant" for m in context.messages):
+            return faux_assistant_message(
+                [faux_tool_call("pay", {}, id="t-pay")], stop_reason="toolUse"
+            )
+        return faux_assistant_message(f"ok {len(context.messages)}")
+
+    async def pay(tool_call_id: str, params: Any) -> str:
+        raise AssertionError("the hook blocks every call")
+
+    def build() -> Agent:
+        faux = FauxProvider(api="faux-blocked")
+        faux.set_responses([reply] * 4)
+        tools = [AgentTool(name="pay", description="Pay.", parameters=schema(), execute=pay)]
+        return Agent(model=faux.get_model(), tools=tools, stream_fn=faux, before_tool_call=block)
+
+    agent = durable(build)
+
+    async def scenario() -> tuple[Any, Any, list[str]]:
+        opened = blocking.open()
+        release.open()
+        run = await agent.start("Pay.")
+        await opened.wait()
+        await agent.steer(run.workflow_id, "steer")
+        release.set()
+        first = await run.result()
+        steps = await DBOS.list_workflow_steps_async(first.workflow_id)
+        # a fork from the last operation replays every decision to look and to take
+        handle = await DBOS.fork_workflow_async(first.workflow_id, steps[-1]["function_id"])
+        forked = await (await agent.retrieve(handle.get_workflow_id())).result(poll_interval=0.05)
+        return first, forked, [s["function_name"] for s in steps]
+
+    first, forked, operations = on_asyncio(scenario)
+    # the second request saw the steering message: taken right after the blocked turn
+    assert contexts[:2] == [["Pay."], ["Pay.", "steer"]]
+    assert operations == [
+        MODEL_STEP,
+        LOOK_STEP,  # the blocked turn's own look: it saw the steering message
+        "DBOS.recv",
+        "DBOS.sleep",
+        "DBOS.recv",
+        "DBOS.sleep",
+        MODEL_STEP,
+        LOOK_STEP,  # the end of the run
+    ]
+    assert len(contexts) == 2  # the fork called the model for no request
+    assert normalized(forked.messages) == normalized(first.messages)
 
 
 def test_a_message_sent_after_the_last_turn_is_reported_queued_not_left_unread():

@@ -14,16 +14,8 @@ from typing import Any
 import pytest
 from dbos import DBOS
 
-from pi_trio.agent import (
-    Agent,
-    PendingApproval,
-    ResumeError,
-    approve,
-    deny,
-    edit,
-    is_approval_placeholder,
-    tool,
-)
+from pi_trio.agent import Agent, PendingApproval, ResumeError, approve, deny, edit, tool
+from pi_trio.agent.extend import is_approval_placeholder
 from pi_trio.durable import (
     APPROVAL_TOPIC,
     APPROVED_STEP,

@@ -18,7 +18,8 @@ from typing import Any
 
 from dbos import DBOSClient
 
-from pi_trio.agent import approve, edit, is_approval_placeholder
+from pi_trio.agent import approve, edit
+from pi_trio.agent.extend import is_approval_placeholder
 from pi_trio.ai import from_json
 
 from . import durable_approval_child

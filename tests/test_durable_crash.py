@@ -1,7 +1,9 @@
-"""Durable runs survive real process death: a child process runs a durable agent on
-SQLite, is killed with SIGKILL during the third tool call, and a new process resumes the
-run (``tests/durable_child.py`` is the child; the parent talks to it through its stdin and
-stdout, never by sleeping)."""
+"""Durable runs survive real process death: a child process runs a durable agent, is
+killed with SIGKILL during the third tool call, and a new process resumes the run
+(``tests/durable_child.py`` is the child; the parent talks to it through its stdin and
+stdout, never by sleeping). The crashes run on SQLite and on a PostgreSQL server this
+module starts (``benchmarks._postgres``: Debian's server, on loopback, in a temporary
+directory), a fresh database for each."""
 
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from dbos import DBOSClient
 
+from benchmarks._postgres import PostgresMissing, local_postgres
 from pi_trio.durable import interrupted_text
 
 from . import durable_child
@@ -28,13 +33,57 @@ WORKFLOW = "crash-run-1"
 READ_TIMEOUT = 60.0  # seconds a step of the child may take before the test gives up
 
 
+def sqlite_url(workdir: Path) -> str:
+    return f"sqlite:///{workdir / 'dbos.sqlite'}"
+
+
+@pytest.fixture(scope="module")
+def postgres_server() -> Any:
+    """A private PostgreSQL server for this module; its URL (one database). Without
+    ``fsync``: the tests kill DBOS's processes, never the server, whose acknowledged
+    commits stay visible to the next process either way."""
+    try:
+        with local_postgres(durable=False) as url:
+            yield url
+    except PostgresMissing as exc:
+        if os.environ.get("CI"):
+            raise  # CI installs it (scripts/ensure_postgres.sh): missing there is a failure
+        pytest.skip(str(exc))
+
+
+_databases = iter(range(1_000_000))
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def fresh_database(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str], tuple[Path, str]]:
+    """``fresh(name)``: a new working directory and system database for one crash."""
+
+    def fresh(name: str) -> tuple[Path, str]:
+        workdir = tmp_path_factory.mktemp(name)
+        if request.param == "sqlite":
+            return workdir, sqlite_url(workdir)
+        return workdir, _fresh_postgres(request.getfixturevalue("postgres_server"))
+
+    return fresh
+
+
+def _fresh_postgres(server_url: str) -> str:
+    name = f"crash_{next(_databases)}"
+    with psycopg.connect(server_url, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    return f"{server_url.rsplit('/', 1)[0]}/{name}"
+
+
 class Child:
     """A child process whose stdout lines are read by a thread (so waits are bounded)."""
 
-    def __init__(self, workdir: Path, command: str, *, replay: str, wait: bool) -> None:
+    def __init__(self, workdir: Path, url: str, command: str, *, replay: str, wait: bool) -> None:
         env = dict(
             os.environ,
             PI_TRIO_DURABLE_DIR=str(workdir),
+            PI_TRIO_DURABLE_URL=url,
             PI_TRIO_CHARGE_REPLAY=replay,
             PI_TRIO_WAIT_FOR_PARENT="1" if wait else "0",
         )
@@ -93,9 +142,9 @@ class Child:
         return f"{what}; child stderr:\n{stderr}"
 
 
-def send(workdir: Path, kind: str, text: str) -> None:
+def send(url: str, kind: str, text: str) -> None:
     """Queue a message for the run from this process, which does not run DBOS itself."""
-    client = DBOSClient(system_database_url=f"sqlite:///{workdir / 'dbos.sqlite'}")
+    client = DBOSClient(system_database_url=url)
     try:
         agent = durable_child.AGENT
         sender = agent.steer if kind == "steer" else agent.follow_up
@@ -104,16 +153,16 @@ def send(workdir: Path, kind: str, text: str) -> None:
         client.destroy()
 
 
-def first_process(workdir: Path, *, replay: str, crash: bool) -> Child:
+def first_process(workdir: Path, url: str, *, replay: str, crash: bool) -> Child:
     """Start the run; steer while ``note(1)`` runs, steer again and queue a follow-up while
     ``charge`` runs; then either kill the process there or let it finish."""
-    child = Child(workdir, "start", replay=replay, wait=True)
+    child = Child(workdir, url, "start", replay=replay, wait=True)
     child.expect("NOTE 1 STARTED")
-    send(workdir, "steer", durable_child.STEER)
+    send(url, "steer", durable_child.STEER)
     child.go_on()
     child.expect("CHARGE STARTED")
-    send(workdir, "steer", durable_child.LATE_STEER)
-    send(workdir, "follow_up", durable_child.FOLLOW_UP)
+    send(url, "steer", durable_child.LATE_STEER)
+    send(url, "follow_up", durable_child.FOLLOW_UP)
     if crash:
         child.kill()
     else:
@@ -146,7 +195,7 @@ def shape(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The same run, uninterrupted."""
     workdir = tmp_path_factory.mktemp("reference")
-    result = first_process(workdir, replay="never", crash=False).result()
+    result = first_process(workdir, sqlite_url(workdir), replay="never", crash=False).result()
     return {
         "result": result,
         "calls": lines(workdir / "calls"),
@@ -156,17 +205,17 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
 
 
-def crash_and_resume(workdir: Path, replay: str) -> tuple[dict[str, Any], int, int]:
-    first = first_process(workdir, replay=replay, crash=True)
-    resumed = Child(workdir, "resume", replay=replay, wait=False)
+def crash_and_resume(workdir: Path, url: str, replay: str) -> tuple[dict[str, Any], int, int]:
+    first = first_process(workdir, url, replay=replay, crash=True)
+    resumed = Child(workdir, url, "resume", replay=replay, wait=False)
     return resumed.result(), first.proc.pid, resumed.proc.pid
 
 
 @pytest.fixture(scope="module")
-def safe_crash(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int, int]:
+def safe_crash(fresh_database: Any) -> tuple[Path, dict[str, Any], int, int]:
     """The run with ``charge`` declared ``replay="safe"``, killed and resumed."""
-    workdir = tmp_path_factory.mktemp("safe")
-    result, first_pid, second_pid = crash_and_resume(workdir, "safe")
+    workdir, url = fresh_database("safe")
+    result, first_pid, second_pid = crash_and_resume(workdir, url, "safe")
     return workdir, result, first_pid, second_pid
 
 
@@ -191,8 +240,9 @@ def test_reference_run_has_the_expected_shape(reference):
     assert reference["runs"] == ["note 1", "note 2", "charge 3"]
 
 
-def test_a_never_tool_interrupted_by_sigkill_is_reported_not_repeated(tmp_path, reference):
-    result, first_pid, second_pid = crash_and_resume(tmp_path, "never")
+def test_a_never_tool_interrupted_by_sigkill_is_reported_not_repeated(fresh_database, reference):
+    tmp_path, url = fresh_database("never")
+    result, first_pid, second_pid = crash_and_resume(tmp_path, url, "never")
 
     messages = result["messages"]
     charge = next(m for m in messages if m["role"] == "toolResult" and m["toolName"] == "charge")

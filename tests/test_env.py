@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_trio.ai import env_api_key_names, find_env_keys, get_env_api_key, get_providers
+from pi_trio.ai import get_providers
+from pi_trio.ai.providers import env_api_key_names, find_env_keys, get_env_api_key
 
 _CREDENTIAL_VAR = re.compile(
     r"(_API_KEY|_TOKEN|_OAUTH_TOKEN)$|^(AWS_|GOOGLE_|GCLOUD_)|^HF_TOKEN$|^HOME$"

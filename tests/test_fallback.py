@@ -1,4 +1,4 @@
-"""Fallback models: Agent(fallback=FallbackPolicy(...)) goes on with the next model of a
+"""Fallback models: Agent(policy=RunPolicy(fallback=FallbackPolicy(...))) goes on with the next model of a
 chain when a response fails; which failures fall through (failure_kind); the failed
 response leaves the transcript (model_fallback); retries come first; the abort contract
 holds during a fallback; a cross-provider fallback replays the transcript by the hand-off
@@ -23,17 +23,16 @@ from pi_trio.agent import (
     ModelFallbackEvent,
 )
 from pi_trio.ai import (
-    FailureKind,
     Model,
-    ProviderRegistry,
     RetryPolicy,
     TextContent,
     ThinkingContent,
     ToolCall,
     UnknownModelError,
-    failure_kind,
     get_model,
 )
+from pi_trio.ai.failures import FailureKind, failure_kind
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import (
     FauxProvider,
     SSEReply,
@@ -399,7 +398,7 @@ def test_a_fallback_policy_checks_its_arguments() -> None:
         FallbackPolicy(models=["openai/gpt-4o-mini"], on="transient")  # type: ignore[arg-type]
     with pytest.raises(UnknownModelError, match=r"item 1"):
         FallbackPolicy(models=["openai/gpt-4o-mini", "openai/no-such-model"])
-    with pytest.raises(TypeError, match=r"Agent\(fallback=\.\.\.\) takes a FallbackPolicy"):
+    with pytest.raises(TypeError, match=r"RunPolicy\(fallback=\.\.\.\) takes a FallbackPolicy"):
         Agent(model="openai/gpt-4o-mini", fallback=["openai/gpt-4o"])  # type: ignore[arg-type]
     policy = FallbackPolicy(models=["openai/gpt-4o-mini"], on=["transient"])
     assert policy.models == (get_model("openai", "gpt-4o-mini"),)
@@ -583,7 +582,7 @@ async def test_a_list_of_models_is_a_fallback_chain() -> None:
     assert alone.state.model is primary
     with pytest.raises(ValueError, match=r"Agent\(model=\[\]\) names no model"):
         Agent(model=[], stream_fn=faux)
-    with pytest.raises(TypeError, match=r"give either the list or fallback="):
+    with pytest.raises(TypeError, match=r"give either the list or policy=RunPolicy\(fallback="):
         Agent(
             model=[primary, backup],  # type: ignore[list-item]
             stream_fn=faux,

@@ -25,7 +25,6 @@ import pytest
 
 from pi_trio.agent import Agent, stream_proxy
 from pi_trio.ai import (
-    MAX_JSON_DEPTH,
     AssistantMessage,
     Context,
     Model,
@@ -38,6 +37,7 @@ from pi_trio.ai import (
     get_model,
     open_stream,
 )
+from pi_trio.ai.json import MAX_JSON_DEPTH
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
 from . import eventstream_support as es
@@ -295,6 +295,8 @@ UNBOUNDED_ALLOWED = {
     "proxy/_wire.py:<module>": "the decoders of decode_json, after check_json_depth",
     "agui/_app.py:AGUIApp._cancel": "dict[str, str]: a nested value fails at its first level",
     "durable/_queue.py:drain_into": "rows pi_trio wrote to its own database",
+    "durable/_queue.py:look": "the mark a step of pi_trio's recorded in its own database",
+    "durable/_steps.py:_decode_request": "rows pi_trio wrote to its own database",
     "session/_store.py:is_torn": "whether a session file's last line ends early; too deep "
     "counts as not torn, and the bounded decode then names the line",
     "durable/_result.py:decode_outcome": "rows pi_trio wrote to its own database",

@@ -31,10 +31,9 @@ from pi_trio.ai import (
     MessageValidationError,
     from_json,
     messages_from_json,
-    messages_from_jsonl,
-    messages_to_jsonl,
     to_json,
 )
+from pi_trio.ai.json import messages_from_jsonl, messages_to_jsonl
 
 from .test_fault_json import mutated
 

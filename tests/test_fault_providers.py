@@ -18,15 +18,9 @@ import httpx2
 import pytest
 import trio
 
-from pi_trio.ai import (
-    AssistantMessage,
-    Context,
-    ProviderRegistry,
-    UserMessage,
-    open_stream,
-)
+from pi_trio.ai import AssistantMessage, Context, UserMessage, open_stream
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
-from pi_trio.ai.providers import _eventstream, _sse
+from pi_trio.ai.providers import ProviderRegistry, _eventstream, _sse
 from pi_trio.testing import SSEReply, serve_sse
 
 from .fault_providers_support import GARBAGE, PROVIDERS, Provider, bedrock_prelude

@@ -21,16 +21,9 @@ import pytest
 import trio
 
 from pi_trio.agent import stream_proxy
-from pi_trio.ai import (
-    AssistantMessage,
-    Context,
-    Model,
-    ProviderRegistry,
-    UserMessage,
-    complete,
-    get_model,
-)
+from pi_trio.ai import AssistantMessage, Context, Model, UserMessage, complete, get_model
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.proxy import (
     DEFAULT_FORWARD_HEADERS,
     ProxyApp,

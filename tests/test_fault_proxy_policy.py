@@ -23,7 +23,8 @@ import msgspec
 import pytest
 import trio
 
-from pi_trio.ai import ApiProvider, Model, ProviderRegistry, get_model
+from pi_trio.ai import Model, get_model
+from pi_trio.ai.providers import ApiProvider, ProviderRegistry
 from pi_trio.proxy import catalog_models_only, create_app, serve
 from pi_trio.testing import ServedRequest, SSEReply, serve_sse
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_trio.ai import MessageDecodeError, UserMessage, messages_to_jsonl, to_json
+from pi_trio.ai import MessageDecodeError, UserMessage, to_json
+from pi_trio.ai.json import messages_to_jsonl
 from pi_trio.session import FileSessionStore, SessionError, load_messages
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux file systems")

@@ -22,7 +22,6 @@ from pi_trio.ai import (
     RetryPolicy,
     StreamOptions,
     UserMessage,
-    is_retryable_assistant_error,
     open_stream,
 )
 from pi_trio.ai._stream._stall import (
@@ -30,6 +29,7 @@ from pi_trio.ai._stream._stall import (
     DEFAULT_IDLE_TIMEOUT_S,
     WATCH_STEPS,
 )
+from pi_trio.ai.failures import is_retryable_assistant_error
 from pi_trio.ai.providers._keepalive import is_keepalive, is_keepalive_frame
 from pi_trio.testing import faux_assistant_message
 

@@ -24,7 +24,6 @@ from pi_trio.ai import (
     ThinkingContent,
     Tool,
     ToolCall,
-    ToolRef,
     ToolResultMessage,
     UserMessage,
 )
@@ -33,6 +32,7 @@ from pi_trio.ai._stream._abort import AbortController
 from pi_trio.ai._stream._open import complete, complete_simple, open_stream
 from pi_trio.ai._stream._options import ResponseInfo, StreamOptions
 from pi_trio.ai._stream._registry import ProviderRegistry
+from pi_trio.ai.transcript import ToolRef
 from pi_trio.testing import (
     FauxModel,
     FauxProvider,

@@ -16,11 +16,11 @@ from pi_trio.ai import (
     SystemMessage,
     TextContent,
     Tool,
-    ToolRef,
     ToolResultMessage,
     Usage,
     UserMessage,
 )
+from pi_trio.ai.transcript import ToolRef
 from pi_trio.testing import (
     FauxProvider,
     _faux_prompt,

@@ -17,7 +17,6 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     ImageContent,
-    MessageBuilder,
     Model,
     ProviderError,
     StreamOptions,
@@ -32,12 +31,13 @@ from pi_trio.ai import (
     UserMessage,
     complete_simple,
     get_model,
-    normalize_context,
 )
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._google_events import GoogleEventMapper
 from pi_trio.ai.providers._google_request import build_google_body, is_valid_thought_signature
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.google import google_simple_options
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing._replay import (
     ReplayResponse,
     ReplayTransport,

@@ -19,19 +19,17 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     Model,
-    ModelCost,
     ProviderError,
-    ProviderRegistry,
-    ResponseInfo,
     StreamOptions,
     StreamProtocolError,
     Usage,
-    is_retryable_assistant_error,
     open_stream,
 )
 from pi_trio.ai._http_body import ERROR_BODY_READ_LIMIT, read_body_prefix
 from pi_trio.ai._stream._registry import BUILTIN_PROVIDER_MODULES
-from pi_trio.ai.providers import _sse
+from pi_trio.ai.failures import is_retryable_assistant_error
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import ProviderRegistry, ResponseInfo, _sse
 from pi_trio.ai.providers._http import (
     ERROR_BODY_LIMIT,
     ProviderRun,

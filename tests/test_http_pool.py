@@ -16,15 +16,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from pi_trio.ai import (
-    AbortController,
-    Context,
-    ProviderRegistry,
-    UserMessage,
-    get_model,
-    open_stream,
-)
+from pi_trio.ai import AbortController, Context, UserMessage, get_model, open_stream
 from pi_trio.ai._stream._registry import HTTP_MAX_KEEPALIVE
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import ServedRequest, SSEReply, serve_sse, sse_body
 
 ABORTED_RUNS = 1000

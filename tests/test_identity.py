@@ -9,20 +9,18 @@ from typing import Any
 import msgspec
 import pytest
 
-from pi_trio.agent import DEFAULT_AGENT_IDENTITY, Agent
-from pi_trio.ai import (
+from pi_trio.agent import Agent
+from pi_trio.agent.extend import DEFAULT_AGENT_IDENTITY
+from pi_trio.ai import Context, Model, UserMessage, complete
+from pi_trio.ai._identity import get_attribution_headers
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import (
     PI_TRIO_ATTRIBUTION,
     ClientAttribution,
     ClientIdentity,
-    Context,
     CustomUserAgent,
-    Model,
-    ModelCost,
-    UserMessage,
-    complete,
     merge_client_identity,
 )
-from pi_trio.ai._identity import get_attribution_headers
 from pi_trio.testing import ReplayResponse, ReplayTransport, registry_with_transport
 
 BODY = (

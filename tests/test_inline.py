@@ -11,15 +11,9 @@ import msgspec
 import pytest
 
 from pi_trio.agent import Agent
-from pi_trio.ai import (
-    AssistantMessageEvent,
-    Context,
-    MessageBuilder,
-    ProviderRegistry,
-    StreamOptions,
-    get_model,
-)
+from pi_trio.ai import AssistantMessageEvent, Context, StreamOptions, get_model
 from pi_trio.ai._stream._consume import InlineStream
+from pi_trio.ai.providers import MessageBuilder, ProviderRegistry
 from pi_trio.testing import SSEReply, serve_sse
 
 from .helpers import MOCK_MODEL

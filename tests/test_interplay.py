@@ -20,9 +20,8 @@ from pi_trio.agent import (
     FallbackPolicy,
     RunLimitExceeded,
     RunLimits,
+    RunPolicy,
     approve,
-    is_approval_placeholder,
-    pending_approvals,
 )
 from pi_trio.agent.compaction import (
     SUMMARIZER_SYSTEM_PROMPT,
@@ -31,6 +30,7 @@ from pi_trio.agent.compaction import (
     plan_compaction,
     summary_message,
 )
+from pi_trio.agent.extend import is_approval_placeholder, pending_approvals
 from pi_trio.ai import (
     AssistantMessage,
     RetryPolicy,
@@ -165,7 +165,7 @@ async def test_a_resumed_run_compacts_after_the_paused_turns_results(tmp_path: A
         system_prompt="You refund.",
         tools=[refund_tool(ran, text="refund log: " + WORDS * 7)],  # ~1 900 tokens
         messages=history(1),
-        compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600),
+        policy=RunPolicy(compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600)),
     )
     events: list[Any] = []
     agent.subscribe(events.append)
@@ -245,8 +245,9 @@ async def test_the_summary_requests_count_toward_the_run_limits() -> None:
             model=model.faux.get_model(),
             stream_fn=model.faux,
             tools=[AgentTool(name="echo", description="e", parameters={}, execute=echo)],
-            compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600),
-            limits=limits,
+            policy=RunPolicy(
+                compaction=Compaction(reserve_tokens=1000, keep_recent_tokens=600), limits=limits
+            ),
         )
 
     counted = Model(list(turns))
@@ -302,8 +303,10 @@ async def test_an_overflow_is_not_compacted_when_the_limits_allow_no_other_reque
     agent = Agent(
         model=model.faux.get_model(),
         stream_fn=model.faux,
-        compaction=Compaction(reserve_tokens=0, keep_recent_tokens=600),
-        limits=RunLimits(max_requests=3, per="agent"),
+        policy=RunPolicy(
+            compaction=Compaction(reserve_tokens=0, keep_recent_tokens=600),
+            limits=RunLimits(max_requests=3, per="agent"),
+        ),
     )
     events: list[Any] = []
     agent.subscribe(events.append)
@@ -378,9 +381,11 @@ async def test_an_overflow_compaction_cannot_save_goes_to_the_fallback_model(
     agent = Agent(
         model=model.faux.get_model("small"),
         stream_fn=model.faux,
-        compaction=Compaction(reserve_tokens=0, keep_recent_tokens=600),
-        retry=RetryPolicy(max_retries=2),
-        fallback=FallbackPolicy(models=[model.faux.get_model("big")], on={"overflow"}),
+        policy=RunPolicy(
+            compaction=Compaction(reserve_tokens=0, keep_recent_tokens=600),
+            retry=RetryPolicy(max_retries=2),
+            fallback=FallbackPolicy(models=[model.faux.get_model("big")], on={"overflow"}),
+        ),
     )
     events: list[Any] = []
     agent.subscribe(events.append)

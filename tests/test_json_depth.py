@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_trio.ai import MAX_JSON_DEPTH, from_json, messages_from_json
+from pi_trio.ai import from_json, messages_from_json
 from pi_trio.ai._json._depth import check_json_depth, decode_checked, json_depth
+from pi_trio.ai.json import MAX_JSON_DEPTH
 
 
 def _nested(depth: int) -> str:

@@ -27,13 +27,13 @@ from pi_trio.ai import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    extra_fields,
     from_json,
     messages_from_json,
     messages_to_json,
     to_json,
 )
 from pi_trio.ai._json._jsnum import js_number_text
+from pi_trio.ai.json import extra_fields
 
 from .test_json_model import TS_TRANSCRIPT, messages
 

@@ -18,35 +18,35 @@ from hypothesis import strategies as st
 from pi_trio.ai import (
     AssistantMessage,
     Cost,
-    DeferredHandle,
     ImageContent,
     Message,
     MessageDecodeError,
     MessageValidationError,
     Model,
-    ModelCost,
-    NestedToolCallRecord,
-    NestedToolCalls,
     PiError,
     SystemMessage,
     TextContent,
     ThinkingContent,
     Tool,
     ToolCall,
-    ToolRef,
     ToolResultMessage,
     Usage,
     UserMessage,
     calculate_cost,
-    extra_fields,
     from_json,
     messages_from_json,
-    messages_from_jsonl,
     messages_to_json,
-    messages_to_jsonl,
-    sanitize_surrogates,
     to_json,
 )
+from pi_trio.ai.deferred import DeferredHandle
+from pi_trio.ai.json import (
+    extra_fields,
+    messages_from_jsonl,
+    messages_to_jsonl,
+    sanitize_surrogates,
+)
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.transcript import NestedToolCallRecord, NestedToolCalls, ToolRef
 
 PROPERTY_SETTINGS = settings(
     max_examples=200,

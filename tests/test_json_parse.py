@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_trio.ai import parse_streaming_json, repair_json
+from pi_trio.ai import parse_streaming_json
 from pi_trio.ai._arguments._partial import MAX_DEPTH, copy_json
+from pi_trio.ai.json import repair_json
 
 TAB = "\t"
 

@@ -1,4 +1,4 @@
-"""Run limits: Agent(limits=RunLimits(...)) counts each response's usage and cost (as the
+"""Run limits: Agent(policy=RunPolicy(limits=RunLimits(...))) counts each response's usage and cost (as the
 provider's message reports it) and each tool call, checks before each request and before
 a response's tool calls, and ends the run like an abort, every tool call answered, with an
 answer that names the limit and a RunLimitExceeded from raise_for_error()."""
@@ -20,19 +20,12 @@ from pi_trio.agent import (
     AgentToolResult,
     FallbackPolicy,
     RunAbortedError,
-    RunCounters,
     RunLimitExceeded,
     RunLimits,
-    run_limit_details,
 )
-from pi_trio.ai import (
-    AssistantMessage,
-    ProviderRegistry,
-    RetryPolicy,
-    TextContent,
-    Usage,
-    get_model,
-)
+from pi_trio.agent.extend import RunCounters, run_limit_details
+from pi_trio.ai import AssistantMessage, RetryPolicy, TextContent, Usage, get_model
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import (
     FauxProvider,
     SSEReply,
@@ -507,7 +500,7 @@ def test_run_limits_check_their_arguments() -> None:
         RunLimits(max_cost=-1)
     with pytest.raises(ValueError, match=r"per=\.\.\.\) must be 'run' or 'agent'; got 'day'"):
         RunLimits(max_requests=1, per="day")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"Agent\(limits=\.\.\.\) takes RunLimits"):
+    with pytest.raises(TypeError, match=r"RunPolicy\(limits=\.\.\.\) takes RunLimits"):
         Agent(model="openai/gpt-4o-mini", limits={"max_requests": 1})  # type: ignore[arg-type]
     assert not RunLimits()
     assert RunLimits(max_cost=0.5)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_trio.agent import Agent, AgentLoopTurnUpdate
+from pi_trio.agent import Agent
 from pi_trio.agent._view import LlmView, Transcript
+from pi_trio.agent.hooks import AgentLoopTurnUpdate
 from pi_trio.ai import UserMessage
 from pi_trio.testing import FauxProvider, faux_assistant_message
 

@@ -9,19 +9,21 @@ import pytest
 import trio
 
 from pi_trio.agent import (
-    AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
-    AgentLoopTurnUpdate,
-    AgentRequestUpdate,
     AgentTool,
     AgentToolResult,
-    BeforeToolCallResult,
     agent_loop,
     agent_loop_continue,
-    positional_arity,
     run_agent_loop,
     run_agent_loop_continue,
+)
+from pi_trio.agent.extend import positional_arity
+from pi_trio.agent.hooks import (
+    AfterToolCallResult,
+    AgentLoopTurnUpdate,
+    AgentRequestUpdate,
+    BeforeToolCallResult,
 )
 from pi_trio.ai import SystemMessage, TextContent, Usage
 from pi_trio.ai._types import Cost

@@ -18,7 +18,6 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     ImageContent,
-    MessageBuilder,
     Model,
     OutputFormat,
     ProviderError,
@@ -32,8 +31,8 @@ from pi_trio.ai import (
     Usage,
     UserMessage,
     get_model,
-    normalize_context,
 )
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._mistral_events import MistralStreamMapper
 from pi_trio.ai.providers._mistral_request import (
     MistralToolCallIds,
@@ -42,6 +41,7 @@ from pi_trio.ai.providers._mistral_request import (
 )
 from pi_trio.ai.providers._sse import SSEParser
 from pi_trio.ai.providers.mistral import mistral_simple_params
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing import ReplayResponse, SSEReply, serve_sse, sse_body
 
 from .helpers import applied

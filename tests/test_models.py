@@ -7,18 +7,20 @@ import pytest
 
 from pi_trio.ai import (
     Cost,
-    CostTier,
     Model,
-    ModelCost,
     Usage,
     calculate_cost,
-    clamp_thinking_level,
     get_model,
     get_models,
     get_providers,
+    to_json,
+)
+from pi_trio.ai.models import (
+    CostTier,
+    ModelCost,
+    clamp_thinking_level,
     get_supported_thinking_levels,
     models_are_equal,
-    to_json,
 )
 
 ALL_MODELS = [model for provider in get_providers() for model in get_models(provider)]

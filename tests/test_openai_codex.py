@@ -17,7 +17,6 @@ import pytest
 
 from pi_trio.ai import (
     Context,
-    MessageBuilder,
     Model,
     OutputFormat,
     ProviderError,
@@ -25,11 +24,10 @@ from pi_trio.ai import (
     SystemMessage,
     TextContent,
     Tool,
-    ToolRef,
     UserMessage,
     get_model,
-    normalize_context,
 )
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._codex_request import (
     CodexRequest,
     build_codex_body,
@@ -43,6 +41,7 @@ from pi_trio.ai.providers._responses_events import (
     resolve_codex_service_tier,
 )
 from pi_trio.ai.providers._sse import SSEParser
+from pi_trio.ai.transcript import ToolRef, normalize_context
 from pi_trio.testing import ReplayResponse, SSEReply, serve_sse, sse_body
 
 from .helpers import applied

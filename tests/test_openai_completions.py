@@ -17,12 +17,9 @@ from pi_trio.ai import (
     Context,
     Cost,
     ImageContent,
-    MessageBuilder,
     Model,
-    ModelCost,
     OutputFormat,
     ProviderError,
-    ProviderRegistry,
     StreamOptions,
     SystemMessage,
     TextContent,
@@ -37,6 +34,8 @@ from pi_trio.ai import (
     complete_simple,
     open_stream,
 )
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder, ProviderRegistry
 from pi_trio.ai.providers._completions_request import build_body
 from pi_trio.ai.providers._completions_wire import CompletionsUsage
 from pi_trio.ai.providers._openai_compat import (
@@ -446,7 +445,7 @@ async def test_http_error_status_is_an_error_event_without_start() -> None:
         '400: {"message":"This model\'s maximum context length is 128000 tokens.",'
         '"type":"invalid_request_error","code":"context_length_exceeded"}'
     )
-    from pi_trio.ai import is_context_overflow
+    from pi_trio.ai.failures import is_context_overflow
 
     assert is_context_overflow(message)
 

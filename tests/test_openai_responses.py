@@ -16,7 +16,6 @@ from pi_trio.ai import (
     AssistantMessage,
     Context,
     ImageContent,
-    MessageBuilder,
     Model,
     OutputFormat,
     ProviderError,
@@ -31,8 +30,8 @@ from pi_trio.ai import (
     UserMessage,
     complete_simple,
     get_model,
-    normalize_context,
 )
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._responses_events import ResponsesEventMapper
 from pi_trio.ai.providers._responses_shared import (
     encode_text_signature,
@@ -52,6 +51,7 @@ from pi_trio.ai.providers.openai_responses import (
     responses_simple_options,
     with_usage_hint,
 )
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing._replay import (
     ReplayResponse,
     ReplayTransport,

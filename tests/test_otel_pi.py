@@ -17,19 +17,17 @@ from opentelemetry.trace import StatusCode
 from pi_trio.agent import Agent
 from pi_trio.ai import (
     AbortController,
-    ApiProvider,
     AssistantMessage,
     Context,
     Cost,
-    DeferredHandle,
     DoneEvent,
-    ProviderRegistry,
     Usage,
     UserMessage,
     complete_simple,
-    fetch_deferred,
     open_stream_simple,
 )
+from pi_trio.ai.deferred import DeferredHandle, fetch_deferred
+from pi_trio.ai.providers import ApiProvider, ProviderRegistry
 from pi_trio.otel import instrument, traced_provider
 from pi_trio.testing import (
     FauxProvider,

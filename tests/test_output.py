@@ -15,23 +15,24 @@ import msgspec
 import pytest
 
 from pi_trio.agent import (
-    FINAL_RESULT_TOOL,
     Agent,
     AgentTool,
+    OutputSettings,
     OutputValidationError,
     RunAbortedError,
     RunError,
     RunResult,
 )
+from pi_trio.agent.extend import FINAL_RESULT_TOOL
 from pi_trio.ai import (
     AssistantMessage,
     Context,
-    ProviderRegistry,
     StreamOptions,
-    get_current_tools,
     messages_from_json,
     messages_to_json,
 )
+from pi_trio.ai.providers import ProviderRegistry
+from pi_trio.ai.transcript import get_current_tools
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 
 from .helpers import echo_tool, user_text
@@ -273,7 +274,9 @@ async def test_a_tool_already_named_final_result_is_refused_before_the_run() -> 
     )
     faux = scripted(faux_assistant_message("hi"))
     agent = tool_agent(faux, tools=[taken])
-    with pytest.raises(ValueError, match=r"already named 'final_result'.*output_mode='native'"):
+    with pytest.raises(
+        ValueError, match=r"already named 'final_result'.*OutputSettings\(mode='native'\)"
+    ):
         await agent.prompt("?", output_type=Weather)
     assert not agent.state.is_streaming
     assert (await agent.prompt("?")).text == "hi"  # the agent is still usable
@@ -329,15 +332,23 @@ def test_the_schema_of_a_recursive_type_refers_to_its_own_definition() -> None:
     assert schema["$defs"]["Node"]["required"] == ["value"]
 
 
-async def test_misused_output_settings_are_refused_with_the_choices() -> None:
+def test_misused_output_settings_are_refused_where_they_are_given() -> None:
     faux = scripted(faux_assistant_message(OSLO))
-    agent = Agent(model=faux.get_model(), stream_fn=faux, output_mode="json")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"^output_mode must be 'auto', 'native' or 'tool'"):
-        await agent.prompt("?", output_type=Weather)
-    agent.output_mode = "native"
-    agent.max_output_retries = -1
-    with pytest.raises(ValueError, match=r"^max_output_retries must be 0 or more, got -1$"):
-        await agent.prompt("?", output_type=Weather)
+    with pytest.raises(
+        ValueError,
+        match=r"^OutputSettings\(mode=...\) must be 'auto', 'native' or 'tool'; got 'json'$",
+    ):
+        Agent(model=faux.get_model(), stream_fn=faux, output_mode="json")  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError,
+        match=r"^OutputSettings\(max_retries=...\) must be a whole number, 0 or more; got -1$",
+    ):
+        OutputSettings(max_retries=-1)
+    with pytest.raises(TypeError, match=r"output_type=<class 'object'> has no JSON schema"):
+        OutputSettings(type=object)
+    agent = Agent(model=faux.get_model(), stream_fn=faux)
+    with pytest.raises(TypeError, match=r"^Agent\(output=...\) takes an OutputSettings"):
+        agent.output = {"mode": "native"}  # type: ignore[assignment]
 
 
 async def test_a_type_without_a_schema_fails_before_the_run_and_keeps_the_queue() -> None:

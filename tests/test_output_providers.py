@@ -12,19 +12,9 @@ import msgspec
 import pytest
 
 from pi_trio.agent import Agent, AgentTool
-from pi_trio.ai import (
-    Context,
-    Model,
-    ModelCost,
-    OutputFormat,
-    ProviderRegistry,
-    StreamOptions,
-    UserMessage,
-    complete,
-    get_model,
-    normalize_context,
-    supports_json_schema_output,
-)
+from pi_trio.ai import Context, Model, OutputFormat, StreamOptions, UserMessage, complete, get_model
+from pi_trio.ai.models import ModelCost, supports_json_schema_output
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.ai.providers._anthropic_request import build_anthropic_request
 from pi_trio.ai.providers._completions_request import build_body
 from pi_trio.ai.providers._google_request import build_google_body
@@ -36,6 +26,7 @@ from pi_trio.ai.providers._output import (
     openai_strict_unsupported,
 )
 from pi_trio.ai.providers.openai_responses import build_responses_body
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing import (
     ReplayResponse,
     ReplayTransport,

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pi_trio.ai import (
-    AssistantMessage,
-    StopReason,
-    Usage,
+from pi_trio.ai import AssistantMessage, StopReason, Usage
+from pi_trio.ai.failures import (
     get_overflow_patterns,
     is_context_overflow,
     is_retryable_assistant_error,

@@ -22,7 +22,8 @@ import pytest
 
 from pi_trio.agent import Agent, AgentTool
 from pi_trio.agent.compaction import SUMMARY_PREFIX
-from pi_trio.ai import get_current_tools, messages_from_json, to_json
+from pi_trio.ai import messages_from_json, to_json
+from pi_trio.ai.transcript import get_current_tools
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
 from .pi16_features import FIXTURE, build, load_in_original, normalized

@@ -27,8 +27,6 @@ from pi_trio.ai import (
     AssistantMessageEvent,
     Context,
     Model,
-    ModelCost,
-    StreamingJsonParser,
     SystemMessage,
     Tool,
     ToolArgumentsError,
@@ -37,17 +35,17 @@ from pi_trio.ai import (
     Usage,
     UserMessage,
     calculate_cost,
-    extra_fields,
     from_json,
-    is_retryable_assistant_error,
     messages_from_json,
     messages_to_json,
     open_stream,
     open_stream_simple,
-    parse_tool_call_arguments,
     to_json,
     validate_tool_arguments,
 )
+from pi_trio.ai.failures import is_retryable_assistant_error
+from pi_trio.ai.json import StreamingJsonParser, extra_fields, parse_tool_call_arguments
+from pi_trio.ai.models import ModelCost
 from pi_trio.testing import ReplayResponse, ReplayTransport, registry_with_transport
 
 HERE = Path(__file__).parent
@@ -99,8 +97,10 @@ _OPTION_FIELDS = {
     "sessionId": "session_id",
     "maxTokens": "max_tokens",
     "reasoning": "reasoning",
-    "transport": "transport",
 }
+# Recorded options pi_trio has no field for: ``transport`` ("sse"; pi_trio speaks only SSE,
+# so the option was dropped)
+_NOT_OPTIONS = {"transport"}
 _NATIVE_OPTIONS = {
     "serviceTier": "service_tier",
     "reasoningEffort": "reasoning_effort",
@@ -266,6 +266,8 @@ def _api_options(meta: dict[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in meta["options"].items():
+        if key in _NOT_OPTIONS:
+            continue
         if key in _OPTION_FIELDS:
             options[_OPTION_FIELDS[key]] = value
         else:

@@ -17,17 +17,12 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_trio.agent import AfterToolCallResult, Agent, AgentTool, AgentToolResult, run_tool_call
-from pi_trio.ai import (
-    Cost,
-    NestedToolCallRecord,
-    NestedToolCalls,
-    TextContent,
-    ToolCall,
-    Usage,
-    parse_tool_call_arguments,
-    to_json,
-)
+from pi_trio.agent import Agent, AgentTool, AgentToolResult
+from pi_trio.agent.extend import run_tool_call
+from pi_trio.agent.hooks import AfterToolCallResult
+from pi_trio.ai import Cost, TextContent, ToolCall, Usage, to_json
+from pi_trio.ai.json import parse_tool_call_arguments
+from pi_trio.ai.transcript import NestedToolCallRecord, NestedToolCalls
 from pi_trio.testing import (
     FauxProvider,
     faux_assistant_message,

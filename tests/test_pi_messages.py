@@ -20,25 +20,27 @@ import pytest
 from pi_trio.agent import Agent, tool
 from pi_trio.ai import (
     Context,
-    MessageBuilder,
-    MessageFold,
     Model,
     ProviderError,
-    ProviderRegistry,
-    ResponseInfo,
     StreamOptions,
     StreamProtocolError,
     TextContent,
     ThinkingContent,
     ToolCall,
     UserMessage,
-    default_registry,
-    extra_fields,
     from_json,
     get_model,
     get_models,
     get_providers,
     to_json,
+)
+from pi_trio.ai.json import extra_fields
+from pi_trio.ai.providers import (
+    MessageBuilder,
+    MessageFold,
+    ProviderRegistry,
+    ResponseInfo,
+    default_registry,
 )
 from pi_trio.ai.providers._pi_messages_events import PiMessagesMapper
 from pi_trio.ai.providers._sse import SSEParser

@@ -20,10 +20,7 @@ from pi_trio.ai import (
     AbortController,
     AssistantMessage,
     Context,
-    MessageFold,
     Model,
-    ModelCost,
-    ProviderRegistry,
     StreamOptions,
     ThinkingBudgets,
     ToolCall,
@@ -32,6 +29,8 @@ from pi_trio.ai import (
     open_stream,
 )
 from pi_trio.ai._stream._open import AFTER_TERMINAL_GRACE_S
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageFold, ProviderRegistry
 from pi_trio.proxy._client import ERROR_BODY_LIMIT
 from pi_trio.proxy._rebuild import EOF_TEXT, LineSplitter, ProxyRebuilder
 
@@ -132,7 +131,6 @@ async def test_request_body_carries_the_model_the_messages_and_the_option_subset
         session_id="s1",
         headers={"X-Trace": "1"},
         metadata={"user_id": "u"},
-        transport="sse",
         thinking_budgets=ThinkingBudgets(high=2048),
         max_retry_delay_ms=1000,
         sampling_params={"top_p": 0.9},
@@ -150,7 +148,6 @@ async def test_request_body_carries_the_model_the_messages_and_the_option_subset
         "sessionId": "s1",
         "headers": {"X-Trace": "1"},
         "metadata": {"user_id": "u"},
-        "transport": "sse",
         "thinkingBudgets": {"high": 2048},
         "maxRetryDelayMs": 1000,
         "samplingParams": {"top_p": 0.9},

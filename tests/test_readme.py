@@ -46,7 +46,7 @@ import pytest
 import trio
 import trio.testing
 
-from pi_trio.ai import default_registry
+from pi_trio.ai.providers import default_registry
 from pi_trio.testing import RecordedRequest, ReplayResponse, ReplayTransport, sse_body
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,7 +302,7 @@ def test_the_approval_block_pauses_and_resumes_with_an_edit():
 
 
 def test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another(monkeypatch, tmp_path):
-    from pi_trio.agent import is_approval_placeholder
+    from pi_trio.agent.extend import is_approval_placeholder
     from pi_trio.session import load_messages
 
     monkeypatch.setattr(tempfile, "mkdtemp", lambda: str(tmp_path))
@@ -525,6 +525,71 @@ def test_the_retry_block_retries_per_request_and_per_response_and_nothing_by_def
     assert answered(namespace["per_response"]) == (
         True, 2, ["auto_retry_start", "auto_retry_end"],
     )  # fmt: skip
+
+
+def test_the_configuring_block_gives_each_group_to_the_agent():
+    from pi_trio.agent import Agent, RunPolicy
+
+    out, namespace = run_code(code("Configuring an Agent"))
+    assert out == "sequential 2.0\n"
+    agent = namespace["agent"]
+    assert agent.hooks.before_tool_call is namespace["no_deletes"]
+    assert (agent.stream_options.session_id, agent.stream_options.max_tokens) == (
+        "support-42",
+        1024,
+    )
+    assert agent.policy.retry.max_retries == 3
+    assert agent.output.max_retries == 1
+    prose = " ".join(README.split("## Configuring an Agent", 1)[1].split("\n## ", 1)[0].split())
+    with pytest.raises(ValueError, match="tool_execution") as refused:
+        RunPolicy(tool_execution="eager")  # type: ignore[arg-type]
+    assert f"raises `{refused.value}`" in prose
+    with pytest.raises(AttributeError) as moved:
+        _ = agent.tool_execution  # type: ignore[attr-defined]
+    assert f"raises `{moved.value}`" in prose
+    # the hook refuses delete_file and lets the other tool run
+    from pi_trio.agent import tool
+    from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file."""
+        raise AssertionError("refused before it runs")
+
+    @tool
+    async def read_file(path: str) -> str:
+        """Read a file."""
+        return "contents"
+
+    faux = FauxProvider()
+    calls = [
+        faux_tool_call("delete_file", {"path": "a"}),
+        faux_tool_call("read_file", {"path": "b"}),
+    ]
+    faux.set_responses(
+        [faux_assistant_message(calls, stop_reason="toolUse"), faux_assistant_message("ok")]
+    )
+    offline = Agent(
+        model=faux.get_model(), stream_fn=faux, tools=[delete_file, read_file], hooks=agent.hooks
+    )
+    results = [m for m in trio.run(offline.prompt, "tidy up").messages if m.role == "toolResult"]
+    assert [(m.tool_name, m.is_error, m.content[0].text) for m in results] == [
+        ("delete_file", True, "deleting files is not allowed here"),
+        ("read_file", False, "contents"),
+    ]
+    flat = Agent(model="anthropic/claude-haiku-4-5", tool_execution="sequential")
+    assert flat.policy.tool_execution == "sequential"
+    with pytest.raises(TypeError, match="transport"):
+        Agent(model="anthropic/claude-haiku-4-5", transport="sse")  # type: ignore[call-arg]
+
+
+def test_the_public_api_draws_the_exception_hierarchy_of_the_code():
+    from pi_trio.ai import _errors
+
+    from .test_exports import drawn_tree
+
+    assert drawn_tree(code("The public API")) == drawn_tree(_errors.__doc__ or "")
+    assert len(drawn_tree(code("The public API"))) == len(code("The public API").splitlines())
 
 
 # --------------------------------------------------------------------------- claims
@@ -863,6 +928,8 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("The same under asyncio", 0): test_the_quickstart_under_asyncio,
     ("The same under asyncio", 1): test_the_deadline_block_cancels_the_run_and_the_agent_settles,
     ("Transcripts and JSON", 0): test_the_transcript_block_round_trips_and_names_the_broken_field,
+    ("Configuring an Agent", 0): test_the_configuring_block_gives_each_group_to_the_agent,
+    ("The public API", 0): test_the_public_api_draws_the_exception_hierarchy_of_the_code,
     ("Tools and the `tool` decorator", 0): test_the_tool_decorator_block_builds_a_tool_that_reports_progress,
     (APPROVAL, 0): test_the_approval_block_pauses_and_resumes_with_an_edit,
     (APPROVAL, 1): test_the_approval_store_block_pauses_in_one_run_and_resumes_in_another,

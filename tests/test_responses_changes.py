@@ -13,14 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_trio.ai import (
-    Context,
-    Model,
-    ProviderRegistry,
-    complete_simple,
-    from_json,
-    messages_from_json,
-)
+from pi_trio.ai import Context, Model, complete_simple, from_json, messages_from_json
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.testing import SSEReply, serve_sse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi1x"

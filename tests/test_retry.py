@@ -10,13 +10,8 @@ from typing import Any
 import pytest
 
 from pi_trio.agent import Agent, AutoRetryEndEvent, AutoRetryStartEvent
-from pi_trio.ai import (
-    AbortController,
-    RetryPolicy,
-    is_retryable_assistant_error,
-    retry_assistant_call,
-    retry_delay_ms,
-)
+from pi_trio.ai import AbortController, RetryPolicy
+from pi_trio.ai.failures import is_retryable_assistant_error, retry_assistant_call, retry_delay_ms
 from pi_trio.testing import FauxProvider, faux_assistant_message
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "pi16" / "retry.json").read_text())

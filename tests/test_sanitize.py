@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_trio.ai import sanitize_surrogates
+from pi_trio.ai.json import sanitize_surrogates
 
 GRINNING = "\U0001f600"
 

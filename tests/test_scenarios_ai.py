@@ -26,9 +26,7 @@ from pi_trio.ai import (
     AssistantMessage,
     AssistantMessageEvent,
     Context,
-    MessageBuilder,
     Model,
-    ModelCost,
     StopReason,
     SystemMessage,
     TextContent,
@@ -36,22 +34,21 @@ from pi_trio.ai import (
     Tool,
     ToolArgumentsError,
     ToolCall,
-    ToolRef,
     ToolResultMessage,
     Usage,
     UserMessage,
     complete,
-    get_added_tool_names,
-    is_context_overflow,
-    is_recoverable_length,
     open_stream,
     parse_streaming_json,
-    repair_json,
-    transform_messages,
     validate_tool_arguments,
 )
+from pi_trio.ai.failures import is_context_overflow, is_recoverable_length
+from pi_trio.ai.json import repair_json
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.ai.providers._anthropic_request import normalize_anthropic_tool_call_id
 from pi_trio.ai.providers._openai_compat import resolve_compat
+from pi_trio.ai.transcript import ToolRef, get_added_tool_names, transform_messages
 from pi_trio.testing import (
     FauxProvider,
     faux_assistant_message,
@@ -299,7 +296,8 @@ def test_cerebras_bodyless_errors_with_and_without_the_status_label(
 # S44
 def test_long_whitespace_only_cerebras_errors_are_rejected_without_backtracking() -> None:
     script = """
-from pi_trio.ai import AssistantMessage, Usage, is_context_overflow
+from pi_trio.ai import AssistantMessage, Usage
+from pi_trio.ai.failures import is_context_overflow
 
 def cerebras(text):
     return AssistantMessage(content=[], api="openai-completions", provider="cerebras",
@@ -643,7 +641,7 @@ def read_tool(description: str) -> Tool:
 
 # SD8
 def test_declared_tools_keep_one_entry_per_name() -> None:
-    from pi_trio.ai import get_declared_tools
+    from pi_trio.ai.transcript import get_declared_tools
 
     messages = [
         SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
@@ -654,10 +652,7 @@ def test_declared_tools_keep_one_entry_per_name() -> None:
 
 # SD8
 def test_redefinitions_and_non_additive_changes_are_detected() -> None:
-    from pi_trio.ai import (
-        has_non_additive_tool_changes,
-        has_tool_redefinitions,
-    )
+    from pi_trio.ai.transcript import has_non_additive_tool_changes, has_tool_redefinitions
 
     same = [
         SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0),
@@ -680,7 +675,7 @@ def test_redefinitions_and_non_additive_changes_are_detected() -> None:
 
 # SD9
 def test_transcript_tools_anchor_additions_only_for_purely_additive_histories() -> None:
-    from pi_trio.ai import resolve_transcript_tools
+    from pi_trio.ai.transcript import resolve_transcript_tools
 
     glob = Tool(name="glob", description="g", parameters={"type": "object"})
     initial = SystemMessage(content="", tools_added=[read_tool("v1")], timestamp=0)
@@ -699,10 +694,7 @@ def test_transcript_tools_anchor_additions_only_for_purely_additive_histories() 
 
 # SD10
 def test_initial_system_message_helpers_only_count_a_leading_system_message() -> None:
-    from pi_trio.ai import (
-        get_initial_system_message,
-        without_initial_system_message,
-    )
+    from pi_trio.ai.transcript import get_initial_system_message, without_initial_system_message
 
     lead = SystemMessage(content="lead", timestamp=0)
     prompt = UserMessage(content="hi", timestamp=1)
@@ -712,7 +704,8 @@ def test_initial_system_message_helpers_only_count_a_leading_system_message() ->
 
 # SD10
 def test_resolve_transcript_keeps_or_collapses_system_messages() -> None:
-    from pi_trio.ai import Context, resolve_transcript
+    from pi_trio.ai import Context
+    from pi_trio.ai.transcript import resolve_transcript
 
     lead = SystemMessage(content="lead", timestamp=0)
     later = SystemMessage(content="later", timestamp=2)

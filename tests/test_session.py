@@ -22,12 +22,11 @@ from pi_trio.ai import (
     PiError,
     RetryPolicy,
     UserMessage,
-    extra_fields,
     from_json,
     messages_to_json,
-    messages_to_jsonl,
     to_json,
 )
+from pi_trio.ai.json import extra_fields, messages_to_jsonl
 from pi_trio.session import (
     FileSessionStore,
     SessionError,

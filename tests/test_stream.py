@@ -11,13 +11,9 @@ import trio
 
 from pi_trio.ai import (
     AbortController,
-    ApiProvider,
     Context,
-    MessageBuilder,
-    MessageFold,
     PiError,
     ProviderNotFoundError,
-    ProviderRegistry,
     StartEvent,
     StreamProtocolError,
     TextContent,
@@ -30,6 +26,7 @@ from pi_trio.ai import (
     open_stream,
     to_json,
 )
+from pi_trio.ai.providers import ApiProvider, MessageBuilder, MessageFold, ProviderRegistry
 
 from .helpers import MOCK_MODEL, asst, terminal, user
 

@@ -16,15 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_trio.ai import (
-    MessageBuilder,
-    MessageFold,
-    StreamingJsonParser,
-    ToolCall,
-    ToolCallArguments,
-    parse_streaming_json,
-    parse_tool_call_arguments,
-)
+from pi_trio.ai import ToolCall, parse_streaming_json
+from pi_trio.ai.json import StreamingJsonParser, ToolCallArguments, parse_tool_call_arguments
+from pi_trio.ai.providers import MessageBuilder, MessageFold
 
 from .helpers import MOCK_MODEL
 

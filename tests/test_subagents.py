@@ -334,7 +334,7 @@ async def test_the_parent_reads_the_sub_agents_answer_as_its_tool_result() -> No
 
 
 async def test_a_child_that_compacts_rolls_its_summary_requests_into_the_usage() -> None:
-    from pi_trio.agent import Compaction
+    from pi_trio.agent import Compaction, RunPolicy
     from pi_trio.agent.compaction import SUMMARIZER_SYSTEM_PROMPT
 
     faux = FauxProvider(models=[{"id": "small", "context_window": 1000}])
@@ -349,7 +349,7 @@ async def test_a_child_that_compacts_rolls_its_summary_requests_into_the_usage()
         model=faux.get_model(),
         stream_fn=faux,
         messages=[],
-        compaction=Compaction(reserve_tokens=300, keep_recent_tokens=100),
+        policy=RunPolicy(compaction=Compaction(reserve_tokens=300, keep_recent_tokens=100)),
     )
     # the child's transcript already holds a long exchange: its run compacts first
     await child.prompt("earlier question")
@@ -404,14 +404,46 @@ async def test_a_grandchilds_events_arrive_nested_in_its_parents_progress() -> N
 
 
 def test_a_fork_has_every_setting_of_its_agent() -> None:
-    """Every keyword of ``Agent(...)`` reaches the fork (a new setting that ``fork``
-    forgets fails here)."""
+    """Every keyword of ``Agent(...)`` reaches the fork, each group with every field set
+    (a new keyword or group that ``fork`` forgets fails here)."""
     import inspect
 
-    from pi_trio.agent import AgentHooks, Compaction, FallbackPolicy, RunLimits
-    from pi_trio.ai import ProviderRegistry, RetryPolicy, StreamOptions
+    from pi_trio.agent import (
+        AgentHooks,
+        Compaction,
+        FallbackPolicy,
+        OutputSettings,
+        RunLimits,
+        RunPolicy,
+    )
+    from pi_trio.ai import RetryPolicy, StreamOptions
+    from pi_trio.ai.providers import ProviderRegistry
+
+    def hook(*args: Any) -> None:
+        return None
 
     faux = FauxProvider()
+    groups: dict[str, Any] = {
+        "hooks": AgentHooks(**{name: hook for name in AgentHooks.__struct_fields__}),
+        "stream_options": StreamOptions(session_id="s", temperature=0.5),
+        "policy": RunPolicy(
+            tool_execution="sequential",
+            max_concurrent_tools=3,
+            close_timeout=1.5,
+            retry=RetryPolicy(max_retries=1),
+            compaction=Compaction(reserve_tokens=7),
+            fallback=FallbackPolicy(models=[faux.get_model()]),
+            limits=RunLimits(max_requests=9, per="agent"),
+            steering_mode="all",
+            follow_up_mode="all",
+        ),
+        "output": OutputSettings(type=int, mode="tool", max_retries=4),
+    }
+    for name in ("hooks", "policy", "output"):  # every field away from its default
+        group = groups[name]
+        default = type(group)()
+        unset = [f for f in group.__struct_fields__ if getattr(group, f) == getattr(default, f)]
+        assert unset == [], (name, unset)
     given: dict[str, Any] = {
         "model": faux.get_model(),
         "system_prompt": "sys",
@@ -420,20 +452,7 @@ def test_a_fork_has_every_setting_of_its_agent() -> None:
         "thinking_level": "low",
         "stream_fn": faux,
         "registry": ProviderRegistry(),
-        "hooks": AgentHooks(finish_turn=lambda turn: None),
-        "stream_options": StreamOptions(session_id="s"),
-        "steering_mode": "all",
-        "follow_up_mode": "all",
-        "tool_execution": "sequential",
-        "max_concurrent_tools": 3,
-        "close_timeout": 1.5,
-        "retry": RetryPolicy(max_retries=1),
-        "compaction": Compaction(reserve_tokens=7),
-        "fallback": FallbackPolicy(models=[faux.get_model()]),
-        "limits": RunLimits(max_requests=9, per="agent"),
-        "output_type": int,
-        "output_mode": "tool",
-        "max_output_retries": 4,
+        **groups,
     }
     keywords = [
         name
@@ -447,12 +466,13 @@ def test_a_fork_has_every_setting_of_its_agent() -> None:
     for name in ("model", "thinking_level", "tools", "messages"):
         assert getattr(fork.state, name) == getattr(agent.state, name), name
     assert fork.state.messages is not agent.state.messages
-    assert fork.hooks == agent.hooks
-    assert fork.stream_options == agent.stream_options
+    assert (fork.stream_fn, fork.registry) == (agent.stream_fn, agent.registry)
+    for name in groups:
+        assert getattr(fork, name) == getattr(agent, name) == groups[name], name
+    # the hooks and request options are the fork's own copies (frozen groups are shared)
+    assert fork.hooks is not agent.hooks
+    assert fork.stream_options is not agent.stream_options
     assert fork.limit_counters is not agent.limit_counters  # the fork counts from zero
-    for name in given.keys() - {"model", "system_prompt", "tools", "messages", "thinking_level"}:
-        if name not in ("hooks", "stream_options"):
-            assert getattr(fork, name) == getattr(agent, name), name
 
 
 def test_answers_usage_progress_and_nesting_work_the_same_on_asyncio() -> None:

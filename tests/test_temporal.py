@@ -26,8 +26,10 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, run_limit_details, tool
-from pi_trio.ai import MessageBuilder, StreamOptions, TextContent, messages_to_json
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, RunPolicy, tool
+from pi_trio.agent.extend import run_limit_details
+from pi_trio.ai import StreamOptions, TextContent, messages_to_json
+from pi_trio.ai.providers import MessageBuilder
 from pi_trio.temporal import (
     DELIVER_ACTIVITY,
     MODEL_ACTIVITY,
@@ -673,7 +675,7 @@ def test_the_compaction_events_cross_to_an_activity_unchanged():
     agent = Agent(
         model=faux.get_model(),
         stream_fn=faux,
-        compaction=Compaction(reserve_tokens=400, keep_recent_tokens=10),
+        policy=RunPolicy(compaction=Compaction(reserve_tokens=400, keep_recent_tokens=10)),
     )
     events: list[Any] = []
     agent.subscribe(events.append)

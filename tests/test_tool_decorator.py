@@ -235,7 +235,7 @@ async def test_a_decorated_tool_timeout_applies(autojump_clock: Any) -> None:
 
 
 def test_output_schema_and_replay_are_runtime_only_never_declared_to_the_model() -> None:
-    from pi_trio.ai import to_tool_declaration
+    from pi_trio.ai.transcript import to_tool_declaration
 
     schema = {"type": "object", "properties": {"sum": {"type": "number"}}}
     add = AgentTool(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pi_trio.agent import AgentTool, tool
-from pi_trio.ai import to_json, to_tool_declaration
+from pi_trio.ai import to_json
+from pi_trio.ai.transcript import to_tool_declaration
 
 SCHEMA = {"type": "object", "properties": {}}
 

@@ -16,11 +16,14 @@ from pi_trio.ai import (
     SystemMessage,
     TextContent,
     Tool,
-    ToolRef,
     ToolResultMessage,
-    ToolStateChanges,
     Usage,
     UserMessage,
+)
+from pi_trio.ai._transcript._system import system_reminder_text
+from pi_trio.ai.transcript import (
+    ToolRef,
+    ToolStateChanges,
     collapse_system_messages,
     create_initial_system_message,
     declarations_equal,
@@ -34,7 +37,6 @@ from pi_trio.ai import (
     render_system_message_update,
     to_tool_declaration,
 )
-from pi_trio.ai._transcript._system import system_reminder_text
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

@@ -13,7 +13,6 @@ from pi_trio.ai import (
     AssistantMessage,
     ImageContent,
     Model,
-    ModelCost,
     StopReason,
     SystemMessage,
     TextContent,
@@ -22,8 +21,9 @@ from pi_trio.ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
-    transform_messages,
 )
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.transcript import transform_messages
 
 USER_PLACEHOLDER = "(image omitted: model does not support images)"
 TOOL_PLACEHOLDER = "(tool image omitted: model does not support images)"

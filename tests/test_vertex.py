@@ -20,19 +20,18 @@ from pi_trio.ai import (
     Context,
     Model,
     ProviderError,
-    ProviderRegistry,
     StreamOptions,
     TextContent,
     UserMessage,
     complete,
     complete_simple,
-    default_registry,
     get_model,
     get_models,
-    normalize_context,
 )
+from pi_trio.ai.providers import ProviderRegistry, default_registry
 from pi_trio.ai.providers._google_request import build_google_body
 from pi_trio.ai.providers.vertex import MISSING_EXTRA_TEXT, vertex_url
+from pi_trio.ai.transcript import normalize_context
 from pi_trio.testing._replay import ReplayResponse, ReplayTransport, registry_with_transport
 from pi_trio.testing._sse_server import ServedRequest, SSEReply, serve_sse
 

@@ -11,8 +11,10 @@ from typing import Any
 
 import anyio
 import trio
-from pi_trio.agent import Agent, AgentTool, AgentToolResult
-from pi_trio.ai import MessageBuilder, Model, ModelCost, TextContent
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunPolicy
+from pi_trio.ai import Model, TextContent
+from pi_trio.ai.models import ModelCost
+from pi_trio.ai.providers import MessageBuilder
 
 from ._common import FINAL, Probe, Reply, Sizes, script
 
@@ -108,7 +110,9 @@ async def _sleep0() -> None:
 
 def new_agent(replies: list[Reply], backend: str) -> tuple[Agent, ScriptModel]:
     model = ScriptModel(replies, _pause(backend))
-    agent = Agent(model=MODEL, tools=[ECHO], stream_fn=model, tool_execution="parallel")
+    agent = Agent(
+        model=MODEL, tools=[ECHO], stream_fn=model, policy=RunPolicy(tool_execution="parallel")
+    )
     return agent, model
 
 

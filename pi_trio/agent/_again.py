@@ -25,7 +25,8 @@ from typing import Any, Protocol
 
 import anyio
 
-from ..ai import AssistantMessage, Model, is_retryable_assistant_error, retry_delay_ms
+from ..ai import AssistantMessage, Model
+from ..ai.failures import is_retryable_assistant_error, retry_delay_ms
 from ._config import AgentLoopConfig
 from ._fallback import fallback_diagnostic, model_name
 from ._lifecycle import RunLifecycle

@@ -11,10 +11,11 @@ are never interrupted. The call returns after ``agent_end`` reached every listen
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, TypeVar, Unpack, overload
+from typing import Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
 from ..ai import (
     AbortController,
@@ -22,34 +23,38 @@ from ..ai import (
     ImageContent,
     Model,
     PiError,
-    ProviderRegistry,
-    RetryPolicy,
-    StreamFn,
     StreamOptions,
     TextContent,
     UserMessage,
+)
+from ..ai.providers import ProviderRegistry, StreamFn, now_ms
+from ..ai.transcript import (
     create_initial_system_message,
     get_current_system_message,
-    now_ms,
-    to_tool_declaration,
 )
 from ._approval import ApprovalDecision
 from ._checks import check_message, check_messages, check_run_settings, check_tools
-from ._compaction import Compaction
 from ._config import AgentHooks, AgentListener, AgentLoopConfig
 from ._created import CreatedHooks
+from ._declarations import shared_declaration
 from ._dispatch import Dispatcher, ListenerSet
-from ._fallback import FallbackPolicy, model_chain
+from ._fallback import model_chain
 from ._hooks import call_hook
-from ._limits import RunCounters, RunLimits
+from ._limits import RunCounters
 from ._loop import LoopRun
-from ._options import AgentOptionKeywords, moved_option_text, split_option_keywords
+from ._options import (
+    AgentFlatKeywords,
+    check_group,
+    group_flat_keywords,
+    install_moved_attributes,
+)
 from ._outcomes import failed_run_events
-from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode, OutputRun
-from ._queue import PendingMessageQueue, QueueMode
+from ._output import OutputRun
+from ._queue import PendingMessageQueue
 from ._result import RunResult
 from ._resume import ResumePlan, check_edits, pending_approvals, plan_resume
 from ._run import ContinueError
+from ._settings import DEFAULT_OUTPUT, DEFAULT_POLICY, OutputSettings, RunPolicy
 from ._state import AgentState, StateReducer
 from ._subagent import sub_agent_tool
 from ._tool import AgentTool
@@ -112,21 +117,46 @@ class Agent:
     """A conversation with a model, with tools, queues and listeners.
 
     Keyword arguments: the initial state (``model``, ``system_prompt``, ``tools``,
-    ``messages``, ``thinking_level``), the hooks (``hooks=AgentHooks(...)``, or each hook
-    as its own keyword), the request options (``stream_options=StreamOptions(...)``, or
-    ``session_id``, ``thinking_budgets``, ``transport``, ``max_retry_delay_ms``,
-    ``on_payload``, ``on_response``, ``on_provider_stream_event`` as keywords) and the
-    run settings. ``hooks``, ``stream_options`` and the settings are public attributes,
-    read at the start of each run. ``model`` (required) is a ``Model`` or a catalog name,
-    ``"provider/model-id"``. A wrong argument is an error here, naming the argument, not
-    a failed run later.
-    ``output_type`` asks every run for a typed answer (``result.output``; ``prompt()``
-    and ``continue_()`` take it per run too), produced natively or through a
-    ``final_result`` tool (``output_mode``) and retried ``max_output_retries`` times.
-    ``fallback=FallbackPolicy(models=[...])`` goes on with other models when a response
-    fails (``model=[primary, fallback, ...]`` is the short form); ``limits=RunLimits(...)`` caps what a run spends (``per="agent"``: what all
-    runs spend, counted in ``limit_counters``).
+    ``messages``, ``thinking_level``), where requests go (``stream_fn``, ``registry``) and
+    four groups of settings, each a public attribute read at the start of each run:
+
+    - ``hooks=AgentHooks(...)``: the hooks (``before_tool_call``, ``finish_turn``…);
+    - ``stream_options=StreamOptions(...)``: the options of every request;
+    - ``policy=RunPolicy(...)``: tool execution, concurrency, close timeout, retries,
+      context compaction, fallback models, run limits, queue modes;
+    - ``output=OutputSettings(...)``: the typed answer every run asks for (``type``,
+      ``mode``, ``max_retries``).
+
+    ``model`` (required) is a ``Model`` or a catalog name, ``"provider/model-id"``; a
+    list ``[primary, fallback, ...]`` is short for the first with
+    ``RunPolicy(fallback=FallbackPolicy(models=[the rest]))``. A wrong argument is an
+    error here, naming the argument, not a failed run later. Under
+    ``RunLimits(per="agent")`` what all runs spend is counted in ``limit_counters``.
+
+    Compatibility: each hook, the request options ``session_id``, ``thinking_budgets``,
+    ``max_retry_delay_ms``, ``on_payload``, ``on_response``,
+    ``on_provider_stream_event``, the policy's fields and ``output_type``,
+    ``output_mode``, ``max_output_retries`` are also taken as keywords of their own
+    (``Agent(tool_execution="sequential")``) and land in their group.
     """
+
+    __slots__ = (
+        "__weakref__",
+        "_active",
+        "_follow_up",
+        "_hooks",
+        "_listeners",
+        "_output",
+        "_policy",
+        "_reducer",
+        "_skip_steering_poll",
+        "_steering",
+        "_stream_options",
+        "limit_counters",
+        "registry",
+        "state",
+        "stream_fn",
+    )
 
     def __init__(
         self,
@@ -140,68 +170,43 @@ class Agent:
         registry: ProviderRegistry | None = None,
         hooks: AgentHooks | None = None,
         stream_options: StreamOptions | None = None,
-        steering_mode: QueueMode = "one-at-a-time",
-        follow_up_mode: QueueMode = "one-at-a-time",
-        tool_execution: Literal["sequential", "parallel"] = "parallel",
-        max_concurrent_tools: int | None = None,
-        close_timeout: float = 5.0,
-        retry: RetryPolicy | None = None,
-        compaction: Compaction | None = None,
-        fallback: FallbackPolicy | None = None,
-        limits: RunLimits | None = None,
-        output_type: Any = None,
-        output_mode: OutputMode = "auto",
-        max_output_retries: int = DEFAULT_MAX_OUTPUT_RETRIES,
-        **options: Unpack[AgentOptionKeywords],
+        policy: RunPolicy | None = None,
+        output: OutputSettings | None = None,
+        **flat: Unpack[AgentFlatKeywords],
     ) -> None:
-        check_run_settings(
-            messages=messages,
-            system_prompt=system_prompt,
-            tool_execution=tool_execution,
-            max_concurrent_tools=max_concurrent_tools,
-            close_timeout=close_timeout,
-            stream_fn=stream_fn,
-        )
-        primary, fallback = model_chain(model, fallback)
-        if fallback is not None and not isinstance(fallback, FallbackPolicy):
-            raise TypeError(
-                "Agent(fallback=...) takes a FallbackPolicy, such as "
-                f"FallbackPolicy(models=['openai/gpt-4o-mini']), or None; got {fallback!r}"
-            )
-        if limits is not None and not isinstance(limits, RunLimits):
-            raise TypeError(
-                "Agent(limits=...) takes RunLimits, such as RunLimits(max_requests=20), "
-                f"or None; got {limits!r}"
+        check_run_settings(messages=messages, system_prompt=system_prompt, stream_fn=stream_fn)
+        if flat:  # the compatibility spelling: each keyword lands in its group
+            hooks, stream_options, policy, output = group_flat_keywords(
+                (hooks, stream_options, policy, output), flat
             )
         self.stream_fn = stream_fn
         self.registry = registry
-        # made on first read when none are given (see the properties)
+        # the hooks and request options are the agent's own copies (``agent.hooks.x = f``
+        # changes this agent only), made on first read when none are given
         self._hooks: AgentHooks | None = None
         self._stream_options: StreamOptions | None = None
-        if hooks is not None or stream_options is not None or options:
-            self._hooks, self._stream_options = split_option_keywords(
-                hooks or AgentHooks(), stream_options, options
-            )
-        self.tool_execution = tool_execution
-        self.max_concurrent_tools = max_concurrent_tools
-        self.close_timeout = close_timeout
-        self.retry = retry
-        if compaction is not None and not isinstance(compaction, Compaction):
-            raise TypeError(
-                "Agent(compaction=...) takes a Compaction (from pi_trio.agent), such as "
-                f"Compaction(reserve_tokens=16384), or None; got {compaction!r}"
-            )
-        self.compaction = compaction
-        self.fallback = fallback
-        self.limits = limits
+        if hooks is not None:
+            check_group("hooks", hooks)
+            self._hooks = msgspec.structs.replace(hooks)
+        if stream_options is not None:
+            check_group("stream_options", stream_options)
+            self._stream_options = msgspec.structs.replace(stream_options)
+        if policy is None:
+            policy = DEFAULT_POLICY  # frozen: shared by every agent that gives none
+        else:
+            check_group("policy", policy)
+        primary, fallback = model_chain(model, policy.fallback)
+        if fallback is not policy.fallback:  # model=[primary, *fallbacks]
+            policy = msgspec.structs.replace(policy, fallback=fallback)
+        self._policy = policy
+        if output is None:
+            output = DEFAULT_OUTPUT
+        else:
+            check_group("output", output)
+        self._output = output
         self.limit_counters = RunCounters()
-        """What the Agent's runs spent under ``RunLimits(per="agent")`` (assign a new
-        ``RunCounters()`` to start counting again)."""
-        self.output_type = output_type
-        self.output_mode: OutputMode = output_mode
-        self.max_output_retries = max_output_retries
-        self._steering = PendingMessageQueue(steering_mode)
-        self._follow_up = PendingMessageQueue(follow_up_mode)
+        self._steering = PendingMessageQueue(policy.steering_mode)
+        self._follow_up = PendingMessageQueue(policy.follow_up_mode)
         self._listeners = ListenerSet()
         self._active: _ActiveRun | None = None
         self._skip_steering_poll = False
@@ -210,7 +215,7 @@ class Agent:
         tool_list = check_tools(tools)
         if not (transcript and getattr(transcript[0], "role", None) == "system"):
             head = create_initial_system_message(
-                system_prompt, [to_tool_declaration(t) for t in tool_list]
+                system_prompt, [shared_declaration(t) for t in tool_list]
             )
             if head is not None:
                 transcript.insert(0, head)
@@ -224,17 +229,7 @@ class Agent:
         self._reducer = StateReducer(self.state, self._accept_queued)
         _created_hooks.notify(self)  # on_agent_created: e.g. instrumenting every agent
 
-    def __getattr__(self, name: str) -> Any:
-        # only reached when normal lookup fails: point old spellings to their new home
-        raise AttributeError(moved_option_text(name) or f"'Agent' has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        moved = moved_option_text(name)
-        if moved is not None:
-            raise AttributeError(moved)
-        object.__setattr__(self, name, value)
-
-    # ------------------------------------------------------------------ options
+    # ------------------------------------------------------------------ settings
 
     @property
     def hooks(self) -> AgentHooks:
@@ -246,6 +241,7 @@ class Agent:
 
     @hooks.setter
     def hooks(self, hooks: AgentHooks) -> None:
+        check_group("hooks", hooks)
         self._hooks = hooks
 
     @property
@@ -258,25 +254,32 @@ class Agent:
 
     @stream_options.setter
     def stream_options(self, options: StreamOptions) -> None:
+        check_group("stream_options", options)
         self._stream_options = options
 
     @property
-    def steering_mode(self) -> QueueMode:
-        return self._steering.mode
+    def policy(self) -> RunPolicy:
+        """How runs go (``RunPolicy``, frozen): read at the start of each run; change it
+        by assigning a new one, e.g. ``msgspec.structs.replace(agent.policy, ...)``."""
+        return self._policy
 
-    @steering_mode.setter
-    def steering_mode(self, mode: QueueMode) -> None:
-        PendingMessageQueue(mode)  # validates
-        self._steering.mode = mode
+    @policy.setter
+    def policy(self, policy: RunPolicy) -> None:
+        check_group("policy", policy)
+        self._policy = policy
+        self._steering.mode = policy.steering_mode
+        self._follow_up.mode = policy.follow_up_mode
 
     @property
-    def follow_up_mode(self) -> QueueMode:
-        return self._follow_up.mode
+    def output(self) -> OutputSettings:
+        """The typed answer every run asks for (``OutputSettings``, frozen); assign a
+        new one to change it."""
+        return self._output
 
-    @follow_up_mode.setter
-    def follow_up_mode(self, mode: QueueMode) -> None:
-        PendingMessageQueue(mode)
-        self._follow_up.mode = mode
+    @output.setter
+    def output(self, output: OutputSettings) -> None:
+        check_group("output", output)
+        self._output = output
 
     @property
     def signal(self) -> AbortSignal | None:
@@ -287,9 +290,10 @@ class Agent:
     # ------------------------------------------------------------------ forks and sub-agents
 
     def fork(self) -> Agent:
-        """A new, idle Agent with this one's model, thinking level, tools, hooks, request
-        options and settings (fallback models and limits too), and a copy of its
-        transcript (its listeners, queued messages and ``limit_counters`` stay here: the
+        """A new, idle Agent with this one's model, thinking level, tools, its four groups
+        of settings (its own copies of ``hooks`` and ``stream_options``; ``policy`` and
+        ``output`` are frozen and shared: fallback models, limits, compaction), and a copy
+        of its transcript (its listeners, queued messages and ``limit_counters`` stay here: the
         fork counts from zero)."""
         state = self.state
         return Agent(
@@ -301,18 +305,8 @@ class Agent:
             registry=self.registry,
             hooks=self._hooks,
             stream_options=self._stream_options,
-            steering_mode=self.steering_mode,
-            follow_up_mode=self.follow_up_mode,
-            tool_execution=self.tool_execution,
-            max_concurrent_tools=self.max_concurrent_tools,
-            close_timeout=self.close_timeout,
-            retry=self.retry,
-            compaction=self.compaction,
-            fallback=self.fallback,
-            limits=self.limits,
-            output_type=self.output_type,
-            output_mode=self.output_mode,
-            max_output_retries=self.max_output_retries,
+            policy=self._policy,
+            output=self._output,
         )
 
     def as_tool(
@@ -514,10 +508,11 @@ class Agent:
         signal = active.controller.signal
         try:
             # a type msgspec cannot describe fails here, before any event
+            settings = self._output
             output = OutputRun.start(
-                self.output_type if output_type is None else output_type,
-                self.output_mode,
-                self.max_output_retries,
+                settings.type if output_type is None else output_type,
+                settings.mode,
+                settings.max_retries,
                 state.model,
                 self.stream_fn,
                 state.tools,
@@ -530,7 +525,7 @@ class Agent:
             reduce = (
                 self._reducer.reduce if resume is None else self._reducer.resuming(resume.slots)
             )
-            dispatcher = Dispatcher(self._listeners, reduce, signal, self.close_timeout)
+            dispatcher = Dispatcher(self._listeners, reduce, signal, self._policy.close_timeout)
             run: LoopRun | None = None
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
@@ -578,7 +573,8 @@ class Agent:
                 return steering.drain()
 
         state = self.state
-        limits = self.limits
+        policy = self._policy
+        limits = policy.limits
         counters = None
         if limits is not None and limits.per == "agent":
             counters = self.limit_counters
@@ -592,8 +588,8 @@ class Agent:
             get_api_key=hooks.get_api_key,
             get_steering_messages=self._poll_steering,
             get_follow_up_messages=self._follow_up.drain,
-            tool_execution=self.tool_execution,
-            max_concurrent_tools=self.max_concurrent_tools,
+            tool_execution=policy.tool_execution,
+            max_concurrent_tools=policy.max_concurrent_tools,
             before_tool_call=hooks.before_tool_call,
             after_tool_call=hooks.after_tool_call,
             prepare_next_turn=hooks.prepare_next_turn,
@@ -601,10 +597,10 @@ class Agent:
             get_request_steering_messages=get_request_steering_messages,
             finish_turn=hooks.finish_turn,
             should_stop_after_turn=hooks.should_stop_after_turn,
-            close_timeout=self.close_timeout,
-            retry=self.retry,
-            compaction=self.compaction,
-            fallback=self.fallback,
+            close_timeout=policy.close_timeout,
+            retry=policy.retry,
+            compaction=policy.compaction,
+            fallback=policy.fallback,
             limits=limits,
             limit_counters=counters,
         )
@@ -619,6 +615,9 @@ class Agent:
         """A message reached its ``message_end``: it is no longer reserved by a queue."""
         self._steering.accept(message)
         self._follow_up.accept(message)
+
+
+install_moved_attributes(Agent)
 
 
 AgentCreatedHook: TypeAlias = Callable[[Agent], None]

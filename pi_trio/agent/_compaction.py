@@ -37,8 +37,8 @@ from ..ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
-    get_current_system_message,
 )
+from ..ai.transcript import get_current_system_message
 from ._checks import check_model
 from ._summaries import (
     SUMMARIZER_SYSTEM_PROMPT,
@@ -99,7 +99,8 @@ SummarizeHook: TypeAlias = Callable[
 
 
 class Compaction(msgspec.Struct, frozen=True, kw_only=True):
-    """When and how an Agent compacts its transcript: ``Agent(compaction=Compaction())``.
+    """When and how an Agent compacts its transcript:
+    ``Agent(policy=RunPolicy(compaction=Compaction()))``.
 
     - ``reserve_tokens``: compact before a request once the estimated context is above
       the model's ``context_window`` minus this (room for the answer);

@@ -34,9 +34,9 @@ from ..ai import (
     ToolCall,
     Usage,
     UserMessage,
-    is_context_overflow,
-    now_ms,
 )
+from ..ai.failures import is_context_overflow
+from ..ai.providers import now_ms
 from ._checks import check_model
 from ._compaction import (
     Compaction,

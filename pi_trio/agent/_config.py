@@ -18,13 +18,13 @@ from ..ai import (
     AssistantMessage,
     Message,
     Model,
-    ProviderRegistry,
     RetryPolicy,
     StreamOptions,
     SystemMessage,
     ToolResultMessage,
     UserMessage,
 )
+from ..ai.providers import ProviderRegistry
 from ._compaction import Compaction
 from ._fallback import FallbackPolicy
 from ._hooks import coerce_result
@@ -126,6 +126,14 @@ class AgentHooks(msgspec.Struct, kw_only=True):
     prepare_request: PrepareRequestHook | None = None
     prepare_next_turn: PrepareNextTurnHook | None = None
     should_stop_after_turn: ShouldStopAfterTurnHook | None = None
+
+    def __post_init__(self) -> None:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise TypeError(
+                    f"AgentHooks({name}=...) takes a function (sync or async), got {value!r}"
+                )
 
 
 class AgentLoopConfig(msgspec.Struct, kw_only=True):

@@ -5,6 +5,10 @@ exactly the executable tool set, and declares the difference otherwise. Replayin
 whole transcript every turn would cost O(transcript) per turn; this replays only what was
 appended since the last check, and makes the executable tools' declarations once per
 tool list.
+
+``shared_declaration`` gives agents that declare the same, unchanged tool one
+declaration (a deep copy made once), so a thousand agents built from one tool list do
+not each hold a copy of its schemas.
 """
 
 from __future__ import annotations
@@ -13,11 +17,46 @@ from typing import Any
 
 import msgspec
 
-from ..ai import SystemMessage, Tool, declare_tool_changes, to_tool_declaration
+from ..ai import SystemMessage, Tool
 from ..ai._seam import replay_tool_declarations
+from ..ai.transcript import declare_tool_changes, to_tool_declaration
 from ._types import AgentContext, AgentMessage
 
-__all__ = ["ToolDeclarations"]
+__all__ = ["ToolDeclarations", "shared_declaration"]
+
+# id(tool) -> (tool, its declaration's compact JSON, the declaration); the tool is held so
+# that its id is not reused while the entry lives. Bounded: cleared when full.
+_SHARED: dict[int, tuple[Any, bytes, Tool]] = {}
+_SHARED_MAX = 512
+
+
+def shared_declaration(tool: Any) -> Tool:
+    """``to_tool_declaration(tool)``, made once per tool and shared while the tool declares
+    the same thing: a tool whose name, description, parameters or
+    ``constrained_sampling`` changed since (compact JSON, keys in insertion order) gets a
+    new copy, as does one whose shared declaration was changed in place. A declaration in
+    a transcript is data like the transcript's messages: read it, do not mutate it."""
+    try:
+        key = msgspec.json.encode(
+            Tool(
+                name=tool.name,
+                description=tool.description,
+                parameters=tool.parameters,
+                constrained_sampling=getattr(tool, "constrained_sampling", None),
+            )
+        )
+    except (AttributeError, TypeError, msgspec.EncodeError):
+        return to_tool_declaration(tool)  # raises the error that names the problem
+    entry = _SHARED.get(id(tool))
+    if entry is not None and entry[0] is tool and entry[1] == key:
+        declaration = entry[2]
+        if msgspec.json.encode(declaration) == key:
+            return declaration
+    declaration = to_tool_declaration(tool)
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    _SHARED[id(tool)] = (tool, key, declaration)
+    return declaration
 
 
 class ToolDeclarations:
@@ -50,7 +89,7 @@ class ToolDeclarations:
         """Declarations of the executable tools, made once per tool list."""
         cache = self._executable
         if cache is None or cache[0] is not tools or cache[1] != len(tools):
-            cache = self._executable = (tools, len(tools), [to_tool_declaration(t) for t in tools])
+            cache = self._executable = (tools, len(tools), [shared_declaration(t) for t in tools])
         return cache[2]
 
     def declare(self, context: AgentContext, pending: list[AgentMessage]) -> list[AgentMessage]:

@@ -28,7 +28,7 @@ the run (a tool, the pump) and still propagating becomes invisible from inside t
 scope the moment another task raises its shield, so the innermost cancelled scope it
 meets (a task group's, whose sibling it also cancels) catches it: a cancellation is
 swallowed and a listener in the sibling is interrupted. The scope per event, taken from
-the running backend itself (``_native``), costs the first asynchronous listener of an
+the running backend itself (``_backend``), costs the first asynchronous listener of an
 event about 9 us in all (W11, 12 through anyio's wrappers); synchronous listeners never
 pay it (``deliver_now``).
 
@@ -61,8 +61,8 @@ import anyio
 import anyio.lowlevel
 
 from ..ai import AbortSignal
+from ._backend import scheduler_calls
 from ._hooks import positional_arity
-from ._native import primitives
 
 __all__ = ["Dispatcher", "Listener", "ListenerSet"]
 
@@ -131,12 +131,12 @@ class Dispatcher:
     """
 
     __slots__ = (
+        "_calls",
         "_changed",
         "_delivering",
         "_held",
         "_limit",
         "_listeners",
-        "_native",
         "_queue",
         "_reduce",
         "close_timeout",
@@ -153,7 +153,7 @@ class Dispatcher:
     ) -> None:
         self._listeners = listeners
         self._reduce = reduce
-        self._native = primitives()
+        self._calls = scheduler_calls()
         self.signal = signal
         self.close_timeout = close_timeout
         self._queue: deque[Any] | None = None
@@ -207,7 +207,7 @@ class Dispatcher:
             self._raise_failure()
             # the delivery was shielded: a cancellation that came meanwhile takes effect
             # now that the event reached every listener
-            await self._native.checkpoint_if_cancelled()
+            await self._calls.checkpoint_if_cancelled()
             return
         self._raise_failure()
 
@@ -330,7 +330,7 @@ class Dispatcher:
         cancelled, and the ones after it get the event all the same."""
         waiting: Awaitable[Any] | None = awaitable
         while waiting is not None:
-            with self._native.cancel_scope(shield=True, deadline=self._shield_deadline()):
+            with self._calls.cancel_scope(shield=True, deadline=self._shield_deadline()):
                 while waiting is not None:
                     try:
                         await waiting
@@ -342,9 +342,7 @@ class Dispatcher:
             waiting = self._call_listeners(event, listeners)
 
     def _shield_deadline(self) -> float:
-        native = self._native
-        deadline = native.current_effective_deadline()
-        if deadline != math.inf and deadline <= native.current_time():
+        if self._calls.deadline_passed():
             # The caller is cancelled (inside the abort scope nothing is delivered once it
             # is cancelled): this delivery gets close_timeout at most.
             return min(self._limit, anyio.current_time() + self.close_timeout)

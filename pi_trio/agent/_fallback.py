@@ -1,5 +1,5 @@
-"""Fallback models: ``Agent(fallback=FallbackPolicy(models=[...]))``, or in short
-``Agent(model=[primary, fallback, ...])``.
+"""Fallback models: ``Agent(policy=RunPolicy(fallback=FallbackPolicy(models=[...])))``,
+or in short ``Agent(model=[primary, fallback, ...])``.
 
 When a turn's response fails in a way the policy passes on (by default a transient
 failure, once any ``RetryPolicy`` has given up on it, or a quota or billing failure), the
@@ -21,7 +21,9 @@ from typing import Any, Final, TypeAlias, get_args
 
 import msgspec
 
-from ..ai import AssistantMessage, FailureKind, Model, failure_kind, now_ms
+from ..ai import AssistantMessage, Model
+from ..ai.failures import FailureKind, failure_kind
+from ..ai.providers import now_ms
 from ._checks import check_model
 
 __all__ = [
@@ -125,7 +127,7 @@ def model_chain(
     model: Model | str | Sequence[Model | str] | None, fallback: FallbackPolicy | None
 ) -> tuple[Model | str | None, FallbackPolicy | None]:
     """``Agent(model=[primary, *rest])`` as ``model=primary`` with
-    ``fallback=FallbackPolicy(models=rest)`` (the default failures fall through); any
+    ``RunPolicy(fallback=FallbackPolicy(models=rest))`` (the default failures fall through); any
     other ``model`` is returned as it is, with ``fallback``."""
     if not isinstance(model, (list, tuple)):
         return model, fallback  # type: ignore[return-value]  # AgentState checks it
@@ -138,8 +140,8 @@ def model_chain(
     if fallback is not None and len(model) > 1:
         raise TypeError(
             "Agent(model=[...]) with several models already is a fallback chain; give "
-            "either the list or fallback=FallbackPolicy(...), not both (the policy's "
-            "models=[...] takes the models after the first)"
+            "either the list or policy=RunPolicy(fallback=FallbackPolicy(...)), not both "
+            "(the FallbackPolicy's models=[...] takes the models after the first)"
         )
     primary, *rest = model
     if rest:

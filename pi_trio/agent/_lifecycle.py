@@ -262,6 +262,16 @@ class RunLifecycle:
 
     def deliver_stream_event(self, event: Any) -> None:
         """``_stream_event``, delivered synchronously (the dispatcher is ``ready()``)."""
+        if self._placeholder:
+            # the hot path, ``_stream_event`` inlined: a block event of a started response
+            kind = event.type
+            if kind != "done" and kind != "error" and kind != "start":
+                stream = self._stream
+                assert stream is not None
+                self.dispatcher.deliver_now(
+                    MessageUpdateEvent(message=stream.message, assistant_message_event=event)
+                )
+                return
         agent_event = self._stream_event(event)
         if agent_event is not None:
             self.dispatcher.deliver_now(agent_event)

@@ -1,4 +1,4 @@
-"""Run limits: ``Agent(limits=RunLimits(...))``.
+"""Run limits: ``Agent(policy=RunPolicy(limits=RunLimits(...)))``.
 
 A run counts what it spends (``RunCounters``): every request it makes (retried and
 fallback attempts and a compaction's summary requests included), the tokens and cost of every response as the provider
@@ -26,8 +26,9 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from ..ai import AssistantMessage, Model, ToolResultMessage, Usage, now_ms
+from ..ai import AssistantMessage, Model, ToolResultMessage, Usage
 from ..ai._seam import empty_message
+from ..ai.providers import now_ms
 
 RUN_LIMIT_DIAGNOSTIC: Final = "run_limit_exceeded"
 """The diagnostic of the assistant message that ends a run stopped by a ``RunLimits``."""

@@ -27,21 +27,24 @@ import anyio.lowlevel
 import msgspec
 
 from ..ai import (
-    PI_TRIO_ATTRIBUTION,
     AbortSignal,
     AssistantMessage,
-    ClientIdentity,
     Context,
     Model,
     StreamOptions,
     ToolCall,
     ToolResultMessage,
     complete_simple,
+)
+from ..ai._seam import InlineStream, resolve_stream_fn
+from ..ai.providers import (
+    PI_TRIO_ATTRIBUTION,
+    ClientIdentity,
     default_registry,
     merge_client_identity,
 )
-from ..ai._seam import InlineStream, resolve_stream_fn
 from ._again import AskAgain
+from ._backend import scheduler_calls
 from ._batch import ToolBatch
 from ._compactor import Compactor
 from ._config import AgentLoopConfig, turn_decision
@@ -76,6 +79,7 @@ class LoopRun:
     __slots__ = (
         "_llm_view",
         "again",
+        "calls",
         "compactor",
         "config",
         "dispatcher",
@@ -122,6 +126,7 @@ class LoopRun:
             if override is None
             else merge_client_identity(DEFAULT_AGENT_IDENTITY, override)
         )
+        self.calls = scheduler_calls()
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
@@ -157,13 +162,16 @@ class LoopRun:
             # them now (this run's own, and its sub-agents', which pass the reason on).
             self.signal.run_pending_callbacks()
             self._abort_requested()
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        await self.calls.checkpoint_if_cancelled()
 
     async def call(self, hook: Callable[..., Any], *args: Any) -> Any:
         """Call a hook (sync or async) with the arguments it accepts, then ``check``.
         A deadline of the caller that passed while synchronous code ran (no scheduler
         pass has seen it yet) stops the call before the hook runs."""
-        await _checkpoint_if_due()
+        if self.calls.deadline_passed():
+            # a deadline set by synchronous code (a listener) takes effect only at the
+            # next scheduler pass, which has not come yet: here it does
+            await anyio.lowlevel.checkpoint()
         result = hook(*args[: positional_arity(hook)])
         if inspect.isawaitable(result):
             result = await result
@@ -469,7 +477,8 @@ class LoopRun:
         prompt caching (the request is made once)."""
         options = self._options(await self._api_key(model), level)
         options = msgspec.structs.replace(options, cache_retention="none")
-        await _checkpoint_if_due()
+        if self.calls.deadline_passed():  # no request once the caller's deadline passed
+            await anyio.lowlevel.checkpoint()
         return await complete_simple(
             model, context, options, stream_fn=self.stream_fn, registry=self.config.registry
         )
@@ -499,7 +508,8 @@ class LoopRun:
             life.deliver_stream_event,
             life.send_stream_event,
         )
-        await _checkpoint_if_due()  # no request once the caller's deadline passed
+        if self.calls.deadline_passed():  # no request once the caller's deadline passed
+            await anyio.lowlevel.checkpoint()
         life.begin_request(stream)
         final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
         again = self.again
@@ -549,11 +559,3 @@ class LoopRun:
             decisions=None if plan is None else plan.decisions,
             fingerprint=None if plan is None else plan.fingerprint,
         )
-
-
-async def _checkpoint_if_due() -> None:
-    """A checkpoint when the caller's deadline has passed: a deadline set by synchronous
-    code (a listener) takes effect only at the next scheduler pass, which has not come
-    yet; this makes it take effect here."""
-    if anyio.current_effective_deadline() <= anyio.current_time():
-        await anyio.lowlevel.checkpoint()

@@ -21,9 +21,9 @@ from ..ai import (
     ToolCall,
     ToolResultMessage,
     Usage,
-    now_ms,
 )
 from ..ai._seam import ABORTED_TEXT
+from ..ai.providers import now_ms
 from ._types import (
     AgentEndEvent,
     AgentToolResult,

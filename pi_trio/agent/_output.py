@@ -1,4 +1,5 @@
-"""A run's typed output: ``output_type=`` on ``Agent(...)``, ``prompt()`` and ``continue_()``.
+"""A run's typed output: ``output=OutputSettings(type=...)`` on ``Agent(...)``, or
+``output_type=`` on ``prompt()`` and ``continue_()``.
 
 The final answer is produced and validated as the output type: a msgspec Struct, a
 dataclass, a TypedDict, or any other type msgspec describes (a type whose schema is not an
@@ -12,11 +13,11 @@ object, such as ``list[int]``, travels as ``{"result": ...}``). Schema from
   the model answers by calling it and the run ends once the arguments are valid; the
   transcript keeps that call (its arguments are the JSON) and its result.
 
-``output_mode="auto"`` picks native when the model takes it
+``OutputSettings(mode="auto")`` picks native when the model takes it
 (``supports_json_schema_output``) and the agent calls the registry's providers (a custom
 ``stream_fn`` may not read ``output_format``), else tool. A wrong answer goes back to the
 model with the error, as a user message (native, or a text answer in tool mode) or as the
-error result of the ``final_result`` call, at most ``max_output_retries`` times; then the
+error result of the ``final_result`` call, at most ``OutputSettings.max_retries`` times; then the
 run ends and ``RunResult.output`` raises ``OutputValidationError``.
 
 The loop is driven through its hooks alone, wrapped around the Agent's own:
@@ -39,9 +40,9 @@ from ..ai import (
     ToolCall,
     Usage,
     UserMessage,
-    now_ms,
-    supports_json_schema_output,
 )
+from ..ai.models import supports_json_schema_output
+from ..ai.providers import now_ms
 from ._approval import PendingApproval
 from ._config import AgentLoopConfig, FinishTurnHook, PrepareNextTurnHook, turn_decision
 from ._hooks import call_hook, coerce_result, next_turn_arguments
@@ -84,8 +85,6 @@ class OutputRun:
     def __init__(
         self, schema: OutputSchema, mode: Literal["native", "tool"], max_retries: int
     ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_output_retries must be 0 or more, got {max_retries!r}")
         self.schema = schema
         self.mode = mode
         self.max_retries = max_retries
@@ -113,8 +112,6 @@ class OutputRun:
         run starts."""
         if output_type is None:
             return None
-        if mode not in ("auto", "native", "tool"):
-            raise ValueError(f"output_mode must be 'auto', 'native' or 'tool', got {mode!r}")
         schema = output_schema(output_type)
         if mode == "auto":
             native = stream_fn is None and supports_json_schema_output(
@@ -124,7 +121,7 @@ class OutputRun:
         if mode == "tool" and any(getattr(t, "name", None) == FINAL_RESULT_TOOL for t in tools):
             raise ValueError(
                 f"a tool is already named {FINAL_RESULT_TOOL!r}, the name of the tool that "
-                "takes the typed output; rename that tool or use output_mode='native'"
+                "takes the typed output; rename that tool or use OutputSettings(mode='native')"
             )
         return cls(schema, mode, max_retries)
 

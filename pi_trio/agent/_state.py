@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..ai import Model, get_current_system_prompt
+from ..ai import Model
+from ..ai.transcript import get_current_system_prompt
 from ._checks import check_model, check_thinking_level
 
 __all__ = ["AgentState", "StateReducer"]

@@ -204,11 +204,11 @@ class AutoRetryEndEvent(_AgentEvent, tag="auto_retry_end", kw_only=True):
 
 
 class CompactionStartEvent(_AgentEvent, tag="compaction_start", kw_only=True):
-    """An Agent with ``compaction=`` condenses the older part of its transcript: the
-    estimated context (``tokens_before``) passed the threshold (``reason="threshold"``),
-    or the last response overflowed the context window (``"overflow"``; ``will_retry``:
-    the response leaves the transcript and is asked again once compacted). (Named as pi's
-    coding agent names its compaction events.)"""
+    """An Agent with ``RunPolicy(compaction=...)`` condenses the older part of its
+    transcript: the estimated context (``tokens_before``) passed the threshold
+    (``reason="threshold"``), or the last response overflowed the context window
+    (``"overflow"``; ``will_retry``: the response leaves the transcript and is asked again
+    once compacted). (Named as pi's coding agent names its compaction events.)"""
 
     type: ClassVar[Literal["compaction_start"]] = "compaction_start"
     reason: str

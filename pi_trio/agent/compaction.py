@@ -1,21 +1,21 @@
 """Context compaction's parts, for a strategy of one's own.
 
-``Agent(compaction=Compaction(...))`` (both in ``pi_trio.agent``) is all most programs
-need. The pieces it is made of are here: ``estimate_tokens`` (about four characters per
+``Agent(policy=RunPolicy(compaction=Compaction(...)))`` (all in ``pi_trio.agent``) is
+all most programs need. The pieces it is made of are here: ``estimate_tokens`` (about four characters per
 token) and ``TokenEstimate`` (a transcript's size, kept up to date as it grows, from the
 newest reported usage on), ``plan_compaction`` (where to cut, as a ``CompactionPlan``),
 ``serialize_conversation`` (the text the summarizer reads: no thinking, tool results cut
 to ``TOOL_RESULT_SUMMARY_CHARS``), ``compacted_transcript`` (the system head, the summary,
 the kept messages), the summary message (``summary_message``, ``is_summary_message``:
 a user message whose one text block is ``SUMMARY_PREFIX + summary + SUMMARY_SUFFIX``),
-the default prompts, and ``SummarizeHook``, the type of ``Compaction.summarize``.
+and the default prompts. ``SummarizeHook``, the type of ``Compaction.summarize``, and
+the ``CompactionRequest`` it is called with are in ``pi_trio.agent.hooks``.
 """
 
 from __future__ import annotations
 
 from ._compaction import CHARS_PER_TOKEN as CHARS_PER_TOKEN
 from ._compaction import CompactionPlan as CompactionPlan
-from ._compaction import SummarizeHook as SummarizeHook
 from ._compaction import TokenEstimate as TokenEstimate
 from ._compaction import compacted_transcript as compacted_transcript
 from ._compaction import estimate_tokens as estimate_tokens
@@ -41,7 +41,6 @@ __all__ = [
     "TURN_PREFIX_PROMPT",
     "UPDATE_PROMPT",
     "CompactionPlan",
-    "SummarizeHook",
     "TokenEstimate",
     "compacted_transcript",
     "estimate_tokens",

@@ -34,7 +34,9 @@ from ag_ui.core import (
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
-from ..agent import Agent, AgentTurnContext, call_hook
+from ..agent import Agent
+from ..agent.extend import call_hook
+from ..agent.hooks import AgentTurnContext
 from ._input import InputError, apply_patch, client_tool, to_transcript
 from ._translate import EventTranslator
 

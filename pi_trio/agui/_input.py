@@ -47,11 +47,11 @@ from ..ai import (
     ToolResultMessage,
     Usage,
     from_json,
-    now_ms,
 )
 from ..ai import (
     UserMessage as PiUser,
 )
+from ..ai.providers import now_ms
 
 __all__ = [
     "CLIENT_TOOL_TEXT",

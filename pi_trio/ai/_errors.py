@@ -1,5 +1,37 @@
-"""The exception hierarchy. Request failures are data (``error`` events); these are for
-misuse, protocol violations and the provider layer's internal plumbing."""
+"""The exception hierarchy, all of it: every exception pi_trio raises on purpose is a
+``PiError``.
+
+Request failures are data (an ``error`` event; an assistant message with
+``stop_reason="error"``) and tool failures are error results, not exceptions. These are
+for misuse (the message says the rule and the fix), input that does not parse, protocol
+violations and the provider layer's plumbing. The tree, with the module each class is
+imported from (the agent's and the extras' own are defined in their layers), and a second
+base in parentheses (``except LookupError`` catches an unknown model too)::
+
+    PiError                                                  pi_trio.ai
+    ├── ProviderError                                        pi_trio.ai
+    ├── ProviderNotFoundError (LookupError)                  pi_trio.ai
+    ├── UnknownModelError (LookupError)                      pi_trio.ai
+    ├── StreamProtocolError                                  pi_trio.ai
+    ├── MessageDecodeError (msgspec.DecodeError)             pi_trio.ai
+    │   └── MessageValidationError (msgspec.ValidationError) pi_trio.ai
+    ├── ToolArgumentsError (ValueError)                      pi_trio.ai
+    ├── AgentBusyError (RuntimeError)                        pi_trio.agent
+    ├── ContinueError (ValueError)                           pi_trio.agent
+    ├── RunError                                             pi_trio.agent
+    │   ├── RunAbortedError                                  pi_trio.agent
+    │   │   └── RunLimitExceeded                             pi_trio.agent
+    │   ├── ApprovalPendingError                             pi_trio.agent
+    │   └── OutputValidationError                            pi_trio.agent
+    ├── ResumeError (ValueError)                             pi_trio.agent
+    │   └── TranscriptChangedError                           pi_trio.agent
+    ├── SessionError (ValueError)                            pi_trio.session
+    ├── MCPConnectionError (ConnectionError)                 pi_trio.mcp
+    ├── MCPToolConflictError (ValueError)                    pi_trio.mcp
+    └── RunCancelledError                                    pi_trio.durable
+
+``tests/test_exports.py`` holds this drawing (and the README's copy) to the classes.
+"""
 
 from __future__ import annotations
 

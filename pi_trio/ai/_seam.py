@@ -20,6 +20,7 @@ from ._json._depth import decode_checked as decode_checked
 from ._json._depth import decode_json as decode_json
 from ._keys._secrets import clean_api_key as clean_api_key
 from ._keys._secrets import redact as redact
+from ._moved import moved_name_error as moved_name_error
 from ._stream._builder import empty_message as empty_message
 from ._stream._consume import ABORTED_TEXT as ABORTED_TEXT
 from ._stream._consume import InlineStream as InlineStream
@@ -65,6 +66,8 @@ __all__ = [
     "decode_json",
     "BoundedDecoder",
     "check_json_depth",
+    # the error for a name that left pi_trio.agent's top level, as for pi_trio.ai's
+    "moved_name_error",
     # the limits on the wait for a stream's events, which the proxy client keeps as the
     # providers do
     "StallTimer",

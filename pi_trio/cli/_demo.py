@@ -22,7 +22,7 @@ from typing import Any, Final, TextIO
 
 import anyio
 
-from ..agent import Agent, AgentTool, tool
+from ..agent import Agent, AgentTool, RunPolicy, tool
 from ..ai import AbortSignal, Context, Model, StreamOptions
 from ..testing import (
     FauxProvider,
@@ -265,7 +265,7 @@ async def run_demo(
         system_prompt=SYSTEM_PROMPT,
         tools=demo_tools(clock),
         stream_fn=faux,
-        close_timeout=1.0,
+        policy=RunPolicy(close_timeout=1.0),
     )
     renderer = make_renderer(out, style=style)
     agent.subscribe(renderer.event)

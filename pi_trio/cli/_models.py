@@ -17,16 +17,9 @@ from typing import TextIO
 
 import msgspec
 
-from ..ai import (
-    Model,
-    default_registry,
-    env_api_key_names,
-    find_env_keys,
-    get_env_api_key,
-    get_models,
-    get_providers,
-    get_supported_thinking_levels,
-)
+from ..ai import Model, get_models, get_providers
+from ..ai.models import get_supported_thinking_levels
+from ..ai.providers import default_registry, env_api_key_names, find_env_keys, get_env_api_key
 from ._render import rich_available
 from ._run import EXIT_USAGE, FAUX_PROVIDER_NAME, offline_provider
 

@@ -14,19 +14,11 @@ from typing import Any, BinaryIO, Final, TextIO
 import anyio
 import msgspec
 
-from ..agent import Agent
-from ..ai import (
-    Context,
-    Model,
-    StreamOptions,
-    UnknownModelError,
-    clamp_thinking_level,
-    default_registry,
-    env_api_key_names,
-    get_env_api_key,
-    resolve_model,
-)
+from ..agent import Agent, RunPolicy
+from ..ai import Context, Model, StreamOptions, UnknownModelError, resolve_model
 from ..ai._seam import HTTP_READ_TIMEOUT_S, THINKING_LEVELS
+from ..ai.models import clamp_thinking_level
+from ..ai.providers import default_registry, env_api_key_names, get_env_api_key
 from ..testing import (
     FauxProvider,
     FauxState,
@@ -262,7 +254,7 @@ def prepare_agent(
         tools=builtin_tools(),
         stream_fn=resolved.stream_fn,
         thinking_level=level,
-        close_timeout=2.0,
+        policy=RunPolicy(close_timeout=2.0),
         stream_options=StreamOptions(
             timeout_ms=None if request_timeout is None else max(1, round(request_timeout * 1000))
         ),

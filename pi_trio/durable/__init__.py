@@ -16,13 +16,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pi_trio.durable runs agents on DBOS, which is not installed: pip install 'pi-trio[dbos]'"
     ) from exc
 
-from ..ai import replay_events as replay_events
+from ..ai.providers import replay_events as replay_events
 from ._agent import APPROVED_STEP as APPROVED_STEP
 from ._agent import DurableAgent as DurableAgent
 from ._approvals import APPROVAL_EVENT as APPROVAL_EVENT
 from ._approvals import APPROVAL_RECHECK_S as APPROVAL_RECHECK_S
 from ._approvals import APPROVAL_TOPIC as APPROVAL_TOPIC
 from ._listeners import DurableEventInfo as DurableEventInfo
+from ._queue import LOOK_STEP as LOOK_STEP
 from ._queue import QUEUE_TOPIC as QUEUE_TOPIC
 from ._result import DurableResult as DurableResult
 from ._result import DurableRun as DurableRun
@@ -37,6 +38,7 @@ __all__ = [
     "APPROVAL_RECHECK_S",
     "APPROVAL_TOPIC",
     "APPROVED_STEP",
+    "LOOK_STEP",
     "MODEL_STEP",
     "QUEUE_TOPIC",
     "TOOL_STARTED_STEP",

@@ -5,6 +5,9 @@ every tool execution a DBOS step, and runs the prompt. After a crash DBOS resume
 its last completed step (on ``DBOS.launch()`` in the restarted process); the recorded steps
 are replayed without calling the model or running a tool, so the resumed run ends with the
 transcript an uninterrupted run would have.
+
+Besides those steps a run records one operation when it ends (``LOOK_STEP``: did anyone
+send it a message after its last step?), and takes messages only when someone did.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
@@ -27,8 +31,8 @@ from ..agent import (
     PendingApproval,
     ResumeError,
     RunResult,
-    call_hook,
 )
+from ..agent.extend import call_hook
 from ..ai import (
     AbortSignal,
     ImageContent,
@@ -36,21 +40,28 @@ from ..ai import (
     UserMessage,
     messages_from_json,
     messages_to_json,
-    now_ms,
 )
+from ..ai.providers import now_ms
 from ._approvals import announce, send_decisions, wait_for_decisions
 from ._execution import Execution
 from ._listeners import Subscription, agent_listener
-from ._queue import drain_into, send
+from ._queue import drain_into, look, send
 from ._result import DurableResult, DurableRun, encode_outcome
 from ._steps import durable_stream_fn, durable_tool
 
 __all__ = ["APPROVED_STEP", "DurableAgent"]
 
+# Step id 1 of a run: drawn and left unused (earlier versions recorded a step there that
+# only told a first execution from a resumed one; ``_STARTING`` tells that now).
 RUN_STEP = "pi_trio.run"
 APPROVED_STEP = "pi_trio.approved"
 
 _logger = logging.getLogger("pi_trio.durable")
+
+# Set around ``start`` only: the workflow task it creates inherits it, so the workflow
+# knows it runs for the first time. DBOS creates the tasks of resumed and forked runs
+# elsewhere, where it is unset.
+_STARTING: ContextVar[bool] = ContextVar("pi_trio.durable.starting", default=False)
 
 
 def _prompt_messages(
@@ -145,14 +156,18 @@ class DurableAgent:
         returns that run instead of starting another."""
         prompts = messages_to_json(_prompt_messages(prompt, images)).decode()
         history = None if messages is None else messages_to_json(list(messages)).decode()
-        if workflow_id is None:
-            handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
-        elif await DBOS.get_workflow_status_async(workflow_id) is not None:
+        if workflow_id is not None and await DBOS.get_workflow_status_async(workflow_id):
             # Already started (perhaps being resumed right now): never a second execution.
             return await self.retrieve(workflow_id)
-        else:
-            with SetWorkflowID(workflow_id):
+        token = _STARTING.set(True)
+        try:
+            if workflow_id is None:
                 handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
+            else:
+                with SetWorkflowID(workflow_id):
+                    handle = await DBOS.start_workflow_async(self._workflow, prompts, history)
+        finally:
+            _STARTING.reset(token)
         run = DurableRun(handle.get_workflow_id(), handle)
         self._runs[run.workflow_id] = run
         return run
@@ -256,6 +271,8 @@ class DurableAgent:
     async def _execute(self, prompts_json: str, history_json: str | None) -> str:
         workflow_id = DBOS.workflow_id
         assert workflow_id is not None
+        first_execution = _STARTING.get()
+        _STARTING.set(False)  # not for the workflows this one starts
         agent = self.factory()
         if not isinstance(agent, Agent):
             raise TypeError(
@@ -278,11 +295,9 @@ class DurableAgent:
         for subscription in self._subscriptions:
             agent.subscribe(agent_listener(subscription, execution))
 
-        async def begin() -> bool:
+        if first_execution:
             execution.mark_live()
-            return True
-
-        await DBOS.run_step_async({"name": RUN_STEP}, begin)
+        DBOS.reserve_step()  # RUN_STEP's id
         before = len(agent.state.messages)
         result = await self._running_agent(
             workflow_id, agent, lambda: agent.prompt(messages_from_json(prompts_json))
@@ -306,7 +321,7 @@ class DurableAgent:
             # they join ``queued`` (taken, recorded, not delivered) instead of staying
             # unread in the database.
             try:
-                await drain_into(agent)
+                await self._take_at_end(execution)
             except dbos_error.DBOSWorkflowCancelledError:
                 execution.note_cancelled()
         queued = agent.take_queued_messages(lambda _: True)
@@ -367,9 +382,17 @@ class DurableAgent:
         return decisions
 
     @staticmethod
+    async def _take_at_end(execution: Execution) -> None:
+        await look(execution)
+        if execution.take_after_turn():
+            await drain_into(execution.agent)
+
+    @staticmethod
     def _after_turn(user_hook: Callable[..., Any] | None, execution: Execution) -> Any:
         """The agent's ``should_stop_after_turn``: the user's hook, then (unless it ends
-        the run or the run was aborted) the messages sent to the run meanwhile."""
+        the run or the run was aborted) the messages sent to the run meanwhile, when the
+        turn's steps saw that something was sent (a turn whose steps did not read the
+        mark reads it in a step of its own)."""
 
         async def should_stop_after_turn(turn: Any, signal: AbortSignal) -> bool:
             if user_hook is not None and await call_hook(user_hook, turn, signal):
@@ -377,7 +400,10 @@ class DurableAgent:
             if signal.aborted:
                 return False
             try:
-                await drain_into(execution.agent)
+                if not execution.looked():
+                    await look(execution)
+                if execution.take_after_turn():
+                    await drain_into(execution.agent)
             except dbos_error.DBOSWorkflowCancelledError:
                 execution.note_cancelled()
             return False

@@ -9,6 +9,10 @@ delivers every event emitted so far before it starts a request or a tool), so on
 tells replays from new events, with one exception: in a batch of parallel tool calls,
 calls recorded before the crash may finish after another call went live, so their
 ``tool_execution_end`` is marked by call id.
+
+It also decides after which turns the run takes the messages sent to it (see ``_queue``):
+the steps record the senders' marks they saw, and a mark seen in a turn that the run has
+not taken after yet means messages may be waiting.
 """
 
 from __future__ import annotations
@@ -19,13 +23,17 @@ import anyio
 
 from ..agent import Agent
 
-__all__ = ["Execution"]
+__all__ = ["UNKNOWN_MARK", "Execution"]
+
+# What a step recorded by an earlier version of pi_trio saw: it did not read the mark, so
+# messages may be waiting (and that version took them after every turn).
+UNKNOWN_MARK = object()
 
 
 class Execution:
     """The state of one workflow execution of a durable run."""
 
-    __slots__ = ("agent", "cancelled", "live", "replayed_calls", "workflow_id")
+    __slots__ = ("agent", "cancelled", "live", "replayed_calls", "seen", "taken", "workflow_id")
 
     def __init__(self, workflow_id: str, agent: Agent) -> None:
         self.workflow_id = workflow_id
@@ -33,6 +41,8 @@ class Execution:
         self.live = False
         self.cancelled = False
         self.replayed_calls: set[str] = set()
+        self.seen: set[object] = set()  # the marks the steps of this turn saw
+        self.taken: set[object] = {None}  # marks the run has taken messages after
 
     def mark_live(self) -> None:
         """A step body runs: from here on every event is new."""
@@ -42,6 +52,24 @@ class Execution:
         if not self.live:
             return True
         return event.type == "tool_execution_end" and event.tool_call_id in self.replayed_calls
+
+    def saw(self, mark: object) -> None:
+        """A step (run now or replayed) saw ``mark``: a sender's mark, ``None`` when
+        nothing was sent, ``UNKNOWN_MARK`` when the step did not record one."""
+        self.seen.add(mark)
+
+    def looked(self) -> bool:
+        """Whether a step of the current turn read the mark (or replayed one that did)."""
+        return bool(self.seen)
+
+    def take_after_turn(self) -> bool:
+        """After a turn: whether to take the messages sent to the run now. Taking them
+        covers every mark seen so far, which is forgotten either way."""
+        waiting = not self.seen <= self.taken
+        if waiting:
+            self.taken |= self.seen - {UNKNOWN_MARK}
+        self.seen.clear()
+        return waiting
 
     def note_cancelled(self) -> None:
         """DBOS reported the workflow cancelled: abort the run (the abort contract's

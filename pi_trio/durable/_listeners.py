@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import positional_arity
+from ..agent.extend import positional_arity
 from ..ai import AbortSignal
 from ._execution import Execution
 

@@ -5,12 +5,20 @@ streams the events on as they arrive and records the final assistant message as 
 When a resumed run reaches a recorded request, the model is not called: the recorded
 message is sent again as events (``replay_events``).
 
-``durable_tool`` wraps a tool: each call is two steps, drawn together before either runs
-so that parallel calls get the same step ids on every execution. The first only records
-that the call started; the second runs the tool and records its result. A resumed run
-that finds the first recorded but not the second knows the call was interrupted: it runs
-it again when the tool's ``replay`` is ``"safe"`` and otherwise reports the interruption
-to the model without repeating it.
+``durable_tool`` wraps a tool: each call draws two step ids together before either runs,
+so that parallel calls get the same step ids on every execution. The first step only
+records that the call started; the second runs the tool and records its result. A resumed
+run that finds the first recorded but not the second knows the call was interrupted: it
+reports the interruption to the model without repeating the call. A tool whose ``replay``
+is ``"safe"`` runs again after an interruption whatever was recorded, so its calls skip
+the first step (its id stays drawn, and unused): one recorded operation instead of two.
+The marker cannot share a step with an earlier write: between the model's answer and the
+call's start come the hooks (an approval may wait for hours), validation and the calls
+before it in a sequential batch, and a crash there must not count as an interrupted call.
+
+The steps after which a turn may end also record the mark of the last message sent to the
+run (``_queue``), read at the end of the step, so the run knows after which turns to take
+messages: every tool call's result step, and a request whose answer calls no tool.
 """
 
 from __future__ import annotations
@@ -24,21 +32,23 @@ import msgspec
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from ..agent import AgentTool, AgentToolResult, as_tool_result, call_hook
+from ..agent import AgentTool, AgentToolResult
+from ..agent.extend import as_tool_result, call_hook
 from ..ai import (
     AssistantMessage,
     Context,
     Model,
     StartEvent,
-    StreamFn,
     StreamOptions,
     TextContent,
+    ToolCall,
     from_json,
     open_stream_simple,
-    replay_events,
     to_json,
 )
-from ._execution import Execution
+from ..ai.providers import StreamFn, replay_events
+from ._execution import UNKNOWN_MARK, Execution
+from ._queue import last_sent
 
 __all__ = [
     "MODEL_STEP",
@@ -61,6 +71,34 @@ def interrupted_text(name: str) -> str:
         'finished, and the call was not repeated because the tool\'s replay policy is "never". '
         "It may or may not have taken effect."
     )
+
+
+# What a request whose answer calls tools saw: no mark, it did not read one.
+NOT_LOOKED = object()
+
+
+class _Request(msgspec.Struct, omit_defaults=True):
+    """What a model request step records: the final message and the sender's mark, or
+    ``looked=False`` when the answer calls tools (their steps read the mark)."""
+
+    message: msgspec.Raw
+    sent: str | msgspec.UnsetType | None = msgspec.UNSET
+    looked: bool = True
+
+
+def _mark(sent: str | msgspec.UnsetType | None) -> object:
+    return UNKNOWN_MARK if sent is msgspec.UNSET else sent
+
+
+def _decode_request(recorded: str) -> tuple[AssistantMessage, object]:
+    """The recorded message and the mark the step saw (``NOT_LOOKED``: it did not read)."""
+    try:
+        request = msgspec.json.decode(recorded, type=_Request)
+    except msgspec.ValidationError:
+        # recorded by a version that stored the message alone
+        return from_json(recorded, AssistantMessage), UNKNOWN_MARK
+    mark = _mark(request.sent) if request.looked else NOT_LOOKED
+    return from_json(bytes(request.message), AssistantMessage), mark
 
 
 def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
@@ -92,15 +130,22 @@ def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
                             # request itself is still recorded as it ends
                             forwarding = False
                 final = events.result()
-            return to_json(final).decode()
+            recorded = _Request(msgspec.Raw(to_json(final)))
+            if any(isinstance(block, ToolCall) for block in final.content):
+                recorded.looked = False  # the calls' steps read the mark, later
+            else:
+                recorded.sent = await last_sent(execution.workflow_id)
+            return msgspec.json.encode(recorded).decode()
 
         try:
             recorded = await DBOS.run_step_async({"name": MODEL_STEP, "preemptible": True}, request)
         except dbos_error.DBOSWorkflowCancelledError:
             await execution.stop_for_cancel()
             return
+        message, mark = _decode_request(recorded)
+        if mark is not NOT_LOOKED:
+            execution.saw(mark)
         if not ran:
-            message = from_json(recorded, AssistantMessage)
             for event in replay_events(message, model):
                 await send.send(event)
 
@@ -109,10 +154,11 @@ def durable_stream_fn(inner: StreamFn | None, execution: Execution) -> StreamFn:
 
 class _Recorded(msgspec.Struct, omit_defaults=True):
     """What the result step of a tool call records: the result, or the text of the
-    failure the agent reports (an exception or a timeout)."""
+    failure the agent reports (an exception or a timeout); and the sender's mark."""
 
     result: AgentToolResult | None = None
     failure: str | None = None
+    sent: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class ToolCallFailed(Exception):
@@ -143,37 +189,42 @@ def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
 
         ran = False
 
-        async def run_once() -> str:
-            nonlocal ran
-            ran = True
-            execution.mark_live()
+        async def outcome() -> _Recorded:
             if not started_now and replay != "safe":
                 interrupted = AgentToolResult(
                     content=[TextContent(text=interrupted_text(name))],
                     details={"interrupted": True},
                     is_error=True,
                 )
-                return _encode(_Recorded(result=interrupted))
+                return _Recorded(result=interrupted)
             try:
                 with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
                     value = await call_hook(inner, tool_call_id, params, signal, on_update)
                 if scope.cancelled_caught:
-                    return _encode(_Recorded(failure=f'Tool "{name}" timed out after {timeout:g}s'))
-                result = as_tool_result(name, value)
+                    return _Recorded(failure=f'Tool "{name}" timed out after {timeout:g}s')
+                return _Recorded(result=as_tool_result(name, value))
             except Exception as exc:
-                return _encode(_Recorded(failure=str(exc) or type(exc).__name__))
+                return _Recorded(failure=str(exc) or type(exc).__name__)
+
+        async def run_once() -> str:
+            nonlocal ran
+            ran = True
+            execution.mark_live()
+            recorded = await outcome()
+            recorded.sent = await last_sent(execution.workflow_id)
             try:
-                return _encode(_Recorded(result=result))
+                return _encode(recorded)
             except (TypeError, msgspec.EncodeError) as exc:
-                return _encode(
-                    _Recorded(
-                        failure=f"Tool {name} returned a result a durable run cannot record "
-                        f"as JSON ({exc}); return JSON-serialisable content and details"
-                    )
+                recorded.result = None
+                recorded.failure = (
+                    f"Tool {name} returned a result a durable run cannot record "
+                    f"as JSON ({exc}); return JSON-serialisable content and details"
                 )
+                return _encode(recorded)
 
         try:
-            await started_step.run_async({"name": f"{TOOL_STARTED_STEP}:{name}"}, mark_started)
+            if replay != "safe":
+                await started_step.run_async({"name": f"{TOOL_STARTED_STEP}:{name}"}, mark_started)
             raw = await result_step.run_async(
                 {"name": f"{TOOL_STEP}:{name}", "preemptible": True}, run_once
             )
@@ -183,6 +234,7 @@ def durable_tool(tool: AgentTool, execution: Execution) -> AgentTool:
         if not ran:
             execution.replayed_calls.add(tool_call_id)
         recorded = msgspec.json.decode(raw, type=_Recorded)
+        execution.saw(_mark(recorded.sent))
         if recorded.failure is not None:
             raise ToolCallFailed(recorded.failure)
         return recorded.result

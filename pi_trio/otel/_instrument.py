@@ -8,7 +8,8 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..agent import Agent, on_agent_created
+from ..agent import Agent
+from ..agent.extend import on_agent_created
 from ._listener import AgentTelemetry
 from ._pi_listener import PiAgentTelemetry
 from ._telemetry import VOCABULARIES, Telemetry, Vocabulary
@@ -72,7 +73,7 @@ _instrumented: weakref.WeakKeyDictionary[Agent, weakref.ref[_Instrumentation]] =
 
 class _Global:
     """Every ``Agent`` constructed while this is installed gets instrumented (through
-    ``pi_trio.agent.on_agent_created``; the ``Agent`` class is left as it is)."""
+    ``pi_trio.agent.extend.on_agent_created``; the ``Agent`` class is left as it is)."""
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
@@ -107,7 +108,7 @@ def instrument(
     ``gen_ai.client.operation.duration`` per request, ``gen_ai.invoke_agent.duration`` per
     run, ``gen_ai.execute_tool.duration`` per tool call. A tool's own spans nest under its
     ``execute_tool`` span. Without ``agent``, new agents are found through
-    ``pi_trio.agent.on_agent_created``.
+    ``pi_trio.agent.extend.on_agent_created``.
 
     ``tracer_provider`` / ``meter_provider`` default to the global ones. Message
     content (prompts, answers, tool arguments and results) is recorded only with

@@ -26,7 +26,7 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
-from ..agent import run_limit_details
+from ..agent.extend import run_limit_details
 from . import _content as content
 from ._records import (
     NS,

@@ -9,17 +9,9 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry.context import Context
 
-from ..ai import (
-    ApiProvider,
-    AssistantMessage,
-    DeferredHandle,
-    DoneEvent,
-    ErrorEvent,
-    Model,
-    StreamOptions,
-    Usage,
-    now_ms,
-)
+from ..ai import AssistantMessage, DoneEvent, ErrorEvent, Model, StreamOptions, Usage
+from ..ai.deferred import DeferredHandle
+from ..ai.providers import ApiProvider, now_ms
 from ._pi import PiInstruments, PiRequest
 from ._telemetry import INSTRUMENTATION_NAME
 

@@ -8,7 +8,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode
 
-from ..agent import ABORTED_TOOL_TEXT
+from ..agent.extend import ABORTED_TOOL_TEXT
 from . import _content as content
 from ._semconv import (
     ERROR_ABORTED,

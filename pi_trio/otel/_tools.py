@@ -21,7 +21,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..agent import positional_arity
+from ..agent.extend import positional_arity
 from ._listener import AgentTelemetry
 from ._semconv import EXCEPTION_TYPE
 

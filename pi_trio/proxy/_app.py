@@ -29,7 +29,8 @@ from typing import TypeAlias
 import anyio
 import msgspec
 
-from ..ai import AssistantMessageStream, PiError, ProviderRegistry, open_stream_simple
+from ..ai import AssistantMessageStream, PiError, open_stream_simple
+from ..ai.providers import ProviderRegistry
 from ._access import (
     TOKENS_ENV,
     ModelPolicy,

@@ -25,7 +25,6 @@ from ..ai import (
     ProviderError,
     StreamOptions,
     StreamProtocolError,
-    default_registry,
 )
 from ..ai._seam import (
     AFTER_TERMINAL_GRACE_S,
@@ -38,6 +37,7 @@ from ..ai._seam import (
     stall_timer,
     watching,
 )
+from ..ai.providers import default_registry
 from ._rebuild import EOF_DIAGNOSTICS, EOF_TEXT, LineSplitter, ProxyRebuilder
 from ._wire import encode_request
 

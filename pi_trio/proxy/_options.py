@@ -15,7 +15,6 @@ option                 rule
 ``thinkingBudgets``    each 0 to the served model's ``max_tokens``
 ``cacheRetention``     ``none``, ``short`` or ``long``
 ``sessionId``          a string
-``transport``          ``sse``, ``websocket`` or ``auto``
 ``maxRetryDelayMs``    0 or more
 ``headers``            only names in ``forward_headers``; others are dropped
 ``metadata``           only ``user_id``, a string

@@ -17,7 +17,6 @@ import msgspec
 from ..ai import (
     AssistantMessageEvent,
     ErrorEvent,
-    MessageBuilder,
     Model,
     StreamProtocolError,
     TextContent,
@@ -26,6 +25,7 @@ from ..ai import (
     ToolCallEndEvent,
 )
 from ..ai._seam import BoundedDecoder
+from ..ai.providers import MessageBuilder
 from ._wire import (
     KNOWN_EVENT_TYPES,
     ProxyDone,

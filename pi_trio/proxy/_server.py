@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..ai import ProviderRegistry
+from ..ai.providers import ProviderRegistry
 from ._access import ModelPolicy, catalog_models_only
 from ._app import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_STREAMS, ProxyApp, create_app
 from ._body import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BYTES_IN_FLIGHT

@@ -39,9 +39,9 @@ from ..ai import (
     ToolCallStartEvent,
     Usage,
     from_json,
-    normalize_context,
 )
 from ..ai._seam import CacheRetention, check_json_depth
+from ..ai.transcript import normalize_context
 
 __all__ = [
     "KNOWN_EVENT_TYPES",
@@ -78,7 +78,6 @@ class ProxyRequestOptions(msgspec.Struct, rename="camel", kw_only=True, omit_def
     session_id: str | None = None
     headers: dict[str, str | None] | None = None
     metadata: dict[str, Any] | None = None
-    transport: Literal["sse", "websocket", "auto"] | None = None
     thinking_budgets: ThinkingBudgets | None = None
     max_retry_delay_ms: int | None = None
     sampling_params: dict[str, Any] | None = None
@@ -111,7 +110,6 @@ def request_options(options: StreamOptions) -> ProxyRequestOptions:
         session_id=options.session_id,
         headers=options.headers,
         metadata=options.metadata,
-        transport=options.transport,
         thinking_budgets=options.thinking_budgets,
         max_retry_delay_ms=None if delay == _DEFAULT_MAX_RETRY_DELAY_MS else delay,
         sampling_params=options.sampling_params,
@@ -128,7 +126,6 @@ def proxy_options(wire: ProxyRequestOptions) -> StreamOptions:
         session_id=wire.session_id,
         headers=wire.headers,
         metadata=wire.metadata,
-        transport=wire.transport,
         thinking_budgets=wire.thinking_budgets,
         sampling_params=wire.sampling_params,
     )

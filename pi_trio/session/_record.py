@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import Agent, AgentMessage, is_approval_placeholder
+from ..agent import Agent, AgentMessage
+from ..agent.extend import is_approval_placeholder
 from ..ai import to_json
 from ._store import SessionError, SessionStore
 
@@ -51,8 +52,9 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     placeholders of the waiting calls like any message; when ``agent.resume(...)``
     continues it, each call's result replaces its placeholder (``store.replace`` with
     the agent's transcript), so the store holds the transcript the agent holds. A store
-    without ``replace`` cannot follow either: recording an agent with ``compaction=``, or
-    with a tool that needs approval, into one is refused.
+    without ``replace`` cannot follow either: recording an agent that compacts
+    (``RunPolicy(compaction=...)``), or one with a tool that needs approval, into such a
+    store is refused.
     """
     if agent.state.is_streaming:
         raise SessionError(
@@ -60,11 +62,11 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
             "of the run so far; call it before prompt()"
         )
     replace = getattr(store, "replace", None)
-    if agent.compaction is not None and not callable(replace):
+    if agent.policy.compaction is not None and not callable(replace):
         raise SessionError(
             f"{store!r} has no replace(messages), so it cannot follow the compactions "
-            "of an agent with compaction=...: give the store a replace method (make the "
-            "messages the whole session), or record an agent without compaction"
+            "of an agent with RunPolicy(compaction=...): give the store a replace method "
+            "(make the messages the whole session), or record an agent without compaction"
         )
     saved = store.load()
     held = agent.state.messages
@@ -86,8 +88,8 @@ def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
     if (placeholders or approvals) and not callable(replace):
         raise SessionError(_no_replace(store))
     # A failed response is saved once the next event shows it stays: with a retry policy
-    # (Agent(retry=...)) ``auto_retry_start`` withdraws it from the transcript instead, as
-    # ``model_fallback`` does with a fallback policy (Agent(fallback=...)).
+    # (``RunPolicy(retry=...)``) ``auto_retry_start`` withdraws it from the transcript
+    # instead, as ``model_fallback`` does with a fallback (``RunPolicy(fallback=...)``).
     failed: list[AgentMessage] = []
 
     def keep(message: AgentMessage) -> None:

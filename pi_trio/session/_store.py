@@ -16,7 +16,8 @@ from typing import NoReturn, Protocol, runtime_checkable
 import msgspec
 
 from ..agent import AgentMessage
-from ..ai import MessageDecodeError, PiError, messages_from_json, messages_from_jsonl, to_json
+from ..ai import MessageDecodeError, PiError, messages_from_json, to_json
+from ..ai.json import messages_from_jsonl
 
 try:
     import fcntl
@@ -48,7 +49,7 @@ class SessionStore(Protocol):
     local file or SQLite write is); ``load()`` returns every saved message in order.
 
     A store that can also ``replace(messages)`` (make them the whole session) follows an
-    agent that compacts its transcript (``Agent(compaction=...)``), and one whose tools
+    agent that compacts its transcript (``RunPolicy(compaction=...)``), and one whose tools
     need approval: ``Agent.resume`` puts each decided call's result in place of the
     placeholder saved when the run paused.
     """

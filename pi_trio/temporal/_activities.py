@@ -34,9 +34,8 @@ from ..agent import (
     MessageStartEvent,
     MessageUpdateEvent,
     ToolExecutionUpdateEvent,
-    as_tool_result,
-    call_hook,
 )
+from ..agent.extend import as_tool_result, call_hook
 from ..ai import (
     AbortController,
     Context,

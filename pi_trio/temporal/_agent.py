@@ -21,7 +21,8 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
 from ..agent import Agent, AgentMessage
-from ..ai import ImageContent, TextContent, UserMessage, messages_to_json, now_ms
+from ..ai import ImageContent, TextContent, UserMessage, messages_to_json
+from ..ai.providers import now_ms
 from ._activities import build_activities
 from ._codec import encode
 from ._core import AgentCore

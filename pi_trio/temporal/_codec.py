@@ -58,7 +58,6 @@ REQUEST_OPTION_FIELDS = (
     "session_id",
     "disable_continuation",
     "metadata",
-    "transport",
     "timeout_ms",
     "first_event_timeout",
     "idle_timeout",

@@ -19,7 +19,8 @@ from typing import Any
 
 import anyio
 
-from ..agent import AgentEvent, positional_arity
+from ..agent import AgentEvent
+from ..agent.extend import positional_arity
 from ._codec import Carried, decode_event
 
 __all__ = ["Listeners", "RunTarget", "TemporalEventInfo"]

@@ -9,14 +9,8 @@ import msgspec
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from ..agent import Agent, AgentMessage
-from ..ai import (
-    TextContent,
-    UserMessage,
-    messages_from_json,
-    messages_to_json,
-    now_ms,
-    to_json,
-)
+from ..ai import TextContent, UserMessage, messages_from_json, messages_to_json, to_json
+from ..ai.providers import now_ms
 from ._codec import QueuedMessage, encode
 
 __all__ = [

@@ -34,9 +34,9 @@ from ..ai import (
     StreamOptions,
     from_json,
     messages_from_json,
-    replay_events,
     to_json,
 )
+from ..ai.providers import replay_events
 from ._activities import (
     CANCELLED_REASON,
     DELIVER_ACTIVITY,

@@ -11,7 +11,7 @@ import anyio
 import anyio.lowlevel
 import httpx2
 
-from pi_trio.ai import ProviderRegistry
+from pi_trio.ai.providers import ProviderRegistry
 
 from ._cassette import CassetteMiss, RecordingTransport, load_cassette, request_record, undata
 from ._redact import Redactor

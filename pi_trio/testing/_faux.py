@@ -20,22 +20,23 @@ import anyio.lowlevel
 import msgspec
 
 from pi_trio.ai import (
-    ApiProvider,
     AssistantMessage,
     AssistantMessageEvent,
     Context,
-    DeferredFetchOptions,
-    DeferredHandle,
     DoneEvent,
     ErrorEvent,
-    MessageBuilder,
     Model,
-    ProviderRegistry,
-    ResponseInfo,
     StreamOptions,
     TextContent,
     ThinkingContent,
     Usage,
+)
+from pi_trio.ai.deferred import DeferredFetchOptions, DeferredHandle
+from pi_trio.ai.providers import (
+    ApiProvider,
+    MessageBuilder,
+    ProviderRegistry,
+    ResponseInfo,
     default_registry,
     now_ms,
 )

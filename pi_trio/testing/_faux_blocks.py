@@ -6,16 +6,9 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from pi_trio.ai import (
-    AssistantMessage,
-    DeferredHandle,
-    StopReason,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    Usage,
-    now_ms,
-)
+from pi_trio.ai import AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage
+from pi_trio.ai.deferred import DeferredHandle
+from pi_trio.ai.providers import now_ms
 
 __all__ = [
     "FAUX_API",

@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from pi_trio.ai import DeferredHandle, Model, ModelCost
+from pi_trio.ai import Model
+from pi_trio.ai.deferred import DeferredHandle
+from pi_trio.ai.models import ModelCost
 
 __all__ = [
     "DEFAULT_TOKEN_SIZE",

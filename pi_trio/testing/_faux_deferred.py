@@ -7,15 +7,9 @@ from typing import Any
 
 import msgspec
 
-from pi_trio.ai import (
-    AssistantMessage,
-    Context,
-    DeferredHandle,
-    Model,
-    StreamOptions,
-    Usage,
-    now_ms,
-)
+from pi_trio.ai import AssistantMessage, Context, Model, StreamOptions, Usage
+from pi_trio.ai.deferred import DeferredHandle
+from pi_trio.ai.providers import now_ms
 
 from ._faux_blocks import random_id
 from ._faux_config import FauxDeferred

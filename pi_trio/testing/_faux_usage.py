@@ -27,6 +27,8 @@ from pi_trio.ai import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+)
+from pi_trio.ai.transcript import (
     create_initial_system_message,
     get_system_message_text,
 )

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode
 
-from pi_trio.ai import env_api_key_names, get_providers
+from pi_trio.ai import get_providers
+from pi_trio.ai.providers import env_api_key_names
 
 __all__ = ["MIN_SECRET", "REDACTED", "SECRET_HEADERS", "SECRET_PARAMS", "Redactor"]
 

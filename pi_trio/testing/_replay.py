@@ -23,7 +23,7 @@ import anyio.lowlevel
 import httpx2
 import msgspec
 
-from pi_trio.ai import ProviderRegistry
+from pi_trio.ai.providers import ProviderRegistry
 
 __all__ = [
     "RecordedRequest",

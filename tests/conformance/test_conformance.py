@@ -21,7 +21,8 @@ import msgspec
 import pytest
 import trio
 
-from pi_trio.ai import Context, Model, ProviderRegistry, from_json, open_stream_simple, to_json
+from pi_trio.ai import Context, Model, from_json, open_stream_simple, to_json
+from pi_trio.ai.providers import ProviderRegistry
 from pi_trio.proxy._wire import encode_event
 from pi_trio.testing import ServedRequest, SSEReply, serve_sse
 from tests.provider_support import UNFINISHED_BODY_WARNINGS
@@ -50,7 +51,7 @@ REQUIRED_SHARE = 0.97
 CASE_TIMEOUT_S = 20
 
 # 1.6's stream options (camelCase) -> pi_trio's keyword arguments
-OPTIONS = {
+OPTIONS: dict[str, str | None] = {
     "apiKey": "api_key",
     "reasoning": "reasoning",
     "sessionId": "session_id",
@@ -60,7 +61,7 @@ OPTIONS = {
     "headers": "headers",
     "maxRetries": "max_retries",
     "env": "env",
-    "transport": "transport",
+    "transport": None,  # 1.6's SSE/WebSocket switch: pi_trio speaks SSE only and has none
 }
 
 
@@ -148,7 +149,9 @@ async def run_case(case_id: str) -> dict[str, Any]:
     context_json = recorded.get("context", spec["context"])
     options: dict[str, Any] = {"api_key": "test-key"}
     for key, value in spec["options"].items():
-        options[OPTIONS[key]] = value
+        field = OPTIONS[key]
+        if field is not None:
+            options[field] = value
     registry = ProviderRegistry()
     events: list[dict[str, Any]] = []
     frames: list[bytes] = []

@@ -4,7 +4,8 @@
 response failed with a transient error (``is_retryable_assistant_error``), waits
 ``retry_delay_ms(policy, attempt)`` and calls it again, up to ``policy.max_retries``
 times. Aborts are never retried; an abort during the backoff returns the last response
-marked ``aborted``. The Agent uses the same policy as ``Agent(retry=RetryPolicy(...))``.
+marked ``aborted``. An Agent uses the same policy, given as
+``Agent(policy=RunPolicy(retry=RetryPolicy(...)))``.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def _strict_decode(decoder: msgspec.json.Decoder[Any], data: bytes | str) -> Any
         raise msgspec.DecodeError(
             f"the JSON text holds the unpaired surrogate {exc.object[exc.start]!r} at index "
             f"{exc.start}, which no UTF-8 text can hold; decode bytes, or clean the text "
-            "with pi_trio.ai.sanitize_surrogates() first"
+            "with pi_trio.ai.json.sanitize_surrogates() first"
         ) from exc
     finally:
         DECODING.reset(token)
@@ -394,7 +394,7 @@ def _surrogate_encode_error(value: Any, exc: UnicodeEncodeError) -> msgspec.Enco
     return msgspec.EncodeError(
         f"cannot encode the unpaired surrogate {exc.object[exc.start]!r} in the string at "
         f"{path} ({exc.object[:40]!r}): JSON text is UTF-8, which has no form for a lone "
-        "surrogate; clean the text with pi_trio.ai.sanitize_surrogates() before encoding"
+        "surrogate; clean the text with pi_trio.ai.json.sanitize_surrogates() before encoding"
     )
 
 

@@ -10,9 +10,10 @@ worker thread, a loop that checkpoints early — reads ``signal.aborted`` or awa
 from __future__ import annotations
 
 import contextlib
+import operator
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -59,9 +60,14 @@ class AbortSignal:
         # callbacks of other threads an abort has not run yet (None until one is aborted)
         self._pending: list[_Registration] | None = None
 
-    @property
-    def aborted(self) -> bool:
-        return self._aborted
+    if TYPE_CHECKING:
+
+        @property
+        def aborted(self) -> bool: ...
+
+    else:
+        # a getter in C: providers read it once per chunk
+        aborted = property(operator.attrgetter("_aborted"), doc="Whether abort() was called.")
 
     @property
     def reason(self) -> object:

@@ -84,7 +84,9 @@ class MessageBuilder:
     def __init__(self, model: Model, *, timestamp: int | None = None) -> None:
         self.message = empty_message(model, "pending", timestamp=timestamp)
         self._blocks: list[LiveBlock] = []  # every block started, by content index
-        self._ended: set[int] = set()
+        # bit ``i`` set: block ``i`` ended (an int, not a set: a set costs 216 bytes for
+        # every request in flight)
+        self._ended = 0
         self._tool_calls = 0
 
     @property
@@ -115,7 +117,7 @@ class MessageBuilder:
         blocks = self._blocks
         if 0 <= index < len(blocks):
             block = blocks[index]
-            if type(block) is kind and index not in self._ended:
+            if type(block) is kind and not (self._ended >> index) & 1:
                 return block
         raise StreamProtocolError(
             f"received {action} for content index {index}, which is not an open "
@@ -136,7 +138,7 @@ class MessageBuilder:
         if not (
             0 <= index < len(blocks)
             and type(blocks[index]) is LiveText
-            and index not in self._ended
+            and not (self._ended >> index) & 1
         ):
             self._open(index, LiveText, "text_delta")
         return TextDeltaEvent(content_index=index, delta=delta, partial=self.message)
@@ -147,7 +149,7 @@ class MessageBuilder:
         """End the text block; ``text`` replaces what was streamed (providers that resend
         the whole text at the end)."""
         block: LiveText = self._open(index, LiveText, "text_end")
-        self._ended.add(index)
+        self._ended |= 1 << index
         if text_signature is not None:
             block.text_signature = text_signature
         if text is not None:
@@ -186,7 +188,7 @@ class MessageBuilder:
     ) -> ThinkingEndEvent:
         """End the thinking block; ``thinking`` replaces what was streamed."""
         block: LiveThinking = self._open(index, LiveThinking, "thinking_end")
-        self._ended.add(index)
+        self._ended |= 1 << index
         if thinking_signature is not None:
             block.thinking_signature = thinking_signature
         if thinking is not None:
@@ -232,7 +234,7 @@ class MessageBuilder:
         ``arguments_error`` when it is not an object) unless ``arguments`` gives them
         (providers that send whole objects, or parse the text themselves)."""
         block: LiveToolCall = self._open(index, LiveToolCall, "toolcall_end")
-        self._ended.add(index)
+        self._ended |= 1 << index
         if arguments is not None:
             block.set_final(arguments, arguments_error)
         return ToolCallEndEvent(content_index=index, tool_call=block, partial=self.message)
@@ -240,7 +242,7 @@ class MessageBuilder:
     def open_block_indices(self) -> list[int]:
         """Indices of blocks started but not yet ended, in content order."""
         ended = self._ended
-        return [i for i in range(len(self._blocks)) if i not in ended]
+        return [i for i in range(len(self._blocks)) if not (ended >> i) & 1]
 
     def end_open_blocks(self) -> list[AssistantMessageEvent]:
         """End every open block in content order and return the end events."""

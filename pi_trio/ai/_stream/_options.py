@@ -125,7 +125,6 @@ class StreamOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     disable_continuation: bool = False
     headers: dict[str, str | None] | None = None
     metadata: dict[str, Any] | None = None
-    transport: Literal["sse", "websocket", "auto"] | None = None
     timeout_ms: int | None = None
     first_event_timeout: float | None = DEFAULT_FIRST_EVENT_TIMEOUT_S
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT_S
