@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pi_trio.ai import MessageBuilder, StreamProtocolError
+from pi_trio.ai import StreamProtocolError
+from pi_trio.ai.providers import MessageBuilder
 
 from .helpers import MOCK_MODEL
 
