@@ -43,6 +43,7 @@ WORKLOADS = {
     "W7": Workload("w7_big_tool_args", False, None),
     "W8": Workload("w8_footprint", False, None),
     "W9": Workload("w9_long_conversation", False, "mjs"),
+    "W9c": Workload("w9c_compaction", False, None),
     "W10": Workload("w10_many_agents", "skeleton_w10", "mjs"),
     "W11": Workload("w11_async_listeners", False, "mjs"),
     "W12": Workload("w12_typed_tool", False, None),
@@ -51,6 +52,13 @@ WORKLOADS = {
 # Workload-specific figures shown under the table.
 NOTES = {
     "W9": ("us_per_turn_at_100", "us_per_turn_late", "late_over_early"),
+    "W9c": (
+        "us_per_turn_at_100",
+        "us_per_turn_late",
+        "late_over_early",
+        "compactions",
+        "longest_transcript",
+    ),
     "W11": ("us_cpu_per_event", "us_cpu_per_event_sync", "us_first_async_listener"),
     "W6": ("runs_per_s", "open_connections_after_run", "open_connections_after_close"),
     "W4": (
@@ -232,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     present = available()
-    chosen = [w.upper() for w in args.workloads] or present
+    by_upper = {w.upper(): w for w in WORKLOADS}
+    chosen = [by_upper.get(w.upper(), w.upper()) for w in args.workloads] or present
     unknown = [w for w in chosen if w not in present]
     if unknown:
         parser.error(f"unknown or missing workloads {unknown}; available: {present}")

@@ -137,10 +137,13 @@ def test_every_flat_keyword_lands_in_the_field_the_readme_names() -> None:
     hooks = set(AgentHooks.__struct_fields__)
     policy = set(RunPolicy.__struct_fields__)
     named = {n for n in _options.FLAT_KEYWORDS if f"`{n}`" in prose}
-    assert set(_options.FLAT_KEYWORDS) - named == hooks | policy  # named as groups
+    # the policy's fields that came with the groups have no flat keyword: named as such
+    grouped_only = policy - set(_options.FLAT_KEYWORDS)
+    assert grouped_only == {"compaction"}
+    assert set(_options.FLAT_KEYWORDS) - named == hooks | (policy - grouped_only)
     assert "each hook" in prose
-    assert "the policy's eight fields" in prose
-    assert len(policy) == 8
+    assert "the policy's fields other than `compaction`" in prose
+    assert "`Agent(compaction=...)` raises" in prose
 
 
 def test_a_setting_given_both_ways_is_refused() -> None:
@@ -166,6 +169,19 @@ def test_an_unknown_keyword_names_the_closest_one() -> None:
         Agent(model=MOCK_MODEL, befor_tool_call=None)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="'polcy'; did you mean 'policy'"):
         Agent(model=MOCK_MODEL, polcy=RunPolicy())  # type: ignore[call-arg]
+
+
+def test_a_grouped_only_setting_given_flat_names_its_group() -> None:
+    """``compaction`` came with the groups: it has one spelling, and the flat one says
+    which (as the README's "Configuring an Agent" quotes)."""
+    with pytest.raises(TypeError) as caught:
+        Agent(model=MOCK_MODEL, compaction=None)  # type: ignore[call-arg]
+    assert str(caught.value) == (
+        "Agent(compaction=...): compaction is a setting of policy=; give it as "
+        "Agent(policy=RunPolicy(compaction=...))"
+    )
+    with pytest.raises(TypeError, match=r"give it as Agent\(stream_options=StreamOptions"):
+        Agent(model=MOCK_MODEL, temperature=0.2)  # type: ignore[call-arg]
 
 
 def test_the_removed_transport_option_says_why() -> None:

@@ -23,6 +23,7 @@ from benchmarks import (
     w7_big_tool_args,
     w8_footprint,
     w9_long_conversation,
+    w9c_compaction,
     w10_many_agents,
     w12_typed_tool,
     wire_json,
@@ -70,6 +71,14 @@ async def test_w9_times_turns_early_and_late_in_a_long_conversation() -> None:
     out = await w9_long_conversation.run(turns_with_tools=300)
     assert out["turns"] == 301
     assert out["us_per_turn_at_100"] > 0
+    assert out["us_per_turn_late"] > 0
+
+
+async def test_w9c_compacts_a_long_conversation_and_keeps_the_transcript_short() -> None:
+    out = await w9c_compaction.run(turns_with_tools=600)
+    assert out["turns"] == 601
+    assert out["compactions"] >= 3
+    assert out["longest_transcript"] < 600
     assert out["us_per_turn_late"] > 0
 
 

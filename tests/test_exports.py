@@ -72,21 +72,22 @@ TIERS = {
         AbortController AbortSignal Agent AgentBusyError AgentContext AgentEndEvent AgentEvent
         AgentHooks AgentLoopConfig AgentMessage AgentStartEvent AgentState AgentTool
         AgentToolResult ApprovalDecision ApprovalPendingError AutoRetryEndEvent
-        AutoRetryStartEvent ContinueError FallbackPolicy MessageEndEvent MessageStartEvent
+        AutoRetryStartEvent Compaction CompactionEndEvent CompactionStartEvent ContinueError
+        FallbackPolicy MessageEndEvent MessageStartEvent
         MessageUpdateEvent ModelFallbackEvent OutputMode OutputSettings OutputValidationError
         PendingApproval QueueMode ResumeError RunAbortedError RunError RunLimitExceeded
         RunLimits RunPolicy RunResult ToolExecutionEndEvent ToolExecutionStartEvent
         ToolExecutionUpdateEvent TranscriptChangedError TurnEndEvent TurnStartEvent agent_loop
         agent_loop_continue approve deny edit run_agent_loop run_agent_loop_continue
-        stream_proxy tool
+        stream_proxy sub_agent_tool tool
     """,
     "pi_trio.agent.hooks": """
         AfterToolCallContext AfterToolCallHook AfterToolCallResult AgentListener
         AgentLoopTurnUpdate AgentRequestUpdate AgentTurnContext AgentTurnDecision ApprovalPolicy
-        BeforeToolCallContext BeforeToolCallHook BeforeToolCallResult ConvertToLlmHook
-        FallbackPredicate FinishTurnHook GetApiKeyHook MessagePoll PrepareNextTurnHook PrepareRequestContext
-        PrepareRequestHook ShouldStopAfterTurnHook SignalHook ToolUpdateCallback
-        TransformContextHook default_convert_to_llm
+        BeforeToolCallContext BeforeToolCallHook BeforeToolCallResult CompactionRequest
+        ConvertToLlmHook FallbackPredicate FinishTurnHook GetApiKeyHook MessagePoll
+        PrepareNextTurnHook PrepareRequestContext PrepareRequestHook ShouldStopAfterTurnHook
+        SignalHook SummarizeHook ToolUpdateCallback TransformContextHook default_convert_to_llm
     """,
     "pi_trio.agent.extend": """
         ABORTED_TOOL_TEXT AGENT_EVENT_BUFFER AgentCreatedHook AgentEventStream
@@ -94,6 +95,12 @@ TIERS = {
         RUN_LIMIT_DIAGNOSTIC RunCounters RunStatus ToolCallOutcome as_tool_result call_hook
         is_approval_placeholder on_agent_created pending_approvals positional_arity
         run_limit_details run_tool_call
+    """,
+    "pi_trio.agent.compaction": """
+        CHARS_PER_TOKEN SUMMARIZER_SYSTEM_PROMPT SUMMARY_PREFIX SUMMARY_PROMPT SUMMARY_SUFFIX
+        TOOL_RESULT_SUMMARY_CHARS TURN_PREFIX_PROMPT UPDATE_PROMPT CompactionPlan TokenEstimate
+        compacted_transcript estimate_tokens is_summary_message plan_compaction
+        serialize_conversation summary_message
     """,
 }
 # the namespaces of each top level, where the names that left it live

@@ -845,6 +845,37 @@ def test_the_agui_block_serves_ag_ui_events_and_says_why_a_run_failed(tmp_path):
     )
 
 
+def test_the_compaction_block_condenses_the_transcript_and_prints_what_it_shows():
+    block = code("Long conversations: compaction")
+    out, namespace = run_code(block)
+    assert out == (
+        "compaction_start threshold\n['system', 'user', 'assistant', 'user', 'assistant']\nTrue\n"
+    )
+    for shown in (
+        "# compaction_start threshold",
+        "# ['system', 'user', 'assistant', 'user', 'assistant']",
+        "# True",
+    ):
+        assert shown in block
+    messages = namespace["agent"].state.messages
+    assert "Plan a trip to Oslo." in messages[1].content[0].text
+    assert messages[-2].content[0].text == "What to see?"
+
+
+def test_the_sub_agent_block_delegates_twice_and_adds_up_the_usage():
+    block = code("Sub-agents: an agent as a tool")
+    out, namespace = run_code(block)
+    assert out == "['Notes on fjords', 'Notes on trams']\nTrue\n"
+    assert "# ['Notes on fjords', 'Notes on trams']" in block
+    result = namespace["result"]
+    results = [m for m in result.messages if m.role == "toolResult"]
+    assert all(r.usage is not None and r.usage.output > 0 for r in results)
+    own = sum(m.usage.output for m in result.messages if m.role == "assistant")
+    assert result.usage.output == own + sum(r.usage.output for r in results)
+    # the template agent never ran: each call ran a fork of it
+    assert [m.role for m in namespace["researcher"].state.messages] == ["system"]
+
+
 def shown_below(source: str) -> str:
     """The output a block shows in its trailing ``# ...`` comment lines."""
     lines = source.rstrip("\n").splitlines()
@@ -907,6 +938,8 @@ RUNNERS: dict[tuple[str, int], Callable[..., Any]] = {
     ("MCP tools", 0): test_the_mcp_block_lists_the_servers_tool_and_the_agent_calls_it,
     ("Sessions: save and resume", 0): test_the_sessions_block_resumes_and_writes_a_line_per_message,
     ("Sessions: save and resume", 1): test_the_sqlite_store_block_saves_and_loads_a_session,
+    ("Long conversations: compaction", 0): test_the_compaction_block_condenses_the_transcript_and_prints_what_it_shows,
+    ("Sub-agents: an agent as a tool", 0): test_the_sub_agent_block_delegates_twice_and_adds_up_the_usage,
     ("OpenTelemetry", 0): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
     ("OpenTelemetry", 1): test_the_opentelemetry_block_prints_the_tree_shown_below_it,
     ("OpenTelemetry", 2): test_the_pi_vocabulary_block_prints_what_is_shown_below_it,

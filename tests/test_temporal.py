@@ -26,7 +26,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
-from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, tool
+from pi_trio.agent import Agent, AgentTool, AgentToolResult, RunLimits, RunPolicy, tool
 from pi_trio.agent.extend import run_limit_details
 from pi_trio.ai import StreamOptions, TextContent, messages_to_json
 from pi_trio.ai.providers import MessageBuilder
@@ -663,3 +663,28 @@ def test_a_temporal_agent_refuses_an_empty_name_and_a_non_positive_timeout():
         TemporalAgent("", Agent)
     with pytest.raises(ValueError, match=r"'x': heartbeat_timeout and activity_timeout must be"):
         TemporalAgent("x", Agent, heartbeat_timeout=timedelta(0))
+
+
+def test_the_compaction_events_cross_to_an_activity_unchanged():
+    from pi_trio.agent import Compaction
+
+    faux = FauxProvider(api="faux-codec-compaction", models=[{"id": "m", "context_window": 900}])
+    faux.set_responses(
+        [faux_assistant_message("long answer " * 200)] * 2 + [faux_assistant_message("S")] * 4
+    )
+    agent = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        policy=RunPolicy(compaction=Compaction(reserve_tokens=400, keep_recent_tokens=10)),
+    )
+    events: list[Any] = []
+    agent.subscribe(events.append)
+    anyio.run(agent.prompt, "one")
+    anyio.run(agent.prompt, "two")
+    compaction = [e for e in events if e.type.startswith("compaction")]
+    assert [e.type for e in compaction] == ["compaction_start", "compaction_end"]
+    assert compaction[1].messages
+    for event in compaction:
+        again = decode_event(event_json(event))
+        assert type(again) is type(event)
+        assert bytes(event_json(again)) == bytes(event_json(event))

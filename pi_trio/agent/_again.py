@@ -3,7 +3,8 @@ then on the next models of a ``FallbackPolicy``.
 
 ``AskAgain.respond`` makes a turn's request and, while the response failed:
 
-1. retries it on the same model while it is transient (``is_retryable_assistant_error``)
+1. retries it on the same model while it is transient (``is_retryable_assistant_error``;
+   never a context overflow that the run's compaction handles: ``Requester.recovers``)
    and the policy has retries left: the failed response leaves the transcript
    (``auto_retry_start``), the backoff is slept inside the run's abort scope, the request
    is made again; ``auto_retry_end`` once the retried response settled;
@@ -40,6 +41,11 @@ class Requester(Protocol):
     model: Model
 
     async def request(self) -> AssistantMessage: ...
+
+    def recovers(self, message: AssistantMessage) -> bool:
+        """Whether the failed ``message`` is an overflow the run's compaction handles
+        (such a response is not retried on the same model)."""
+        ...
 
 
 class AskAgain:
@@ -81,6 +87,7 @@ class AskAgain:
                 policy is not None
                 and attempt < policy.max_retries
                 and is_retryable_assistant_error(message)
+                and not run.recovers(message)
             ):
                 attempt += 1
                 delay = retry_delay_ms(policy, attempt)

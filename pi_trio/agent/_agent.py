@@ -56,6 +56,8 @@ from ._resume import ResumePlan, check_edits, pending_approvals, plan_resume
 from ._run import ContinueError
 from ._settings import DEFAULT_OUTPUT, DEFAULT_POLICY, OutputSettings, RunPolicy
 from ._state import AgentState, StateReducer
+from ._subagent import sub_agent_tool
+from ._tool import AgentTool
 from ._types import (
     AgentContext,
     AgentMessage,
@@ -121,7 +123,7 @@ class Agent:
     - ``hooks=AgentHooks(...)``: the hooks (``before_tool_call``, ``finish_turn``…);
     - ``stream_options=StreamOptions(...)``: the options of every request;
     - ``policy=RunPolicy(...)``: tool execution, concurrency, close timeout, retries,
-      fallback models, run limits, queue modes;
+      context compaction, fallback models, run limits, queue modes;
     - ``output=OutputSettings(...)``: the typed answer every run asks for (``type``,
       ``mode``, ``max_retries``).
 
@@ -284,6 +286,50 @@ class Agent:
         """The active run's abort signal, or ``None`` when idle."""
         active = self._active
         return active.controller.signal if active is not None else None
+
+    # ------------------------------------------------------------------ forks and sub-agents
+
+    def fork(self) -> Agent:
+        """A new, idle Agent with this one's model, thinking level, tools, its four groups
+        of settings (its own copies of ``hooks`` and ``stream_options``; ``policy`` and
+        ``output`` are frozen and shared: fallback models, limits, compaction), and a copy
+        of its transcript (its listeners, queued messages and ``limit_counters`` stay here: the
+        fork counts from zero)."""
+        state = self.state
+        return Agent(
+            model=state.model,
+            thinking_level=state.thinking_level,
+            tools=list(state.tools),
+            messages=list(state.messages),
+            stream_fn=self.stream_fn,
+            registry=self.registry,
+            hooks=self._hooks,
+            stream_options=self._stream_options,
+            policy=self._policy,
+            output=self._output,
+        )
+
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        forward_events: bool = False,
+        keep_messages: bool = True,
+    ) -> AgentTool:
+        """This agent as a tool of another: each call runs a fork of it (``fork()``, made
+        when the call starts) on the ``task`` the calling model writes, as a child of the
+        call (an abort of the caller aborts it), and answers with its final text; the
+        result's ``usage`` is what it spent, its ``details`` the messages it added
+        (``keep_messages``). ``forward_events`` sends its events to the caller's
+        listeners as ``tool_execution_update``s (``partial_result.details``)."""
+        return sub_agent_tool(
+            name,
+            description,
+            self.fork,
+            forward_events=forward_events,
+            keep_messages=keep_messages,
+        )
 
     # ------------------------------------------------------------------ listeners
 
@@ -480,6 +526,7 @@ class Agent:
                 self._reducer.reduce if resume is None else self._reducer.resuming(resume.slots)
             )
             dispatcher = Dispatcher(self._listeners, reduce, signal, self._policy.close_timeout)
+            run: LoopRun | None = None
             try:
                 # ``execute_loop`` inlined: one coroutine frame less per run in flight
                 run = LoopRun(context, config, dispatcher, signal, self.stream_fn, owned=True)
@@ -492,10 +539,11 @@ class Agent:
                 await dispatcher.deliver_final(events)
                 messages = events[-1].messages
             aborted = signal.aborted
+            spent = run.compactor.usage if run is not None and run.compactor else None
             pending = pending_approvals(state.messages)
             if output is None:
-                return RunResult(messages, aborted=aborted, pending_approvals=pending)
-            return output.result(messages, aborted=aborted, pending_approvals=pending)
+                return RunResult(messages, aborted=aborted, spent=spent, pending_approvals=pending)
+            return output.result(messages, aborted=aborted, spent=spent, pending_approvals=pending)
         finally:
             self._steering.restore()
             self._follow_up.restore()
@@ -551,6 +599,7 @@ class Agent:
             should_stop_after_turn=hooks.should_stop_after_turn,
             close_timeout=policy.close_timeout,
             retry=policy.retry,
+            compaction=policy.compaction,
             fallback=policy.fallback,
             limits=limits,
             limit_counters=counters,

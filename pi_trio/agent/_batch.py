@@ -10,7 +10,8 @@ result message, whatever happens: a call that is cancelled by an abort, or never
 because of one, gets ``Operation aborted``. After each event, and before each execution, an
 aborted signal goes through the run's abort check, so an abort a listener (or a sync tool)
 requests runs no further step. ``finish_aborted()`` writes the outcomes after the abort
-scope.
+scope; an aborted call keeps the ``usage`` its tool last reported in a progress update
+(what a sub-agent spent before the abort is spent all the same).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage
+from ..ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, Usage
 from ._approval import (
     PENDING,
     WAITING,
@@ -96,6 +97,7 @@ class ToolBatch:
         self.results_started = bytearray(n)
         self.results_emitted = bytearray(n)
         self._failure: BaseException | None = None
+        self._spent: dict[int, Usage] | None = None  # usage reported in progress updates
         self._tool_group = tool_group
         self._closing = False  # ``finish_aborted`` runs: the outcome is written whole
         # approvals: a resumed batch's decisions by call id; the transcript's fingerprint
@@ -295,6 +297,10 @@ class ToolBatch:
         dispatcher = self.dispatcher
 
         def on_update(partial_result: AgentToolResult) -> None:
+            if partial_result.usage is not None:
+                if self._spent is None:
+                    self._spent = {}
+                self._spent[i] = partial_result.usage
             dispatcher.push(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id,
@@ -313,6 +319,8 @@ class ToolBatch:
                 group.start_soon(dispatcher.pump, lambda: finished)
                 try:
                     outcome = await execute_call(call, prepared, self.signal, on_update)
+                    # an abort while the pump stops keeps this result too (see below)
+                    self.outcomes[i] = outcome
                 finally:
                     finished = True
                     dispatcher.wake()
@@ -369,9 +377,11 @@ class ToolBatch:
         """After an abort: every call without an outcome gets ``Operation aborted``; the
         missing start/end events and result messages are emitted in source order."""
         self._closing = True
+        spent = self._spent or {}
         for i in range(len(self.calls)):
             if self.outcomes[i] is None:
-                self.outcomes[i] = self._unfinished(i)
+                outcome = self.outcomes[i] = self._unfinished(i)
+                outcome.result.usage = spent.get(i)
             if not self.started[i]:
                 await self._emit_start(i)
             if not self.ended[i]:

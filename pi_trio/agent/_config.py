@@ -25,6 +25,7 @@ from ..ai import (
     UserMessage,
 )
 from ..ai.providers import ProviderRegistry
+from ._compaction import Compaction
 from ._fallback import FallbackPolicy
 from ._hooks import coerce_result
 from ._limits import RunCounters, RunLimits
@@ -160,11 +161,14 @@ class AgentLoopConfig(msgspec.Struct, kw_only=True):
     finish_turn: FinishTurnHook | None = None
     should_stop_after_turn: ShouldStopAfterTurnHook | None = None
     get_request_steering_messages: MessagePoll | None = None
+    """Polled right after ``prepare_request``; what it returns joins the same request
+    (the Agent uses it for messages steered while ``prepare_request`` ran)."""
     retry: RetryPolicy | None = None
     """Retry a response that failed with a transient error (``auto_retry_start`` /
     ``auto_retry_end`` tell the listeners); ``None`` never retries."""
-    """Polled right after ``prepare_request``; what it returns joins the same request
-    (the Agent uses it for messages steered while ``prepare_request`` ran)."""
+    compaction: Compaction | None = None
+    """Condense the older transcript when the context grows too big for the model
+    (``compaction_start`` / ``compaction_end`` tell the listeners); ``None``: never."""
     close_timeout: float = 5.0
     fallback: FallbackPolicy | None = None
     """The models a failed response goes on to (``model_fallback`` tells the listeners);

@@ -8,6 +8,10 @@ messages the run returns) and emits every structural event: ``agent_start``,
     NOT_STARTED -> RUN -> TURN -> (INPUT -> TURN)* -> REQUEST -> ASSISTANT -> RESPONSE
                                 -> TOOLS -> RESULTS -> RUN (turn_end) -> ... -> FINISHED
 
+A compaction (``COMPACTING``) opens before a request (in ``TURN``) or after a response
+that overflowed (in ``RESPONSE``) and returns to the phase it opened in (to ``TURN`` when
+the overflowed response leaves the transcript to be asked again).
+
 ``close_aborted`` writes the aborted outcome from the phase alone: it closes the innermost
 open thing until the run is finished (an open input gets its ``message_end``, a request
 becomes the aborted message with the content received so far, tool calls get one result
@@ -40,6 +44,8 @@ from ._types import (
     AgentStartEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -75,6 +81,7 @@ class Phase(enum.Enum):
     REQUEST = "a provider request running"
     ASSISTANT = "the response's message_start emitted, not its message_end"
     RESPONSE = "the response ended; its tool calls have not run"
+    COMPACTING = "compaction_start emitted, not its compaction_end"
     TOOLS = "a tool batch running"
     RESULTS = "the turn's results are in; turn_end not emitted"
     FINISHED = "agent_end emitted"
@@ -87,6 +94,7 @@ class RunLifecycle:
     __slots__ = (
         "_check",
         "_closing",
+        "_compaction",
         "_declarations",
         "_input",
         "_make_batch",
@@ -133,6 +141,8 @@ class RunLifecycle:
         self._placeholder = False  # the response's partial is in the transcript
         # a retry in progress: (attempt, the error retried, waiting for the backoff)
         self._retry: tuple[int, str, bool] | None = None
+        # an open compaction: (the phase it opened in, its start event)
+        self._compaction: tuple[Phase, CompactionStartEvent] | None = None
         self._resume: ResumePlan | None = None  # a resumed run's batch not committed yet
         # what the run spends, when it has limits: every response of a request and every
         # tool result is counted here, where it enters the transcript
@@ -359,6 +369,49 @@ class RunLifecycle:
                 AutoRetryEndEvent(success=success, attempt=retry[0], final_error=final_error)
             )
 
+    # ------------------------------------------------------------------ compaction
+
+    async def begin_compaction(self, event: CompactionStartEvent) -> None:
+        self._compaction = (self.phase, event)
+        self.phase = Phase.COMPACTING
+        await self._emit(event)
+
+    async def end_compaction(
+        self,
+        event: CompactionEndEvent,
+        compacted: list[AgentMessage] | None,
+        withdrawn: AssistantMessage | None,
+    ) -> None:
+        """Close the compaction; with ``compacted``, the working transcript becomes it
+        (in place: whoever holds the list sees it) and ``withdrawn``, the overflowed
+        response that is asked again, leaves the run's new messages."""
+        assert self._compaction is not None
+        phase, _ = self._compaction
+        self._compaction = None
+        if compacted is not None:
+            self.context.messages[:] = compacted
+            self._declarations = ToolDeclarations()  # the list changed under its cache
+            if withdrawn is not None:
+                self.new_messages.remove(withdrawn)
+                self.assistant = None
+                phase = Phase.TURN
+        self.phase = phase
+        await self._emit(event)
+
+    async def _close_compaction(self) -> None:
+        assert self._compaction is not None
+        start = self._compaction[1]
+        await self.end_compaction(
+            CompactionEndEvent(
+                reason=start.reason,
+                tokens_before=start.tokens_before,
+                aborted=True,
+                error_message=aborted_text(self.signal),
+            ),
+            None,
+            None,
+        )
+
     # ------------------------------------------------------------------ tools
 
     def begin_batch(self, batch: ToolBatch) -> None:
@@ -444,6 +497,8 @@ class RunLifecycle:
                     await self._emit(MessageEndEvent(message=self.assistant))
                 case Phase.RESPONSE:
                     self._close_response()
+                case Phase.COMPACTING:
+                    await self._close_compaction()
                 case Phase.TOOLS:
                     assert self.batch is not None
                     await self.batch.finish_aborted()

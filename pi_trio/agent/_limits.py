@@ -1,7 +1,7 @@
 """Run limits: ``Agent(policy=RunPolicy(limits=RunLimits(...)))``.
 
 A run counts what it spends (``RunCounters``): every request it makes (retried and
-fallback attempts included), the tokens and cost of every response as the provider
+fallback attempts and a compaction's summary requests included), the tokens and cost of every response as the provider
 reported them (pi's ``usage`` and ``calculate_cost``), the tool calls it ran, and what a
 tool spent itself (a tool result's ``usage``, such as a sub-agent's). ``LimitGate`` holds
 the counters to the limits at two points:
@@ -76,7 +76,8 @@ _COUNTERS: Final = {
 class RunLimits(msgspec.Struct, frozen=True, kw_only=True):
     """Ceilings on what a run spends; each ``None`` (the default) is no limit.
 
-    - ``max_requests``: model requests, retried and fallback attempts included;
+    - ``max_requests``: model requests, retried and fallback attempts and compaction
+      summaries included;
     - ``max_input_tokens``: prompt tokens, cached ones included (``input + cache_read +
       cache_write``);
     - ``max_output_tokens``: output tokens (thinking included);

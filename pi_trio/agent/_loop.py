@@ -26,7 +26,16 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ..ai import AbortSignal, AssistantMessage, Context, StreamOptions, ToolCall, ToolResultMessage
+from ..ai import (
+    AbortSignal,
+    AssistantMessage,
+    Context,
+    Model,
+    StreamOptions,
+    ToolCall,
+    ToolResultMessage,
+    complete_simple,
+)
 from ..ai._seam import InlineStream, resolve_stream_fn
 from ..ai.providers import (
     PI_TRIO_ATTRIBUTION,
@@ -37,6 +46,7 @@ from ..ai.providers import (
 from ._again import AskAgain
 from ._backend import scheduler_calls
 from ._batch import ToolBatch
+from ._compactor import Compactor
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
 from ._hooks import coerce_result, next_turn_arguments, positional_arity
@@ -70,6 +80,7 @@ class LoopRun:
         "_llm_view",
         "again",
         "calls",
+        "compactor",
         "config",
         "dispatcher",
         "gate",
@@ -122,6 +133,13 @@ class LoopRun:
         self.scope_left = False  # the abort scope's body has ended: an abort changes nothing
         self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
+        self.compactor = (
+            None
+            if config.compaction is None
+            else Compactor(
+                config.compaction, self.life, self.call, dispatcher.settle, self._summary_request
+            )
+        )
         self.gate: LimitGate | None = None
         if config.limits:
             self.gate = LimitGate(config.limits, config.limit_counters or RunCounters())
@@ -140,7 +158,9 @@ class LoopRun:
         another thread) or a cancellation of the caller's scope that was requested
         while synchronous code ran takes effect here, before anything else runs."""
         if self.signal.aborted:
-            # (from another thread, the abort's own callback may not have run yet)
+            # From another thread, the abort's callbacks may not have run here yet: run
+            # them now (this run's own, and its sub-agents', which pass the reason on).
+            self.signal.run_pending_callbacks()
             self._abort_requested()
         await self.calls.checkpoint_if_cancelled()
 
@@ -275,8 +295,10 @@ class LoopRun:
 
                 if self.again is not None:
                     message = await self.again.respond(self)
-                else:  # one coroutine frame less for every agent in flight
+                elif self.compactor is not None:
                     message = await self.request()
+                else:  # one coroutine frame less for every agent in flight
+                    message = await self._request()
                 if message.stop_reason in ("error", "aborted"):
                     life.without_tools()
                     last_turn = self._turn_context(message, [])
@@ -409,36 +431,79 @@ class LoopRun:
     # ------------------------------------------------------------------ one request
 
     async def request(self) -> AssistantMessage:
-        """One request to ``model``: the response, in the transcript."""
+        """The turn's request (``AskAgain`` asks again through it): compacted first when
+        the context is over the threshold, and made once more after compacting when the
+        response overflowed the context window (never twice)."""
+        compactor = self.compactor
+        if compactor is None:
+            return await self._request()
+        await compactor.before_request(self.model)
+        message = await self._request()
+        if (
+            compactor.overflowed(message, self.model)
+            and (self.gate is None or self.gate.allows_request())
+            and await compactor.recover(message, self.model)
+        ):
+            message = await self._request()
+        return message
+
+    def recovers(self, message: AssistantMessage) -> bool:
+        """Whether the failed ``message`` overflowed and compaction handles overflows: it
+        is then never retried on the same model (a fallback model may take it)."""
+        compactor = self.compactor
+        return compactor is not None and compactor.overflowed(message, self.model)
+
+    async def _api_key(self, model: Model) -> str | None:
+        hook = self.config.get_api_key
+        return None if hook is None else await self.call(hook, model.provider)
+
+    def _options(self, api_key: str | None, level: str) -> StreamOptions:
+        """The options of a request (``api_key`` from ``get_api_key``, if any)."""
         config = self.config
-        signal = self.signal
-        messages = self.context.messages
-        if config.transform_context is not None:
-            messages = await self.call(config.transform_context, messages, signal)
-        if config.convert_to_llm is None:
-            llm_messages = self._llm_view.convert(messages)  # a new list
-        else:
-            llm_messages = list(await self.call(config.convert_to_llm, messages))
         base = config.stream_options or _DEFAULT_OPTIONS
-        api_key = None
-        if config.get_api_key is not None:
-            api_key = await self.call(config.get_api_key, self.model.provider)
-        level = self.thinking_level
-        options = msgspec.structs.replace(
+        return msgspec.structs.replace(
             base,
             api_key=api_key or base.api_key,
-            signal=signal,
+            signal=self.signal,
             reasoning=None if level == "off" else level,
             registry=base.registry or config.registry or default_registry,
             identity=self.identity,
         )
+
+    async def _summary_request(
+        self, model: Model, context: Context, level: str
+    ) -> AssistantMessage:
+        """A compaction's summary request: the run's options and stream function, no
+        prompt caching (the request is made once)."""
+        options = self._options(await self._api_key(model), level)
+        options = msgspec.structs.replace(options, cache_retention="none")
+        if self.calls.deadline_passed():  # no request once the caller's deadline passed
+            await anyio.lowlevel.checkpoint()
+        return await complete_simple(
+            model, context, options, stream_fn=self.stream_fn, registry=self.config.registry
+        )
+
+    async def _request(self) -> AssistantMessage:
+        """One request to ``model``: the response, in the transcript."""
+        config = self.config
+        messages = self.context.messages
+        if config.transform_context is not None:
+            messages = await self.call(config.transform_context, messages, self.signal)
+        if config.convert_to_llm is None:
+            llm_messages = self._llm_view.convert(messages)  # a new list
+        else:
+            llm_messages = list(await self.call(config.convert_to_llm, messages))
+        api_key = None
+        if config.get_api_key is not None:
+            api_key = await self.call(config.get_api_key, self.model.provider)
+        options = self._options(api_key, self.thinking_level)
         stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
         life = self.life
         dispatcher = self.dispatcher
         stream = InlineStream(
             self.model,
             name,
-            signal,
+            self.signal,
             dispatcher.ready,
             life.deliver_stream_event,
             life.send_stream_event,

@@ -7,7 +7,9 @@ run setting of earlier pi_trio versions) is also accepted as a keyword of its ow
 (``before_tool_call=``, ``session_id=``, ``tool_execution=``, ``output_type=``…) and lands
 in its group, by the table ``FLAT_KEYWORDS``: one place, read only when such a keyword is
 given. On the Agent each lives at ``agent.<group>.<field>``; the old attribute names
-(``agent.tool_execution``) raise an error that says so.
+(``agent.tool_execution``) raise an error that says so. A setting that came with the
+groups (``RunPolicy(compaction=...)``) has only the grouped spelling: given as a keyword
+of its own, the error names its group.
 """
 
 from __future__ import annotations
@@ -133,6 +135,12 @@ _AGENT_KEYWORDS: Final = (
 def _unexpected(name: str) -> TypeError:
     if name in REMOVED_KEYWORDS:
         return TypeError(f"Agent({name}=...): {REMOVED_KEYWORDS[name]}")
+    for group, kind in _GROUPS.items():
+        if name in kind.__struct_fields__:  # a setting with the grouped spelling only
+            return TypeError(
+                f"Agent({name}=...): {name} is a setting of {group}=; give it as "
+                f"Agent({group}={kind.__name__}({name}=...))"
+            )
     close = difflib.get_close_matches(name, _AGENT_KEYWORDS, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return TypeError(f"Agent() got an unexpected keyword argument {name!r}{hint}")

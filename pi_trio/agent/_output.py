@@ -38,6 +38,7 @@ from ..ai import (
     StreamOptions,
     TextContent,
     ToolCall,
+    Usage,
     UserMessage,
 )
 from ..ai.models import supports_json_schema_output
@@ -274,6 +275,7 @@ class OutputRun:
         messages: list[Any],
         *,
         aborted: bool = False,
+        spent: Usage | None = None,
         pending_approvals: tuple[PendingApproval, ...] = (),
     ) -> RunResult[Any]:
         """What the run returns: its messages and the output (or why there is none);
@@ -286,6 +288,7 @@ class OutputRun:
             output=value,
             output_error=error,
             aborted=aborted,
+            spent=spent,
             pending_approvals=pending_approvals,
         )
 

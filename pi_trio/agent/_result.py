@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
-from ..ai import AssistantMessage, PiError
+from ..ai import AssistantMessage, PiError, Usage
 from ._approval import PendingApproval
 from ._limits import run_limit_details
 from ._types import AgentMessage
+from ._usage import usage_of
 
 __all__ = [
     "ABORTED_BETWEEN_TURNS",
@@ -117,6 +118,7 @@ class RunResult(Generic[T]):
         "_aborted",
         "_output",
         "_output_error",
+        "_spent",
         "messages",
         "output_type",
         "pending_approvals",
@@ -130,9 +132,11 @@ class RunResult(Generic[T]):
         output: Any = NO_OUTPUT,
         output_error: str | None = None,
         aborted: bool = False,
+        spent: Usage | None = None,
         pending_approvals: tuple[PendingApproval, ...] = (),
     ) -> None:
         self.messages = messages
+        self._spent = spent  # what the run spent outside its messages (summaries)
         self.pending_approvals = pending_approvals
         self.output_type = output_type
         self._output = output
@@ -151,6 +155,12 @@ class RunResult(Generic[T]):
         self.raise_for_error()
         output: T = self._output
         return output
+
+    @property
+    def usage(self) -> Usage:
+        """What the run spent: its responses' usage and cost, its tools' own (a
+        sub-agent's, as its result's ``usage``) and its compactions' summary requests."""
+        return usage_of(self.messages, self._spent)
 
     @property
     def final(self) -> AssistantMessage | None:

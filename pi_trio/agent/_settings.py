@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from ..ai import RetryPolicy
+from ._compaction import Compaction
 from ._fallback import FallbackPolicy
 from ._limits import RunLimits
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES, OutputMode
@@ -48,6 +49,8 @@ class RunPolicy(msgspec.Struct, frozen=True, kw_only=True):
       the caller cancelled the run (default 5);
     - ``retry``: a ``RetryPolicy`` asks again for a response that failed with a transient
       error (``None``, the default: never);
+    - ``compaction``: a ``Compaction`` condenses the older transcript into a summary
+      when the context grows too big for the model (``None``, the default: never);
     - ``fallback``: a ``FallbackPolicy`` goes on with other models when a response fails
       (``None``, the default: the Agent's model only; ``Agent(model=[primary, ...])`` is
       the short form);
@@ -61,6 +64,7 @@ class RunPolicy(msgspec.Struct, frozen=True, kw_only=True):
     max_concurrent_tools: int | None = None
     close_timeout: float = 5.0
     retry: RetryPolicy | None = None
+    compaction: Compaction | None = None
     fallback: FallbackPolicy | None = None
     limits: RunLimits | None = None
     steering_mode: QueueMode = "one-at-a-time"
@@ -85,6 +89,11 @@ class RunPolicy(msgspec.Struct, frozen=True, kw_only=True):
             raise TypeError(
                 "RunPolicy(retry=...) takes a RetryPolicy (from pi_trio.ai), such as "
                 f"RetryPolicy(max_retries=3), or None; got {self.retry!r}"
+            )
+        if self.compaction is not None and not isinstance(self.compaction, Compaction):
+            raise TypeError(
+                "RunPolicy(compaction=...) takes a Compaction, such as "
+                f"Compaction(reserve_tokens=16384), or None; got {self.compaction!r}"
             )
         if self.fallback is not None and not isinstance(self.fallback, FallbackPolicy):
             raise TypeError(

@@ -186,6 +186,10 @@ class StateReducer:
                 state._error_message = message.error_message
         elif kind == "agent_end":
             state._streaming_message = None
+        elif kind == "compaction_end":
+            # the transcript after a compaction (None: it did not compact)
+            if event.messages is not None:
+                state._messages = list(event.messages)
         elif kind == "auto_retry_start" or kind == "model_fallback":
             # the failed response that is asked for again leaves the transcript
             messages = state._messages

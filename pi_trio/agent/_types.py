@@ -41,6 +41,8 @@ __all__ = [
     "AgentTurnDecision",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
+    "CompactionEndEvent",
+    "CompactionStartEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -201,6 +203,38 @@ class AutoRetryEndEvent(_AgentEvent, tag="auto_retry_end", kw_only=True):
     final_error: str | None = None
 
 
+class CompactionStartEvent(_AgentEvent, tag="compaction_start", kw_only=True):
+    """An Agent with ``RunPolicy(compaction=...)`` condenses the older part of its
+    transcript: the estimated context (``tokens_before``) passed the threshold
+    (``reason="threshold"``), or the last response overflowed the context window
+    (``"overflow"``; ``will_retry``: the response leaves the transcript and is asked again
+    once compacted). (Named as pi's coding agent names its compaction events.)"""
+
+    type: ClassVar[Literal["compaction_start"]] = "compaction_start"
+    reason: str
+    tokens_before: int
+    will_retry: bool = False
+
+
+class CompactionEndEvent(_AgentEvent, tag="compaction_end", kw_only=True):
+    """The compaction ended. When it compacted, ``messages`` is the whole transcript
+    after it (the Agent's ``state.messages`` is now a copy of it: the system head, the
+    user message holding ``summary``, the kept messages) and ``tokens_after`` its
+    estimated size; otherwise ``messages`` is ``None`` and ``error_message`` says why
+    (``aborted``: by an abort). ``usage`` is what the summary requests cost."""
+
+    type: ClassVar[Literal["compaction_end"]] = "compaction_end"
+    reason: str
+    tokens_before: int
+    tokens_after: int | None = None
+    summary: str | None = None
+    messages: list[AgentMessage] | None = None
+    usage: Usage | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
 class ModelFallbackEvent(_AgentEvent, tag="model_fallback", kw_only=True):
     """An Agent with a ``FallbackPolicy`` goes on with the next model of its chain: the
     response that failed (already ended with ``message_end``) leaves the transcript, as
@@ -230,6 +264,8 @@ AgentEvent: TypeAlias = (
     | ToolExecutionEndEvent
     | AutoRetryStartEvent
     | AutoRetryEndEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
     | ModelFallbackEvent
 )
 

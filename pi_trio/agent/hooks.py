@@ -15,12 +15,15 @@ return a ``BeforeToolCallResult``, ``after_tool_call`` an ``AfterToolCallContext
 ``default_convert_to_llm`` what runs when no ``convert_to_llm`` hook is given.
 ``ApprovalPolicy`` is what a tool's ``needs_approval`` takes (``True``, or a predicate of
 the call's arguments), ``FallbackPredicate`` what ``FallbackPolicy(on=...)`` may take
-instead of a set of failure kinds.
+instead of a set of failure kinds, ``SummarizeHook`` what ``Compaction(summarize=...)``
+takes (called with a ``CompactionRequest``: what the summary is made of).
 """
 
 from __future__ import annotations
 
 from ._approval import ApprovalPolicy as ApprovalPolicy
+from ._compaction import CompactionRequest as CompactionRequest
+from ._compaction import SummarizeHook as SummarizeHook
 from ._config import AfterToolCallHook as AfterToolCallHook
 from ._config import AgentListener as AgentListener
 from ._config import BeforeToolCallHook as BeforeToolCallHook
@@ -59,6 +62,7 @@ __all__ = [
     "BeforeToolCallContext",
     "BeforeToolCallHook",
     "BeforeToolCallResult",
+    "CompactionRequest",
     "ConvertToLlmHook",
     "FallbackPredicate",
     "FinishTurnHook",
@@ -69,6 +73,7 @@ __all__ = [
     "PrepareRequestHook",
     "ShouldStopAfterTurnHook",
     "SignalHook",
+    "SummarizeHook",
     "ToolUpdateCallback",
     "TransformContextHook",
     "default_convert_to_llm",

@@ -9,10 +9,10 @@ methods (``append``, ``load``), so one on a database is a few lines.
 raises ``pi_trio.ai.MessageDecodeError`` naming the file, the line and the field.
 """
 
+from ._record import record_session as record_session
 from ._store import FileSessionStore as FileSessionStore
 from ._store import SessionError as SessionError
 from ._store import SessionStore as SessionStore
 from ._store import load_messages as load_messages
-from ._store import record_session as record_session
 
 __all__ = ["FileSessionStore", "SessionError", "SessionStore", "load_messages", "record_session"]

@@ -1,5 +1,5 @@
-"""Session stores: the protocol, the JSON Lines file store, the file loader, and the
-listener that records an agent's finished messages."""
+"""Session stores: the protocol, the JSON Lines file store and the file loader
+(``_record`` has the listener that records an agent's messages into a store)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ import logging
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, runtime_checkable
+from typing import NoReturn, Protocol, runtime_checkable
 
 import msgspec
 
-from ..agent import Agent, AgentMessage
-from ..agent.extend import is_approval_placeholder
+from ..agent import AgentMessage
 from ..ai import MessageDecodeError, PiError, messages_from_json, to_json
 from ..ai.json import messages_from_jsonl
 
@@ -31,7 +30,6 @@ __all__ = [
     "SessionStore",
     "is_torn",
     "load_messages",
-    "record_session",
 ]
 
 _logger = logging.getLogger("pi_trio.session")
@@ -50,9 +48,10 @@ class SessionStore(Protocol):
     called from the agent's listener, in the event loop's thread: keep it quick, as a
     local file or SQLite write is); ``load()`` returns every saved message in order.
 
-    A store of agents whose tools need approval also has ``replace(messages)``, which
-    makes ``messages`` the whole session: ``Agent.resume`` puts each decided call's
-    result in place of the placeholder saved when the run paused.
+    A store that can also ``replace(messages)`` (make them the whole session) follows an
+    agent that compacts its transcript (``RunPolicy(compaction=...)``), and one whose tools
+    need approval: ``Agent.resume`` puts each decided call's result in place of the
+    placeholder saved when the run paused.
     """
 
     def append(self, message: AgentMessage) -> None: ...
@@ -173,11 +172,12 @@ class FileSessionStore:
             os.close(fd)  # and with it the lock
 
     def replace(self, messages: Sequence[AgentMessage]) -> None:
-        """Make ``messages`` the whole session (``record_session`` calls it when a
-        resumed run puts a call's result in place of the placeholder saved when the run
-        paused for approval). The file is written anew beside the old one and renamed
-        over it, so a crash leaves the old file or the new one, never a mix; the same
-        one-writer check as ``append`` comes first."""
+        """Make ``messages`` the whole session (``record_session`` calls it after a
+        compaction condensed the transcript, and when a resumed run puts a call's result
+        in place of the placeholder saved when the run paused for approval). The file is
+        written anew beside the old one and renamed over it, so a crash leaves the old
+        file or the new one, never a mix; the same one-writer check as ``append`` comes
+        first."""
         data = b"".join(to_json(m) + b"\n" for m in messages)
         fd = self._open(os.O_RDWR | os.O_CREAT)
         try:
@@ -336,101 +336,3 @@ def _lock(fd: int) -> None:
     """An exclusive lock on the open file, released when it is closed (POSIX only)."""
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX)
-
-
-def _placeholders(messages: list[AgentMessage]) -> set[str]:
-    """The call ids of the placeholders among the tool results that end ``messages``."""
-    found: set[str] = set()
-    index = len(messages)
-    while index and getattr(messages[index - 1], "role", None) == "toolResult":
-        index -= 1
-        if is_approval_placeholder(messages[index]):
-            found.add(messages[index].tool_call_id)
-    return found
-
-
-def _no_replace(store: Any) -> str:
-    return (
-        f"{store!r} has no replace(messages): a run of this agent can pause for "
-        "approval (a tool has needs_approval), and resuming it puts each decided call's "
-        "result in place of the placeholder saved at the pause; give the store a replace "
-        "method that makes the messages the whole session (FileSessionStore has one)"
-    )
-
-
-def record_session(agent: Agent, store: SessionStore) -> Callable[[], None]:
-    """Save ``agent``'s conversation in ``store`` as it happens: every message is
-    appended when its ``message_end`` arrives (a listener; abort never interrupts
-    listeners, so an aborted answer is saved too), a failed response with the next event,
-    unless that is the ``auto_retry_start`` or ``model_fallback`` that withdraws it.
-    Returns the function that stops.
-
-    The store must hold the start of the agent's transcript: none of it (a new session:
-    the agent's messages so far, such as its system prompt, are appended first) or all
-    of it (the agent was resumed with ``Agent(model=..., messages=store.load())``).
-
-    A run that paused for approval saves the placeholders of the waiting calls like any
-    message; when ``agent.resume(...)`` continues it, each call's result replaces its
-    placeholder (``store.replace(messages)`` with the agent's transcript), so the store
-    holds the transcript the agent holds.
-    """
-    if agent.state.is_streaming:
-        raise SessionError(
-            "record_session(agent, store) while the agent runs would miss the messages "
-            "of the run so far; call it before prompt()"
-        )
-    saved = store.load()
-    held = agent.state.messages
-    if len(saved) > len(held) or any(
-        to_json(a) != to_json(b) for a, b in zip(saved, held, strict=False)
-    ):
-        raise SessionError(
-            f"{store!r} holds {len(saved)} messages that are not the start of the agent's "
-            f"{len(held)}; resume the agent from the store (Agent(model=..., "
-            "messages=store.load())) or record into a new store"
-        )
-    for message in held[len(saved) :]:
-        store.append(message)
-    # The placeholders of a paused turn (by call id): a resumed run's results come before
-    # any other message of the run, and each takes its placeholder's place; any other
-    # message means the turn was not resumed.
-    placeholders = _placeholders(held)
-    approvals = any(getattr(t, "needs_approval", False) for t in agent.state.tools)
-    if (placeholders or approvals) and not hasattr(store, "replace"):
-        raise SessionError(_no_replace(store))
-    # A failed response is saved once the next event shows it stays: with a retry policy
-    # (``RunPolicy(retry=...)``) ``auto_retry_start`` withdraws it from the transcript
-    # instead, as ``model_fallback`` does with a fallback (``RunPolicy(fallback=...)``).
-    failed: list[AgentMessage] = []
-
-    def keep(message: AgentMessage) -> None:
-        if getattr(message, "role", None) != "toolResult":
-            placeholders.clear()
-        elif message.tool_call_id in placeholders:
-            placeholders.discard(message.tool_call_id)
-            replace = getattr(store, "replace", None)
-            if replace is None:
-                raise SessionError(_no_replace(store))
-            # the agent's state has the result in the placeholder's place already (an
-            # event is reduced before listeners see it), and the store holds what the
-            # agent holds
-            replace(list(agent.state.messages))
-            return
-        elif is_approval_placeholder(message):
-            placeholders.add(message.tool_call_id)
-        store.append(message)
-
-    def save(event: Any) -> None:
-        if failed:
-            message = failed.pop()
-            if event.type == "auto_retry_start" or event.type == "model_fallback":
-                return
-            keep(message)
-        if event.type == "message_end":
-            message = event.message
-            if getattr(message, "role", None) == "assistant" and message.stop_reason == "error":
-                failed.append(message)
-            else:
-                keep(message)
-
-    return agent.subscribe(save)

@@ -19,6 +19,8 @@ from ..agent import (
     AgentStartEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -129,6 +131,7 @@ _PLAIN_EVENTS: dict[str, type[Any]] = {
     "tool_execution_end": ToolExecutionEndEvent,
     "auto_retry_start": AutoRetryStartEvent,
     "auto_retry_end": AutoRetryEndEvent,
+    "compaction_start": CompactionStartEvent,
     "model_fallback": ModelFallbackEvent,
 }
 
@@ -154,6 +157,11 @@ def decode_event(raw: msgspec.Raw | bytes) -> AgentEvent:
             return MessageUpdateEvent(
                 message=from_json(bytes(fields["message"])), assistant_message_event=update
             )
+        case "compaction_end":
+            end: Any = from_json(bytes(raw), CompactionEndEvent)
+            if end.messages is not None:
+                end.messages = messages_from_json(bytes(fields["messages"]))
+            return end  # type: ignore[no-any-return]
         case _ if kind in _PLAIN_EVENTS:
             return from_json(bytes(raw), _PLAIN_EVENTS[kind])  # type: ignore[no-any-return]
     raise ValueError(f"not an agent event type: {kind!r}")

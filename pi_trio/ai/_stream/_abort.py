@@ -40,19 +40,25 @@ class _Registration:
 
     def unregister(self) -> None:
         signal = self.signal
-        with _LOCK, contextlib.suppress(ValueError):
-            signal._registrations.remove(self)
+        with _LOCK:
+            with contextlib.suppress(ValueError):
+                signal._registrations.remove(self)
+            if signal._pending is not None:
+                with contextlib.suppress(ValueError):
+                    signal._pending.remove(self)
 
 
 class AbortSignal:
     """The read side of an ``AbortController``. Safe to read from any thread."""
 
-    __slots__ = ("__weakref__", "_aborted", "_reason", "_registrations")
+    __slots__ = ("__weakref__", "_aborted", "_pending", "_reason", "_registrations")
 
     def __init__(self) -> None:
         self._aborted = False
         self._reason: object = None
         self._registrations: list[_Registration] = []
+        # callbacks of other threads an abort has not run yet (None until one is aborted)
+        self._pending: list[_Registration] | None = None
 
     if TYPE_CHECKING:
 
@@ -96,6 +102,7 @@ class AbortSignal:
             if not already:
                 self._registrations.append(registration)
         if already:
+            self.run_pending_callbacks()  # an abort's earlier callbacks run first
             callback()
             return _noop
         return registration.unregister
@@ -107,15 +114,31 @@ class AbortSignal:
             self._aborted = True
             self._reason = reason
             registrations, self._registrations = self._registrations, []
-        here = threading.get_ident()
+            here = threading.get_ident()
+            self._pending = [r for r in registrations if r.thread != here]
+            loops = {r.thread: r.token for r in self._pending}
         for registration in registrations:
             if registration.thread == here:
                 registration.callback()
-            else:
-                # RuntimeError: the event loop that registered the callback has finished,
-                # so there is nothing left there to cancel.
-                with contextlib.suppress(RuntimeError):
-                    anyio.from_thread.run_sync(registration.callback, token=registration.token)
+        for token in loops.values():
+            # RuntimeError: that event loop has finished, so there is nothing left to cancel.
+            with contextlib.suppress(RuntimeError):
+                anyio.from_thread.run_sync(self.run_pending_callbacks, token=token)
+
+    def run_pending_callbacks(self) -> None:
+        """Run now the callbacks registered from this thread that an abort from another
+        thread has not run yet (it runs them through the loop's token, later). Code of the
+        event loop that sees ``aborted`` before they ran calls this first, so the callbacks
+        of one abort run together, in order, before anything else in this loop."""
+        if not self._pending:
+            return
+        here = threading.get_ident()
+        with _LOCK:
+            pending = self._pending or []
+            mine = [r for r in pending if r.thread == here]
+            self._pending = [r for r in pending if r.thread != here]
+        for registration in mine:
+            registration.callback()
 
 
 def _noop() -> None:
