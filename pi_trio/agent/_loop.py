@@ -318,6 +318,9 @@ class LoopRun:
                         await self._end_paused(message, results)
                         return
                     has_more_tool_calls = not batch.terminates()
+                    # not held through the next request: a batch keeps its outcomes, its
+                    # calls and its bound methods (about 1.4 KB per agent in W10)
+                    del batch
                 else:
                     life.without_tools()
                 closed = await self._close_turn(message, results)
