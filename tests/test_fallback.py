@@ -21,6 +21,7 @@ from pi_trio.agent import (
     AutoRetryEndEvent,
     FallbackPolicy,
     ModelFallbackEvent,
+    RunPolicy,
 )
 from pi_trio.ai import (
     Model,
@@ -588,3 +589,27 @@ async def test_a_list_of_models_is_a_fallback_chain() -> None:
             stream_fn=faux,
             fallback=FallbackPolicy(models=[backup]),  # type: ignore[list-item]
         )
+
+
+async def test_an_overflow_is_never_retried_on_the_same_model_even_when_it_reads_as_transient(
+    autojump_clock: Any,
+) -> None:
+    """Without compaction as well: asking the same model again with the same context
+    overflows again (the retries would only spend requests and backoff)."""
+    faux = FauxProvider(models=[{"id": "faux-1", "context_window": 3000}])
+    overflow = "Provider returned error: maximum context length is 3000 tokens"
+    faux.set_responses(
+        [
+            faux_assistant_message("", stop_reason="error", error_message=overflow),
+            faux_assistant_message("never asked"),
+        ]
+    )
+    agent = Agent(
+        model=faux.get_model(),
+        stream_fn=faux,
+        policy=RunPolicy(retry=RetryPolicy(max_retries=3, base_delay_ms=1_000)),
+    )
+    result = await agent.prompt("go")
+    assert result.stop_reason == "error"
+    assert result.error_message == overflow
+    assert faux.state.call_count == 1

@@ -3,8 +3,9 @@ then on the next models of a ``FallbackPolicy``.
 
 ``AskAgain.respond`` makes a turn's request and, while the response failed:
 
-1. retries it on the same model while it is transient (``is_retryable_assistant_error``;
-   never a context overflow that the run's compaction handles: ``Requester.recovers``)
+1. retries it on the same model while it is transient (``failure_kind``: never a context
+   overflow, even one whose text also reads as transient, and never one the run's
+   compaction handles: ``Requester.recovers``)
    and the policy has retries left: the failed response leaves the transcript
    (``auto_retry_start``), the backoff is slept inside the run's abort scope, the request
    is made again; ``auto_retry_end`` once the retried response settled;
@@ -26,7 +27,7 @@ from typing import Any, Protocol
 import anyio
 
 from ..ai import AssistantMessage, Model
-from ..ai.failures import is_retryable_assistant_error, retry_delay_ms
+from ..ai.failures import failure_kind, retry_delay_ms
 from ._config import AgentLoopConfig
 from ._fallback import fallback_diagnostic, model_name
 from ._lifecycle import RunLifecycle
@@ -86,7 +87,7 @@ class AskAgain:
             if (
                 policy is not None
                 and attempt < policy.max_retries
-                and is_retryable_assistant_error(message)
+                and failure_kind(message) == "transient"
                 and not run.recovers(message)
             ):
                 attempt += 1
