@@ -8,10 +8,11 @@ function and its tools are replaced by activity calls; what the activities retur
 recorded, so a worker that replays the history (after a crash, or after evicting the
 workflow from its cache) takes the same decisions without calling the model or a tool.
 
-Run limits and model fallback do not exist yet. When they do they belong to the agent
-loop, which runs here: a limit or a fallback decided from recorded data (the messages,
-their usage) holds across replays by construction; one decided from the wall clock
-must use ``workflow.now()``.
+Run limits and model fallback belong to the agent loop, which runs here: both are
+decided from recorded data (the failed message, the usage of the responses and results),
+so they hold across replays by construction (``tests/test_temporal.py`` replays a
+fallback and a limit from a history with no workflow cache). A decision taken from the
+wall clock would have to use ``workflow.now()``.
 """
 
 from __future__ import annotations
