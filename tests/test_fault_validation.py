@@ -272,3 +272,13 @@ def test_an_abort_while_arguments_are_checked_ends_the_run_and_stops_the_check(
     assert budgets.running_budgets() == 0
     assert _children() == before
     assert ticks > 0
+
+
+def test_a_non_boundary_is_never_found_inside_a_multi_byte_character() -> None:
+    """RE2 sees a UTF-8 character's bytes one by one, so its ``\\B`` matched between the two
+    bytes of U+00A0; ECMAScript has no position there, and ``1\\u00a01`` has no non-boundary
+    (hypothesis found it)."""
+    assert to_re2("\\B") is None  # checked by the ECMAScript engine instead
+    assert regex_search("\\B", "1\u00a01") is False
+    assert regex_search("\\B", "ab") is True
+    assert regex_search("x\\By", "x\u00e9y") is False

@@ -4,10 +4,11 @@ ever.
 
 `to_re2` takes a pattern that is valid with the ``u`` flag (the caller checked it with
 the ECMAScript engine) and returns an RE2 pattern matching the same strings, or None when
-the pattern uses what RE2 has no linear-time form of (lookarounds, back-references) or
-what this rewriting does not cover (long Unicode property names, a negated class escape
-inside a class). Only the set of matched strings has to be the same, since the check asks
-only whether the pattern matches somewhere. What differs between the two dialects is made
+the pattern uses what RE2 has no linear-time form of (lookarounds, back-references, and
+``\\B``, which RE2 also finds inside a multi-byte character) or what this rewriting does
+not cover (long Unicode property names, a negated class escape inside a class). Only the
+set of matched strings has to be the same, since the check asks only whether the pattern
+matches somewhere. What differs between the two dialects is made
 explicit: ``.`` is "anything but a line terminator" (RE2's excludes only ``\\n``), ``\\s``
 is ECMAScript's white space and line terminators (RE2's is ASCII), every character that is
 not a letter or a digit is written as ``\\x{...}``, and ``(?<name>`` becomes
@@ -211,8 +212,13 @@ class _Translator:
             return self._property(e)
         if e == "b" and in_class:
             return _char(8)
-        if e in "bB":
-            return f"\\{e}"  # ASCII word boundaries in both
+        if e == "b":
+            return "\\b"  # ASCII word boundaries in both
+        if e == "B":
+            # RE2 looks at a boundary byte by byte: between the bytes of one UTF-8
+            # character (both not ASCII word bytes) it sees no boundary, so its \B
+            # matches inside "\u00a0" where ECMAScript has no position at all
+            raise _Untranslatable
         code = self._code_escape(e)
         if code is None:
             raise _Untranslatable  # back-references (\1, \k<name>)
