@@ -307,10 +307,17 @@ def test_the_deadline_cancels_the_harness(cluster):
         assert_consistent(result)
 
 
-def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_path):
-    out = tmp_path / "runs.jsonl"
+# Ray 2.x's own worker can abort on a cancelled task's late reply ("Check failed: it !=
+# submissible_tasks_.end() Tried to complete task that was not pending", task_manager.cc):
+# the process dies in Ray's C++ before the example's handler runs. That is Ray's bug, not
+# the example's; the run is tried again once when, and only when, Ray says so.
+RAY_TASK_MANAGER_CRASH = "Tried to complete task that was not pending"
+
+
+def _ctrl_c_run(cluster: str, tmp_path: Path, out: Path) -> tuple[int, str, list[Any]]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    errors = (tmp_path / "stderr").open("w")  # a file: a full pipe would stall the example
+    errors_path = tmp_path / "stderr"
+    errors = errors_path.open("w")  # a file: a full pipe would stall the example
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -336,8 +343,19 @@ def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_
             if len(lines) == 180:  # every job that does not wait has finished
                 proc.send_signal(signal.SIGINT)
     with errors:
-        assert proc.wait(timeout=LIMIT) == 130  # ended by Ctrl-C, as every command says
-    assert (tmp_path / "stderr").read_text().splitlines()[-1] == (
+        status = proc.wait(timeout=LIMIT)
+    return status, errors_path.read_text(), lines
+
+
+def test_the_example_survives_ctrl_c_with_every_transcript_written(cluster, tmp_path):
+    out = tmp_path / "runs.jsonl"
+    status, stderr, lines = _ctrl_c_run(cluster, tmp_path, out)
+    if status != 130 and RAY_TASK_MANAGER_CRASH in stderr:
+        print(f"Ray's worker crashed on its own ({RAY_TASK_MANAGER_CRASH!r}); once more")
+        out.unlink(missing_ok=True)
+        status, stderr, lines = _ctrl_c_run(cluster, tmp_path, out)
+    assert status == 130, stderr[-2000:]  # ended by Ctrl-C, as every command says
+    assert stderr.splitlines()[-1] == (
         "ray_fanout: interrupted; the jobs in flight were aborted (exit status 130)"
     )
     summary = lines[-1]["summary"]
