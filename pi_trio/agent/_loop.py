@@ -11,8 +11,8 @@ the structural events in ``RunLifecycle``), and so are a tool's events and the s
 its execution once the signal is set (``ToolBatch``): the one place where an abort, or
 the caller's own cancellation, requested during synchronous work (a sync hook, a
 listener) takes effect, before anything else runs. After an abort the engine, outside
-that scope, has the lifecycle write the outcome (``close_aborted``); the provider is never
-called after an abort. When the caller's scope is cancelled the same outcome is written
+that scope, writes the outcome from the lifecycle's phase (``close_aborted``); the
+provider is never called after an abort. When the caller's scope is cancelled the same outcome is written
 under a shield bounded by ``close_timeout``, and the cancellation propagates.
 """
 
@@ -46,6 +46,7 @@ from ..ai.providers import (
 from ._again import AskAgain
 from ._backend import scheduler_calls
 from ._batch import ToolBatch
+from ._closing import close_aborted, close_by_limit
 from ._compactor import Compactor
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
@@ -224,7 +225,7 @@ class LoopRun:
                     self.scope_left = True
             # The abort scope caught the cancellation: the run was aborted.
             self.dispatcher.release()
-            await life.close_aborted(self.model, self.thinking_level)
+            await close_aborted(life, self.model, self.thinking_level)
             # The caller may have been cancelled meanwhile (a second Ctrl-C while the
             # closing events were delivered): that takes effect here.
             await anyio.lowlevel.checkpoint_if_cancelled()
@@ -240,7 +241,7 @@ class LoopRun:
             dispatcher.release()
             dispatcher.closing()
             with anyio.CancelScope(shield=True):
-                await life.close_aborted(self.model, self.thinking_level)
+                await close_aborted(life, self.model, self.thinking_level)
             raise
 
     # ------------------------------------------------------------------ the turn loop
@@ -529,7 +530,7 @@ class LoopRun:
         assert gate.hit is not None
         await self.dispatcher.settle()
         message = gate.hit.message(self.model)
-        await self.life.close_by_limit(message, self.thinking_level, pending)
+        await close_by_limit(self.life, message, self.thinking_level, pending)
 
     # ------------------------------------------------------------------ tools
 
