@@ -32,8 +32,9 @@ from ._config import AgentLoopConfig
 from ._fallback import fallback_diagnostic, model_name
 from ._lifecycle import RunLifecycle
 from ._limits import LimitGate
+from ._types import AutoRetryEndEvent, AutoRetryStartEvent, ModelFallbackEvent
 
-__all__ = ["AskAgain", "Requester"]
+__all__ = ["AskAgain", "Requester", "end_retries"]
 
 
 class Requester(Protocol):
@@ -92,16 +93,16 @@ class AskAgain:
             ):
                 attempt += 1
                 delay = retry_delay_ms(policy, attempt)
-                await life.withdraw_response(attempt, policy.max_retries, delay)
+                await _withdraw_for_retry(life, attempt, policy.max_retries, delay)
                 await anyio.sleep(delay / 1000)
-                life.retrying()
+                _retrying(life)
                 continue
             if not await self._fall_back(run, message):
                 break
             attempt = 0  # the next model's own retries
         if attempt:
             success = message.stop_reason not in ("error", "aborted")
-            await life.end_retries(success, None if success else message.error_message)
+            await end_retries(life, success, None if success else message.error_message)
         return message
 
     async def _fall_back(self, run: Requester, failed: AssistantMessage) -> bool:
@@ -116,9 +117,67 @@ class AskAgain:
         model = fallback.models[self.fallen_back]
         assert isinstance(model, Model)
         self.fallen_back += 1
-        await self.life.withdraw_for_fallback(
-            f"{failed.provider}/{failed.model}", model_name(model), kind, self.fallen_back
+        await _withdraw_for_fallback(
+            self.life,
+            f"{failed.provider}/{failed.model}",
+            model_name(model),
+            kind,
+            self.fallen_back,
         )
         run.model = model
         self.note = fallback_diagnostic(failed, kind)
         return True
+
+
+# ---------------------------------------------------------------------- the events of asking again
+# What the run's lifecycle records of a retry: ``RunLifecycle.retry`` is the retry in
+# progress (the attempt, the error retried, whether the backoff is still being slept),
+# which ``close_aborted`` closes too.
+
+
+async def _withdraw_for_retry(
+    life: RunLifecycle, attempt: int, max_attempts: int, delay_ms: int
+) -> None:
+    """The failed response is retried (``auto_retry_start``)."""
+    error = life.withdraw()
+    life.retry = (attempt, error, True)
+    await life.emit(
+        AutoRetryStartEvent(
+            attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=error
+        )
+    )
+
+
+async def _withdraw_for_fallback(
+    life: RunLifecycle, from_model: str, to_model: str, kind: str, position: int
+) -> None:
+    """The failed response goes on to the next model (``model_fallback``); retries
+    of the model that failed end with it (``auto_retry_end``)."""
+    error = life.withdraw()
+    await life.emit(
+        ModelFallbackEvent(
+            from_model=from_model,
+            to_model=to_model,
+            kind=kind,
+            error_message=error,
+            position=position,
+        )
+    )
+    if life.retry is not None:
+        await end_retries(life, False, error)
+
+
+def _retrying(life: RunLifecycle) -> None:
+    """The backoff is over; the retried request starts."""
+    if life.retry is not None:
+        attempt, error, _ = life.retry
+        life.retry = (attempt, error, False)
+
+
+async def end_retries(life: RunLifecycle, success: bool, final_error: str | None = None) -> None:
+    """``auto_retry_end``, once a response that was retried settled."""
+    retry, life.retry = life.retry, None
+    if retry is not None:
+        await life.emit(
+            AutoRetryEndEvent(success=success, attempt=retry[0], final_error=final_error)
+        )

@@ -11,9 +11,11 @@ the structural events in ``RunLifecycle``), and so are a tool's events and the s
 its execution once the signal is set (``ToolBatch``): the one place where an abort, or
 the caller's own cancellation, requested during synchronous work (a sync hook, a
 listener) takes effect, before anything else runs. After an abort the engine, outside
-that scope, has the lifecycle write the outcome (``close_aborted``); the provider is never
-called after an abort. When the caller's scope is cancelled the same outcome is written
-under a shield bounded by ``close_timeout``, and the cancellation propagates.
+that scope, writes the outcome from the lifecycle's phase (``close_aborted``); the
+provider is never called after an abort. When the caller's scope is cancelled the same
+outcome is written under a shield bounded by ``close_timeout``, and the cancellation
+propagates. The requests themselves, and the model and thinking level they are made
+with, are ``RunRequests``'.
 """
 
 from __future__ import annotations
@@ -24,52 +26,31 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-import msgspec
 
 from ..ai import (
     AbortSignal,
     AssistantMessage,
-    Context,
-    Model,
-    StreamOptions,
     ToolCall,
     ToolResultMessage,
-    complete_simple,
 )
-from ..ai._seam import InlineStream, resolve_stream_fn
-from ..ai.providers import (
-    PI_TRIO_ATTRIBUTION,
-    ClientIdentity,
-    default_registry,
-    merge_client_identity,
-)
-from ._again import AskAgain
 from ._backend import scheduler_calls
 from ._batch import ToolBatch
-from ._compactor import Compactor
+from ._closing import close_aborted, close_by_limit
 from ._config import AgentLoopConfig, turn_decision
 from ._dispatch import Dispatcher
-from ._hooks import coerce_result, next_turn_arguments, positional_arity
+from ._hooks import positional_arity
 from ._lifecycle import RunLifecycle
-from ._limits import LimitGate, RunCounters
 from ._parallel import ToolGroup
+from ._request import RunRequests
 from ._resume import ResumePlan
 from ._types import (
     AgentContext,
-    AgentLoopTurnUpdate,
     AgentMessage,
-    AgentRequestUpdate,
     AgentTurnContext,
-    PrepareRequestContext,
 )
-from ._view import LlmView, Transcript
+from ._view import Transcript
 
-__all__ = ["DEFAULT_AGENT_IDENTITY", "LoopRun"]
-
-_DEFAULT_OPTIONS = StreamOptions()  # never mutated: requests get a replaced copy
-DEFAULT_AGENT_IDENTITY = ClientIdentity(attribution=PI_TRIO_ATTRIBUTION)
-"""The identity of an agent's requests; ``StreamOptions.identity`` overrides it field by
-field."""
+__all__ = ["LoopRun"]
 
 
 class LoopRun:
@@ -77,22 +58,18 @@ class LoopRun:
     from the context) returns the new messages; see the module docstring for abort."""
 
     __slots__ = (
-        "_llm_view",
         "again",
         "calls",
         "compactor",
         "config",
         "dispatcher",
         "gate",
-        "identity",
         "life",
-        "model",
         "owned",
+        "requests",
         "scope",
         "scope_left",
         "signal",
-        "stream_fn",
-        "thinking_level",
         "tool_group",
     )
 
@@ -115,37 +92,20 @@ class LoopRun:
         self.config = config
         self.dispatcher = dispatcher
         self.signal = signal
-        self.stream_fn = stream_fn
-        self.model = config.model
-        self.thinking_level = config.thinking_level
-        # the agent's attribution under the request options' identity (shared, never
-        # mutated, when the options have none)
-        override = (config.stream_options or _DEFAULT_OPTIONS).identity
-        self.identity = (
-            DEFAULT_AGENT_IDENTITY
-            if override is None
-            else merge_client_identity(DEFAULT_AGENT_IDENTITY, override)
-        )
         self.calls = scheduler_calls()
         self.scope = anyio.CancelScope()
         # one task group for the run's parallel tool calls, opened when first needed
         self.tool_group = ToolGroup()
         self.scope_left = False  # the abort scope's body has ended: an abort changes nothing
-        self._llm_view = LlmView()
         self.life = RunLifecycle(context, dispatcher, signal, self.check, self._new_batch)
-        self.compactor = (
-            None
-            if config.compaction is None
-            else Compactor(
-                config.compaction, self.life, self.call, dispatcher.settle, self._summary_request
-            )
+        # the model and thinking level, the options, the request itself; and what asks
+        # for or forbids one: compaction, the run limits, retries and fallbacks
+        requests = self.requests = RunRequests(
+            config, self.life, dispatcher, signal, stream_fn, self.call, self.calls
         )
-        self.gate: LimitGate | None = None
-        if config.limits:
-            self.gate = LimitGate(config.limits, config.limit_counters or RunCounters())
-            self.life.counters = self.gate.counters
-        # retries and fallbacks of a failed response
-        self.again = AskAgain(config, self.life, self.gate) if AskAgain.wanted(config) else None
+        self.compactor = requests.compactor
+        self.gate = requests.gate
+        self.again = requests.again
 
     @property
     def context(self) -> AgentContext:
@@ -224,7 +184,7 @@ class LoopRun:
                     self.scope_left = True
             # The abort scope caught the cancellation: the run was aborted.
             self.dispatcher.release()
-            await life.close_aborted(self.model, self.thinking_level)
+            await close_aborted(life, self.requests.model, self.requests.thinking_level)
             # The caller may have been cancelled meanwhile (a second Ctrl-C while the
             # closing events were delivered): that takes effect here.
             await anyio.lowlevel.checkpoint_if_cancelled()
@@ -240,7 +200,7 @@ class LoopRun:
             dispatcher.release()
             dispatcher.closing()
             with anyio.CancelScope(shield=True):
-                await life.close_aborted(self.model, self.thinking_level)
+                await close_aborted(life, self.requests.model, self.requests.thinking_level)
             raise
 
     # ------------------------------------------------------------------ the turn loop
@@ -284,21 +244,25 @@ class LoopRun:
                 prepared: list[AgentMessage] = []
                 if last_turn is not None:
                     if config.prepare_next_turn is not None:
-                        prepared = await self._prepare_next_turn(last_turn)
+                        prepared = await self.requests.prepare_next_turn(last_turn)
                     if not pending:
                         pending = await self._poll(config.get_steering_messages)
                     await life.start_turn()
                 await life.accept_inputs([*prepared, *pending])
                 pending = []
                 if config.prepare_request is not None:
-                    await self._prepare_request()
+                    await self.requests.prepare_request()
+                    # the messages steered while it ran join this request
+                    late = await self._poll(config.get_request_steering_messages)
+                    if late:
+                        await life.accept_inputs(late)
 
                 if self.again is not None:
-                    message = await self.again.respond(self)
+                    message = await self.again.respond(self.requests)
                 elif self.compactor is not None:
-                    message = await self.request()
+                    message = await self.requests.request()
                 else:  # one coroutine frame less for every agent in flight
-                    message = await self._request()
+                    message = await self.requests.request_once()
                 if message.stop_reason in ("error", "aborted"):
                     life.without_tools()
                     last_turn = self._turn_context(message, [])
@@ -392,134 +356,7 @@ class LoopRun:
             new_messages=self.life.new_messages,
         )
 
-    # ------------------------------------------------------------------ the hooks that reshape
-
-    def _apply_update(self, update: AgentLoopTurnUpdate | AgentRequestUpdate) -> None:
-        if update.context is not None:
-            self.life.context = update.context
-        if update.model is not None:
-            self.model = update.model
-        if update.thinking_level is not None:
-            self.thinking_level = update.thinking_level
-
-    async def _prepare_next_turn(self, turn: AgentTurnContext) -> list[AgentMessage]:
-        """Call ``prepare_next_turn`` (either form); return the messages it adds."""
-        hook = self.config.prepare_next_turn
-        assert hook is not None
-        await self.dispatcher.settle()
-        raw = await self.call(hook, *next_turn_arguments(hook, turn, self.signal))
-        update = coerce_result(raw, AgentLoopTurnUpdate, "prepare_next_turn")
-        if update is None:
-            return []
-        self._apply_update(update)
-        return list(update.messages or [])
-
-    async def _prepare_request(self) -> None:
-        """Call ``prepare_request``, apply its update, then accept the messages steered
-        while it ran (they join this request)."""
-        hook = self.config.prepare_request
-        assert hook is not None
-        await self.dispatcher.settle()
-        request = PrepareRequestContext(
-            context=self.context, model=self.model, thinking_level=self.thinking_level
-        )
-        raw = await self.call(hook, request, self.signal)
-        update = coerce_result(raw, AgentRequestUpdate, "prepare_request")
-        if update is not None:
-            self._apply_update(update)
-        late = await self._poll(self.config.get_request_steering_messages)
-        if late:
-            await self.life.accept_inputs(late)
-
-    # ------------------------------------------------------------------ one request
-
-    async def request(self) -> AssistantMessage:
-        """The turn's request (``AskAgain`` asks again through it): compacted first when
-        the context is over the threshold, and made once more after compacting when the
-        response overflowed the context window (never twice)."""
-        compactor = self.compactor
-        if compactor is None:
-            return await self._request()
-        await compactor.before_request(self.model)
-        message = await self._request()
-        if (
-            compactor.overflowed(message, self.model)
-            and (self.gate is None or self.gate.allows_request())
-            and await compactor.recover(message, self.model)
-        ):
-            message = await self._request()
-        return message
-
-    def recovers(self, message: AssistantMessage) -> bool:
-        """Whether the failed ``message`` overflowed and compaction handles overflows: it
-        is then never retried on the same model (a fallback model may take it)."""
-        compactor = self.compactor
-        return compactor is not None and compactor.overflowed(message, self.model)
-
-    async def _api_key(self, model: Model) -> str | None:
-        hook = self.config.get_api_key
-        return None if hook is None else await self.call(hook, model.provider)
-
-    def _options(self, api_key: str | None, level: str) -> StreamOptions:
-        """The options of a request (``api_key`` from ``get_api_key``, if any)."""
-        config = self.config
-        base = config.stream_options or _DEFAULT_OPTIONS
-        return msgspec.structs.replace(
-            base,
-            api_key=api_key or base.api_key,
-            signal=self.signal,
-            reasoning=None if level == "off" else level,
-            registry=base.registry or config.registry or default_registry,
-            identity=self.identity,
-        )
-
-    async def _summary_request(
-        self, model: Model, context: Context, level: str
-    ) -> AssistantMessage:
-        """A compaction's summary request: the run's options and stream function, no
-        prompt caching (the request is made once)."""
-        options = self._options(await self._api_key(model), level)
-        options = msgspec.structs.replace(options, cache_retention="none")
-        if self.calls.deadline_passed():  # no request once the caller's deadline passed
-            await anyio.lowlevel.checkpoint()
-        return await complete_simple(
-            model, context, options, stream_fn=self.stream_fn, registry=self.config.registry
-        )
-
-    async def _request(self) -> AssistantMessage:
-        """One request to ``model``: the response, in the transcript."""
-        config = self.config
-        messages = self.context.messages
-        if config.transform_context is not None:
-            messages = await self.call(config.transform_context, messages, self.signal)
-        if config.convert_to_llm is None:
-            llm_messages = self._llm_view.convert(messages)  # a new list
-        else:
-            llm_messages = list(await self.call(config.convert_to_llm, messages))
-        api_key = None
-        if config.get_api_key is not None:
-            api_key = await self.call(config.get_api_key, self.model.provider)
-        options = self._options(api_key, self.thinking_level)
-        stream_fn, name = resolve_stream_fn(self.model, self.stream_fn, config.registry)
-        life = self.life
-        dispatcher = self.dispatcher
-        stream = InlineStream(
-            self.model,
-            name,
-            self.signal,
-            dispatcher.ready,
-            life.deliver_stream_event,
-            life.send_stream_event,
-        )
-        if self.calls.deadline_passed():  # no request once the caller's deadline passed
-            await anyio.lowlevel.checkpoint()
-        life.begin_request(stream)
-        final = await stream.run(stream_fn, self.model, Context(messages=llm_messages), options)
-        again = self.again
-        if again is not None and again.note is not None:  # a model fallen back to
-            final.diagnostics = [*(final.diagnostics or []), again.take_note()]
-        await life.accept_response(final, self.thinking_level)
-        return final
+    # ------------------------------------------------------------------ the limit outcome
 
     async def _close_by_limit(self, pending: list[AgentMessage]) -> None:
         """End the run because a limit was reached (``LimitGate.hit``); ``pending``, the
@@ -528,8 +365,9 @@ class LoopRun:
         assert gate is not None
         assert gate.hit is not None
         await self.dispatcher.settle()
-        message = gate.hit.message(self.model)
-        await self.life.close_by_limit(message, self.thinking_level, pending)
+        requests = self.requests
+        message = gate.hit.message(requests.model)
+        await close_by_limit(self.life, message, requests.thinking_level, pending)
 
     # ------------------------------------------------------------------ tools
 

@@ -28,9 +28,9 @@ from ._hooks import positional_arity as positional_arity
 from ._limits import RUN_LIMIT_DIAGNOSTIC as RUN_LIMIT_DIAGNOSTIC
 from ._limits import RunCounters as RunCounters
 from ._limits import run_limit_details as run_limit_details
-from ._loop import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._output import DEFAULT_MAX_OUTPUT_RETRIES as DEFAULT_MAX_OUTPUT_RETRIES
 from ._output import FINAL_RESULT_TOOL as FINAL_RESULT_TOOL
+from ._request import DEFAULT_AGENT_IDENTITY as DEFAULT_AGENT_IDENTITY
 from ._result import RunStatus as RunStatus
 from ._resume import pending_approvals as pending_approvals
 from ._run import AGENT_EVENT_BUFFER as AGENT_EVENT_BUFFER
