@@ -171,7 +171,7 @@ def _script(scenario: Scenario) -> list[Any]:
     return answers + [faux_assistant_message("more")] * SPARE_ANSWERS
 
 
-def _tasks(backend: str) -> set[Any]:
+def live_tasks(backend: str) -> set[Any]:
     """The tasks alive now (trio: the whole task tree; asyncio: the loop's tasks)."""
     if backend == "asyncio":
         return set(asyncio.all_tasks())
@@ -185,7 +185,7 @@ def _tasks(backend: str) -> set[Any]:
     return found
 
 
-async def _pause(r: random.Random, backend: str, most: int) -> None:
+async def pause(r: random.Random, backend: str, most: int) -> None:
     """Wait a random while: virtual time on trio, scheduler passes on asyncio."""
     for _ in range(r.randint(0, most)):
         if backend == "trio" and r.random() < 0.5:
@@ -260,7 +260,7 @@ async def run_scenario(scenario: Scenario, backend: str) -> list[str]:
             record.tool_steps += 1
             if scenario.interruption == "abort-tool" and record.tool_steps == scenario.at:
                 abort()
-            await _pause(r, backend, 1)
+            await pause(r, backend, 1)
             if kind == "progress" or r.random() < 0.3:
                 on_update(AgentToolResult(content=[TextContent(text=f"{call_id} step {i}")]))
         if kind == "block":
@@ -355,7 +355,7 @@ async def run_scenario(scenario: Scenario, backend: str) -> list[str]:
             try:
                 act(index, count)
                 if kind == "async":
-                    await _pause(r, backend, scenario.awaits)
+                    await pause(r, backend, scenario.awaits)
             except BaseException as exc:
                 record.interrupted.append(f"listener {index} on {event.type}: {exc!r}")
                 raise
@@ -379,7 +379,7 @@ async def run_scenario(scenario: Scenario, backend: str) -> list[str]:
         abort()
 
     threads_before = set(threading.enumerate())
-    tasks_before = _tasks(backend)
+    tasks_before = live_tasks(backend)
     with outer:
         async with anyio.create_task_group() as group:
             group.start_soon(from_outside)
@@ -417,7 +417,7 @@ async def run_scenario(scenario: Scenario, backend: str) -> list[str]:
     )
     _expect(not agent.state.is_streaming, "is_streaming after the run")
     _expect(agent.state.pending_tool_calls == frozenset(), "pending tool calls after the run")
-    left = _tasks(backend) - tasks_before
+    left = live_tasks(backend) - tasks_before
     _expect(not left, f"tasks left over: {left}")
     extra = {t for t in set(threading.enumerate()) - threads_before if t.name == "chaos abort"}
     _expect(not extra, f"threads left over: {extra}")

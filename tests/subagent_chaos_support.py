@@ -37,12 +37,12 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-import trio
 
 from pi_trio.agent import Agent, AgentTool, AgentToolResult, sub_agent_tool
 from pi_trio.ai import TextContent
 from pi_trio.testing import FauxProvider, faux_assistant_message, faux_text, faux_tool_call
 
+from .chaos_support import live_tasks, pause
 from .subagent_chaos_checks import (
     Member,
     Record,
@@ -137,30 +137,6 @@ def _answer(name: str, n: int, plan: list[Any]) -> Any:
     return faux_assistant_message(blocks, stop_reason="toolUse")
 
 
-def _tasks(backend: str) -> set[Any]:
-    """The tasks alive now (trio: the whole task tree; asyncio: the loop's tasks)."""
-    if backend == "asyncio":
-        import asyncio
-
-        return set(asyncio.all_tasks())
-    found: set[Any] = set()
-    stack = [trio.lowlevel.current_root_task()]
-    while stack:
-        task = stack.pop()
-        found.add(task)
-        for nursery in task.child_nurseries:
-            stack.extend(nursery.child_tasks)
-    return found
-
-
-async def _pause(r: random.Random, backend: str, most: int) -> None:
-    for _ in range(r.randint(0, most)):
-        if backend == "trio" and r.random() < 0.5:
-            await anyio.sleep(r.choice((0.001, 0.01, 0.05)))
-        else:
-            await anyio.lowlevel.checkpoint()
-
-
 async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -> str:
     """Run ``scenario`` and check the invariants (``Violation`` names the broken one).
     Returns how the parent's run ended; ``counts`` gets the sub-agents cut short."""
@@ -245,7 +221,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
                 record.tool_steps += 1
                 if kind == "abort-tool" and record.tool_steps == scenario.at:
                     abort_parent()
-                await _pause(r, backend, 1)
+                await pause(r, backend, 1)
                 if work == "progress" or r.random() < 0.3:
                     on_update(AgentToolResult(content=[TextContent(text=f"{call_id} step {i}")]))
             if work == "block":
@@ -322,7 +298,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
             try:
                 enter(event)
                 if scenario.child_listener == "async":
-                    await _pause(r, backend, 2)
+                    await pause(r, backend, 2)
             except BaseException as exc:
                 record.interrupted.append(f"{member.name} on {event.type}: {exc!r}")
                 raise
@@ -359,7 +335,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
             try:
                 enter(event)
                 if how == "async":
-                    await _pause(r, backend, 3)
+                    await pause(r, backend, 3)
             except BaseException as exc:
                 record.interrupted.append(f"parent listener {index} on {event.type}: {exc!r}")
                 raise
@@ -375,7 +351,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
         abort_parent()
 
     threads_before = set(threading.enumerate())
-    tasks_before = _tasks(backend)
+    tasks_before = live_tasks(backend)
     with outer:
         async with anyio.create_task_group() as group:
             if kind == "abort-task":
@@ -391,7 +367,7 @@ async def run_scenario(scenario: Scenario, backend: str, counts: Counter[str]) -
         ended = "aborted"
 
     check_tree(record, [root, *children], counts)
-    left = _tasks(backend) - tasks_before
+    left = live_tasks(backend) - tasks_before
     expect(not left, f"tasks left over: {left}")
     extra = {t for t in set(threading.enumerate()) - threads_before if t.name.startswith("sub-")}
     expect(not extra, f"threads left over: {extra}")

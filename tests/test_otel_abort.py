@@ -17,6 +17,28 @@ from pi_trio.testing import FauxProvider, faux_assistant_message, faux_tool_call
 from .otel_support import BACKENDS, Pipeline, by_start, status, text_tool
 
 
+def _hanging_agent(otel: Pipeline, **settings: Any) -> tuple[Agent, FauxProvider]:
+    """An instrumented agent whose model calls ``hang``, a tool that never returns."""
+
+    async def hang(value: str) -> str:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    faux = FauxProvider()
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
+            )
+        ]
+    )
+    agent = Agent(
+        model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux, **settings
+    )
+    instrument(agent, **otel.providers)
+    return agent, faux
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_abort_during_a_parallel_batch_ends_every_span_and_marks_the_aborted_call(
     otel: Pipeline, backend: str
@@ -88,20 +110,7 @@ def test_abort_during_a_parallel_batch_ends_every_span_and_marks_the_aborted_cal
 async def test_the_callers_cancellation_ends_every_span_as_aborted(
     otel: Pipeline, autojump_clock: Any
 ) -> None:
-    async def hang(value: str) -> str:
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    faux = FauxProvider()
-    faux.set_responses(
-        [
-            faux_assistant_message(
-                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
-            )
-        ]
-    )
-    agent = Agent(model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux)
-    instrument(agent, **otel.providers)
+    agent, _ = _hanging_agent(otel)
     with anyio.move_on_after(5) as deadline:
         await agent.prompt("go")
     assert deadline.cancelled_caught
@@ -119,22 +128,7 @@ async def test_a_listener_stuck_past_close_timeout_still_lets_every_span_end(
     """The stuck listener is cut at the bound (close_timeout past the deadline); the
     closing events still reach every listener, the instrumentation's included."""
 
-    async def hang(value: str) -> str:
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    faux = FauxProvider()
-    faux.set_responses(
-        [
-            faux_assistant_message(
-                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
-            )
-        ]
-    )
-    agent = Agent(
-        model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux, close_timeout=1
-    )
-    instrument(agent, **otel.providers)
+    agent, _ = _hanging_agent(otel, close_timeout=1)
 
     async def stuck(event: Any) -> None:
         if event.type == "tool_execution_end":
@@ -160,20 +154,7 @@ class _Interrupt(BaseException):
 async def test_a_run_that_lost_its_closing_events_is_closed_when_the_next_run_starts(
     otel: Pipeline, autojump_clock: Any
 ) -> None:
-    async def hang(value: str) -> str:
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    faux = FauxProvider()
-    faux.set_responses(
-        [
-            faux_assistant_message(
-                [faux_tool_call("hang", {"value": "x"}, id="h1")], stop_reason="toolUse"
-            )
-        ]
-    )
-    agent = Agent(model=faux.get_model(), tools=[text_tool("hang", hang)], stream_fn=faux)
-    instrument(agent, **otel.providers)
+    agent, faux = _hanging_agent(otel)
 
     def interrupt(event: Any) -> None:
         if event.type == "tool_execution_start":

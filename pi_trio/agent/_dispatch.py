@@ -286,7 +286,7 @@ class Dispatcher:
         self._held = False
         if self._queue is not None:
             self._queue.clear()
-        if _cancelled():
+        if self._calls.deadline_passed():
             self.closing()
         first: BaseException | None = None
         for event in events:
@@ -345,7 +345,7 @@ class Dispatcher:
         if self._calls.deadline_passed():
             # The caller is cancelled (inside the abort scope nothing is delivered once it
             # is cancelled): this delivery gets close_timeout at most.
-            return min(self._limit, anyio.current_time() + self.close_timeout)
+            return min(self._limit, self._calls.current_time() + self.close_timeout)
         return self._limit
 
     def _fail(self, exc: Exception) -> None:
@@ -377,7 +377,7 @@ class Dispatcher:
         elif self._queue and self.failure is None:
             await self._deliver_queued(None)
             self._raise_failure()
-            await anyio.lowlevel.checkpoint_if_cancelled()  # as after ``send``
+            await self._calls.checkpoint_if_cancelled()  # as after ``send``
         self._raise_failure()
 
     async def _deliver_queued(self, stopped: Callable[[], bool] | None) -> None:
@@ -416,9 +416,3 @@ class Dispatcher:
         if changed is not None:
             self._changed = None
             changed.set()
-
-
-def _cancelled() -> bool:
-    """Whether the calling task is cancelled, or its deadline has passed."""
-    deadline = anyio.current_effective_deadline()
-    return deadline != math.inf and deadline <= anyio.current_time()
